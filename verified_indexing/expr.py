@@ -1,0 +1,571 @@
+"""Quasi-affine expressions: frozen, hashable values with one integer semantics.
+
+An :class:`AffineExpr` is built from integer constants, dimension variables
+(``d0``), range variables (``s0``), runtime variables (``rt0``), ``+``, ``-``,
+multiplication by a constant, ``floordiv``, ``ceildiv`` and ``mod`` by a nonzero
+constant, ``min`` and ``max``.
+
+Promises:
+
+* values are immutable and hashable; two expressions that are structurally equal
+  after construction compare equal and hash equally;
+* construction folds only identities that hold for every integer value of the
+  variables (constant arithmetic, ``x + 0``, ``x * 1``, ``x * 0``, ``x floordiv 1``,
+  ``x mod 1``, merging like terms, distributing a constant multiplier over a sum,
+  ``min(x, x)``); everything that needs bounds is the simplifier's job;
+* sums are kept in one canonical form (a :class:`Sum` of terms with nonzero integer
+  coefficients in a fixed order, plus a constant), so equal sums print equally;
+* :meth:`AffineExpr.evaluate` implements the project's semantics: ``floordiv``
+  rounds toward negative infinity for divisors of either sign, ``a mod b`` is
+  ``a - b * (a floordiv b)``, ``a ceildiv b`` is ``-((-a) floordiv b)``;
+* semi-affine input (a product of two non-constant expressions, a division by a
+  non-constant) raises :class:`SemiAffineError`; a zero divisor raises
+  :class:`ZeroDivisorError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Literal, TypeAlias, Union
+
+from verified_indexing.errors import SemiAffineError, ZeroDivisorError
+
+__all__ = [
+    "AffineExpr",
+    "CeilDiv",
+    "Const",
+    "Dim",
+    "FloorDiv",
+    "Max",
+    "Min",
+    "Mod",
+    "RtSym",
+    "Sum",
+    "Sym",
+    "VarKind",
+    "ExprLike",
+    "as_expr",
+    "const",
+    "dim",
+    "sym",
+    "rt",
+    "emin",
+    "emax",
+    "floor_div",
+    "ceil_div",
+    "floor_mod",
+]
+
+VarKind = Literal["d", "s", "rt"]
+_KIND_RANK = {"d": 0, "s": 1, "rt": 2}
+
+ExprLike: TypeAlias = Union["AffineExpr", int]
+
+# Rank of each node kind in the canonical term order: variables first, then
+# floordiv/ceildiv, then mod, then min/max; constants always print last.
+_RANK_CONST = -1
+_RANK_VAR = 0
+_RANK_FLOORDIV = 1
+_RANK_CEILDIV = 2
+_RANK_MOD = 3
+_RANK_MIN = 4
+_RANK_MAX = 5
+_RANK_SUM = 6
+
+
+def floor_div(a: int, b: int) -> int:
+    """``a floordiv b``: the quotient rounded toward negative infinity (b != 0)."""
+    if b == 0:
+        raise ZeroDivisorError("division by zero")
+    return a // b
+
+
+def floor_mod(a: int, b: int) -> int:
+    """``a mod b`` = ``a - b * (a floordiv b)``: the sign follows the divisor."""
+    if b == 0:
+        raise ZeroDivisorError("modulo by zero")
+    return a - b * (a // b)
+
+
+def ceil_div(a: int, b: int) -> int:
+    """``a ceildiv b`` = ``-((-a) floordiv b)``."""
+    if b == 0:
+        raise ZeroDivisorError("division by zero")
+    return -((-a) // b)
+
+
+class AffineExpr:
+    """Base class of all expression nodes. Use the module functions or Python
+    operators to build expressions; never mutate one."""
+
+    __slots__ = ("_hash", "_key")
+
+    _key: tuple[object, ...]
+    _hash: int
+
+    def _init_key(self, key: tuple[object, ...]) -> None:
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_hash", hash(key))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    # -- identity -------------------------------------------------------
+    @property
+    def sort_key(self) -> tuple[object, ...]:
+        """The canonical-order key: terms of a sum are printed in this order."""
+        return self._key
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, AffineExpr):
+            return NotImplemented
+        return self._hash == other._hash and self._key == other._key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __lt__(self, other: AffineExpr) -> bool:
+        return self._key < other._key
+
+    def __repr__(self) -> str:
+        return f"AffineExpr({self})"
+
+    def __str__(self) -> str:
+        from verified_indexing.syntax.printer import format_expr
+
+        return format_expr(self)
+
+    # -- structure ------------------------------------------------------
+    def children(self) -> tuple[AffineExpr, ...]:
+        """The direct subexpressions."""
+        return ()
+
+    def walk(self) -> Iterator[AffineExpr]:
+        """Every subexpression, this one first (pre-order)."""
+        yield self
+        for child in self.children():
+            yield from child.walk()
+
+    def rebuild(self, children: Sequence[AffineExpr]) -> AffineExpr:
+        """The same node kind with new children (re-canonicalized)."""
+        assert not children
+        return self
+
+    def map_children(self, fn: Callable[[AffineExpr], AffineExpr]) -> AffineExpr:
+        """The node rebuilt from ``fn`` applied to every direct child."""
+        kids = self.children()
+        if not kids:
+            return self
+        new = tuple(fn(k) for k in kids)
+        if all(a is b for a, b in zip(new, kids)):
+            return self
+        return self.rebuild(new)
+
+    def is_constant(self) -> bool:
+        return isinstance(self, Const)
+
+    def is_pure_affine(self) -> bool:
+        """True when the expression has no floordiv, ceildiv, mod, min or max."""
+        return all(isinstance(e, (Const, Dim, Sym, RtSym, Sum)) for e in self.walk())
+
+    def variables(self) -> frozenset[tuple[VarKind, int]]:
+        """The (kind, index) of every variable the expression uses."""
+        return frozenset((e.kind, e.index) for e in self.walk() if isinstance(e, _Var))
+
+    def uses(self, kind: VarKind, index: int) -> bool:
+        return (kind, index) in self.variables()
+
+    # -- semantics --------------------------------------------------------
+    def evaluate(
+        self,
+        dims: Sequence[int] = (),
+        syms: Sequence[int] = (),
+        rts: Sequence[int] = (),
+    ) -> int:
+        """The value at the given variable values (Python ints, exact)."""
+        raise NotImplementedError
+
+    def substitute(
+        self,
+        dims: Sequence[AffineExpr] | None = None,
+        syms: Sequence[AffineExpr] | None = None,
+        rts: Sequence[AffineExpr] | None = None,
+    ) -> AffineExpr:
+        """Replace every variable by an expression (``None`` keeps a kind as is)."""
+
+        def go(e: AffineExpr) -> AffineExpr:
+            if isinstance(e, _Var):
+                table = {"d": dims, "s": syms, "rt": rts}[e.kind]
+                if table is None:
+                    return e
+                if e.index >= len(table):
+                    raise IndexError(f"no replacement for {e}")
+                return table[e.index]
+            return e.map_children(go)
+
+        return go(self)
+
+    def replace(self, mapping: Mapping[AffineExpr, AffineExpr]) -> AffineExpr:
+        """Replace whole subexpressions (outermost match first)."""
+
+        def go(e: AffineExpr) -> AffineExpr:
+            hit = mapping.get(e)
+            if hit is not None:
+                return hit
+            return e.map_children(go)
+
+        return go(self)
+
+    # -- operators ----------------------------------------------------------
+    def __add__(self, other: ExprLike) -> AffineExpr:
+        return _make_sum([(self, 1), (as_expr(other), 1)])
+
+    def __radd__(self, other: ExprLike) -> AffineExpr:
+        return _make_sum([(as_expr(other), 1), (self, 1)])
+
+    def __sub__(self, other: ExprLike) -> AffineExpr:
+        return _make_sum([(self, 1), (as_expr(other), -1)])
+
+    def __rsub__(self, other: ExprLike) -> AffineExpr:
+        return _make_sum([(as_expr(other), 1), (self, -1)])
+
+    def __neg__(self) -> AffineExpr:
+        return _make_sum([(self, -1)])
+
+    def __pos__(self) -> AffineExpr:
+        return self
+
+    def __mul__(self, other: ExprLike) -> AffineExpr:
+        return _mul(self, as_expr(other))
+
+    def __rmul__(self, other: ExprLike) -> AffineExpr:
+        return _mul(as_expr(other), self)
+
+    def __floordiv__(self, other: ExprLike) -> AffineExpr:
+        return self.floordiv(other)
+
+    def __mod__(self, other: ExprLike) -> AffineExpr:
+        return self.mod(other)
+
+    def floordiv(self, divisor: ExprLike) -> AffineExpr:
+        """``self floordiv divisor`` (divisor a nonzero constant)."""
+        return _make_div(FloorDiv, self, divisor)
+
+    def ceildiv(self, divisor: ExprLike) -> AffineExpr:
+        """``self ceildiv divisor`` (divisor a nonzero constant)."""
+        return _make_div(CeilDiv, self, divisor)
+
+    def mod(self, divisor: ExprLike) -> AffineExpr:
+        """``self mod divisor`` (divisor a nonzero constant)."""
+        return _make_div(Mod, self, divisor)
+
+
+class Const(AffineExpr):
+    """An integer constant."""
+
+    __slots__ = ("value",)
+    value: int
+
+    def __init__(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"constant must be an int, got {value!r}")
+        object.__setattr__(self, "value", value)
+        self._init_key((_RANK_CONST, value))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Const, (self.value,))
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return self.value
+
+
+class _Var(AffineExpr):
+    __slots__ = ("index",)
+    kind: VarKind
+    index: int
+
+    def __init__(self, index: int) -> None:
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise TypeError(f"variable index must be a nonnegative int, got {index!r}")
+        object.__setattr__(self, "index", index)
+        self._init_key((_RANK_VAR, _KIND_RANK[self.kind], index))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.index,))
+
+
+class Dim(_Var):
+    """Dimension variable ``d<index>``."""
+
+    __slots__ = ()
+    kind: VarKind = "d"
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return dims[self.index]
+
+
+class Sym(_Var):
+    """Range variable ``s<index>``."""
+
+    __slots__ = ()
+    kind: VarKind = "s"
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return syms[self.index]
+
+
+class RtSym(_Var):
+    """Runtime variable ``rt<index>``."""
+
+    __slots__ = ()
+    kind: VarKind = "rt"
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return rts[self.index]
+
+
+class Sum(AffineExpr):
+    """A canonical linear combination ``c1*t1 + ... + cn*tn + constant``.
+
+    ``terms`` are non-constant, non-sum expressions with nonzero coefficients,
+    sorted by :attr:`AffineExpr.sort_key`, each term at most once. A sum is never
+    a single term with coefficient 1 and constant 0 (that is the term itself).
+    """
+
+    __slots__ = ("constant", "terms")
+    terms: tuple[tuple[AffineExpr, int], ...]
+    constant: int
+
+    def __init__(self, terms: tuple[tuple[AffineExpr, int], ...], constant: int) -> None:
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "constant", constant)
+        self._init_key((_RANK_SUM, tuple((t._key, c) for t, c in terms), constant))
+
+    def children(self) -> tuple[AffineExpr, ...]:
+        return tuple(t for t, _ in self.terms)
+
+    def rebuild(self, children: Sequence[AffineExpr]) -> AffineExpr:
+        pairs = [(k, c) for k, (_, c) in zip(children, self.terms)]
+        return _make_sum(pairs + [(Const(self.constant), 1)])
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        total = self.constant
+        for t, c in self.terms:
+            total += c * t.evaluate(dims, syms, rts)
+        return total
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Sum, (self.terms, self.constant))
+
+
+class _BinaryDiv(AffineExpr):
+    __slots__ = ("divisor", "lhs")
+    lhs: AffineExpr
+    divisor: int
+    _rank: int = 0
+    op_name: str = ""
+
+    def __init__(self, lhs: AffineExpr, divisor: int) -> None:
+        object.__setattr__(self, "lhs", lhs)
+        object.__setattr__(self, "divisor", divisor)
+        self._init_key((self._rank, lhs._key, divisor))
+
+    def children(self) -> tuple[AffineExpr, ...]:
+        return (self.lhs,)
+
+    def rebuild(self, children: Sequence[AffineExpr]) -> AffineExpr:
+        (lhs,) = children
+        return _make_div(type(self), lhs, self.divisor)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.lhs, self.divisor))
+
+
+class FloorDiv(_BinaryDiv):
+    """``lhs floordiv divisor``: rounds toward negative infinity."""
+
+    __slots__ = ()
+    _rank = _RANK_FLOORDIV
+    op_name = "floordiv"
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return floor_div(self.lhs.evaluate(dims, syms, rts), self.divisor)
+
+
+class CeilDiv(_BinaryDiv):
+    """``lhs ceildiv divisor`` = ``-((-lhs) floordiv divisor)``."""
+
+    __slots__ = ()
+    _rank = _RANK_CEILDIV
+    op_name = "ceildiv"
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return ceil_div(self.lhs.evaluate(dims, syms, rts), self.divisor)
+
+
+class Mod(_BinaryDiv):
+    """``lhs mod divisor`` = ``lhs - divisor * (lhs floordiv divisor)``."""
+
+    __slots__ = ()
+    _rank = _RANK_MOD
+    op_name = "mod"
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return floor_mod(self.lhs.evaluate(dims, syms, rts), self.divisor)
+
+
+class _MinMax(AffineExpr):
+    __slots__ = ("lhs", "rhs")
+    lhs: AffineExpr
+    rhs: AffineExpr
+    _rank: int = 0
+    op_name: str = ""
+
+    def __init__(self, lhs: AffineExpr, rhs: AffineExpr) -> None:
+        object.__setattr__(self, "lhs", lhs)
+        object.__setattr__(self, "rhs", rhs)
+        self._init_key((self._rank, lhs._key, rhs._key))
+
+    def children(self) -> tuple[AffineExpr, ...]:
+        return (self.lhs, self.rhs)
+
+    def rebuild(self, children: Sequence[AffineExpr]) -> AffineExpr:
+        a, b = children
+        return _make_minmax(type(self), a, b)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.lhs, self.rhs))
+
+
+class Min(_MinMax):
+    """``min(lhs, rhs)``."""
+
+    __slots__ = ()
+    _rank = _RANK_MIN
+    op_name = "min"
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return min(self.lhs.evaluate(dims, syms, rts), self.rhs.evaluate(dims, syms, rts))
+
+
+class Max(_MinMax):
+    """``max(lhs, rhs)``."""
+
+    __slots__ = ()
+    _rank = _RANK_MAX
+    op_name = "max"
+
+    def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
+        return max(self.lhs.evaluate(dims, syms, rts), self.rhs.evaluate(dims, syms, rts))
+
+
+# ---------------------------------------------------------------------------
+# Construction with always-true folding
+# ---------------------------------------------------------------------------
+
+
+def as_expr(value: ExprLike) -> AffineExpr:
+    """An expression from an expression or a Python int."""
+    if isinstance(value, AffineExpr):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an AffineExpr or int, got {value!r}")
+    return Const(value)
+
+
+def const(value: int) -> AffineExpr:
+    """The constant ``value``."""
+    return Const(value)
+
+
+def dim(index: int) -> AffineExpr:
+    """Dimension variable ``d<index>``."""
+    return Dim(index)
+
+
+def sym(index: int) -> AffineExpr:
+    """Range variable ``s<index>``."""
+    return Sym(index)
+
+
+def rt(index: int) -> AffineExpr:
+    """Runtime variable ``rt<index>``."""
+    return RtSym(index)
+
+
+def _make_sum(pairs: Sequence[tuple[AffineExpr, int]]) -> AffineExpr:
+    coeffs: dict[AffineExpr, int] = {}
+    constant = 0
+
+    def add(e: AffineExpr, c: int) -> None:
+        nonlocal constant
+        if c == 0:
+            return
+        if isinstance(e, Const):
+            constant += c * e.value
+        elif isinstance(e, Sum):
+            constant += c * e.constant
+            for t, tc in e.terms:
+                coeffs[t] = coeffs.get(t, 0) + c * tc
+        else:
+            coeffs[e] = coeffs.get(e, 0) + c
+
+    for e, c in pairs:
+        add(e, c)
+    terms = tuple(sorted(((t, c) for t, c in coeffs.items() if c != 0), key=lambda tc: tc[0]._key))
+    if not terms:
+        return Const(constant)
+    if len(terms) == 1 and terms[0][1] == 1 and constant == 0:
+        return terms[0][0]
+    return Sum(terms, constant)
+
+
+def _mul(a: AffineExpr, b: AffineExpr) -> AffineExpr:
+    if isinstance(b, Const):
+        return _make_sum([(a, b.value)])
+    if isinstance(a, Const):
+        return _make_sum([(b, a.value)])
+    raise SemiAffineError(f"semi-affine product: ({a}) * ({b}); one side must be a constant")
+
+
+def _make_div(cls: type[_BinaryDiv], lhs: AffineExpr, divisor: ExprLike) -> AffineExpr:
+    d = as_expr(divisor)
+    if not isinstance(d, Const):
+        raise SemiAffineError(f"semi-affine {cls.op_name}: divisor {d} is not a constant")
+    c = d.value
+    if c == 0:
+        raise ZeroDivisorError(f"{cls.op_name} by zero in ({lhs}) {cls.op_name} 0")
+    if isinstance(lhs, Const):
+        fn = {FloorDiv: floor_div, CeilDiv: ceil_div, Mod: floor_mod}[cls]
+        return Const(fn(lhs.value, c))
+    if cls is Mod:
+        if c in (1, -1):
+            return Const(0)
+        return Mod(lhs, c)
+    if c == 1:
+        return lhs
+    if c == -1:
+        return -lhs
+    return cls(lhs, c)
+
+
+def _make_minmax(cls: type[_MinMax], a: AffineExpr, b: AffineExpr) -> AffineExpr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(min(a.value, b.value) if cls is Min else max(a.value, b.value))
+    if a == b:
+        return a
+    if b._key < a._key:
+        a, b = b, a
+    return cls(a, b)
+
+
+def emin(a: ExprLike, b: ExprLike) -> AffineExpr:
+    """``min(a, b)``."""
+    return _make_minmax(Min, as_expr(a), as_expr(b))
+
+
+def emax(a: ExprLike, b: ExprLike) -> AffineExpr:
+    """``max(a, b)``."""
+    return _make_minmax(Max, as_expr(a), as_expr(b))
