@@ -348,7 +348,7 @@ class Sum(AffineExpr):
 
     def rebuild(self, children: Sequence[AffineExpr]) -> AffineExpr:
         pairs = [(k, c) for k, (_, c) in zip(children, self.terms)]
-        return _make_sum(pairs + [(Const(self.constant), 1)])
+        return _make_sum([*pairs, (Const(self.constant), 1)])
 
     def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
         total = self.constant

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, Union
+from typing import Literal, TypeAlias
 
 from verified_indexing.errors import MapError
 from verified_indexing.expr import (
@@ -36,7 +36,7 @@ from verified_indexing.expr import (
 )
 from verified_indexing.interval import Interval, range_of
 
-__all__ = ["Variable", "IndexingMap", "compose", "MapState", "Constraint"]
+__all__ = ["Constraint", "IndexingMap", "MapState", "Point", "Variable", "compose"]
 
 MapState = Literal["ok", "known_empty", "undefined"]
 _PREFIX: dict[VarKind, str] = {"d": "d", "s": "s", "rt": "rt"}
@@ -60,8 +60,9 @@ class Variable:
         return Variable(bounds, self.name, self.origin)
 
 
-VariableLike: TypeAlias = Union[Variable, Interval, tuple[int, int]]
+VariableLike: TypeAlias = Variable | Interval | tuple[int, int]
 Constraint: TypeAlias = tuple[AffineExpr, Interval]
+Point: TypeAlias = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 
 def _as_var(v: VariableLike) -> Variable:
@@ -103,6 +104,7 @@ class IndexingMap:
     results: tuple[AffineExpr, ...]
     constraints: tuple[Constraint, ...]
     state: MapState
+    _hash: int
 
     def __init__(
         self,
@@ -241,7 +243,7 @@ class IndexingMap:
             n *= v.bounds.size()
         return n if self.state == "ok" else 0
 
-    def domain_points(self, limit: int = 1_000_000) -> Iterator[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
+    def domain_points(self, limit: int = 1_000_000) -> Iterator[Point]:
         """Every point ``(dims, syms, rts)`` of the domain, in lexicographic order.
 
         The enumeration oracle: raises :class:`MapError` when the box of
@@ -352,7 +354,7 @@ class IndexingMap:
             vs = vars_[e.kind]
             vs[e.index] = vs[e.index].with_bounds(vs[e.index].bounds.intersect(iv))
             return self.replace(dims=vars_["d"], range_vars=vars_["s"], rt_vars=vars_["rt"])
-        return self.replace(constraints=list(self.constraints) + [(e, iv)])
+        return self.replace(constraints=[*self.constraints, (e, iv)])
 
     # -- identity and text -----------------------------------------------------
     def _parts(self) -> tuple[object, ...]:

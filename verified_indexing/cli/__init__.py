@@ -54,9 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
-        register: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None] | None = getattr(
-            module, "register", None
-        )
+        register = getattr(module, "register", None)
         if register is not None:
             register(sub)
     return parser

@@ -294,14 +294,14 @@ class _Parser:
         for kind, group in groups.items():
             vs = []
             for i, t in enumerate(group):
-                iv = bounds.get((kind, i))
-                if iv is None:
+                found = bounds.get((kind, i))
+                if found is None:
                     raise ParseError(
                         f"variable {t.text!r} has no bounds: add '{t.text} in [lo, hi]' to the domain",
                         self.text, t.offset, len(t.text), self.source,
                     )
                 name = None if t.text == f"{kind}{i}" else t.text
-                vs.append(Variable(iv, name))
+                vs.append(Variable(found, name))
             variables[kind] = vs
         try:
             return IndexingMap(variables["d"], results, variables["s"], variables["rt"], constraints)

@@ -1,0 +1,1 @@
+"""HLO indexing analysis: text parser, per-op indexing maps, fusion composition."""
