@@ -1,0 +1,51 @@
+"""Proof engines: isl, z3 and enumeration behind one API of four-valued verdicts.
+
+Every question returns a :class:`Verdict` (``proved``, ``refuted``, ``unknown``,
+``error``) naming the engine and the time taken; a refutation carries a
+:class:`Counterexample` confirmed by the plain evaluator. See ``docs/engines.md``
+for the semantics of each question (map equality treats range variables as
+existentially quantified, runtime variables as inputs).
+"""
+
+from verified_indexing.engines.api import (
+    ENGINES,
+    exact_range,
+    is_bijective_onto,
+    is_empty,
+    is_injective,
+    prove_equal,
+    prove_expr_equal,
+    prove_implies,
+)
+from verified_indexing.engines.cache import SEMANTICS_VERSION, ProofCache, default_cache
+from verified_indexing.engines.isl import (
+    compose_relation,
+    image,
+    indexing_map_from_isl,
+    to_isl_domain,
+    to_isl_map,
+)
+from verified_indexing.engines.verdict import Counterexample, Verdict
+from verified_indexing.engines.z3 import Z3Encoder
+
+__all__ = [
+    "ENGINES",
+    "SEMANTICS_VERSION",
+    "Counterexample",
+    "ProofCache",
+    "Verdict",
+    "Z3Encoder",
+    "compose_relation",
+    "default_cache",
+    "exact_range",
+    "image",
+    "indexing_map_from_isl",
+    "is_bijective_onto",
+    "is_empty",
+    "is_injective",
+    "prove_equal",
+    "prove_expr_equal",
+    "prove_implies",
+    "to_isl_domain",
+    "to_isl_map",
+]

@@ -1,0 +1,184 @@
+"""Verdicts and counterexamples: what every proof question returns.
+
+A :class:`Verdict` is one of ``proved``, ``refuted``, ``unknown`` or ``error``
+(see ``design/semantics-and-engines.md`` section 2), names the engine that
+decided and the time taken, and a refutation carries a :class:`Counterexample`
+that the plain evaluator has confirmed before the verdict was built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+__all__ = ["Verdict", "Counterexample", "Status", "CounterexampleKind"]
+
+Status = Literal["proved", "refuted", "unknown", "error"]
+CounterexampleKind = Literal["results", "domain", "relation", "injectivity", "implies", "nonempty", "bijectivity"]
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """Concrete, evaluator-confirmed evidence that a claim is false.
+
+    Attributes:
+        kind: ``results`` (a common domain point where the results differ),
+            ``domain`` (a point in one domain and not the other: ``in_domain`` says
+            which), ``relation`` (a (dims, rt vars) -> results pair one map
+            relates and the other does not), ``injectivity`` (two points with the
+            same image: ``values`` and ``other_values``), ``implies`` (a domain
+            point where the expression leaves the interval), ``nonempty`` (a
+            domain point), ``bijectivity`` (a box point with no preimage, or two
+            preimages).
+        values: every variable's value, by name, in map order.
+        source: the first side's results at the point (``None`` if not defined).
+        target: the second side's results at the point (``None`` if not defined).
+        subexpressions: ``(side, expression text, value)`` for every
+            subexpression whose value differs between the sides (or, for one-sided
+            questions, every subexpression).
+        in_domain: for ``domain``: ``"source"`` or ``"target"`` (the point is in
+            that domain only).
+        other_values: the second point (injectivity) or a preimage's values.
+        note: one line saying what the example shows.
+    """
+
+    kind: CounterexampleKind
+    values: tuple[tuple[str, int], ...]
+    source: tuple[int, ...] | None = None
+    target: tuple[int, ...] | None = None
+    subexpressions: tuple[tuple[str, str, int], ...] = ()
+    in_domain: str = ""
+    other_values: tuple[tuple[str, int], ...] = ()
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (values as ``{name: value}`` objects, in order)."""
+        return {
+            "kind": self.kind,
+            "values": dict(self.values),
+            "source": list(self.source) if self.source is not None else None,
+            "target": list(self.target) if self.target is not None else None,
+            "subexpressions": [{"side": s, "expr": e, "value": v} for s, e, v in self.subexpressions],
+            "in_domain": self.in_domain,
+            "other_values": dict(self.other_values),
+            "note": self.note,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Counterexample:
+        """The inverse of :meth:`to_json` (used by the proof cache)."""
+        return Counterexample(
+            kind=data["kind"],
+            values=tuple((str(k), int(v)) for k, v in data["values"].items()),
+            source=tuple(int(x) for x in data["source"]) if data["source"] is not None else None,
+            target=tuple(int(x) for x in data["target"]) if data["target"] is not None else None,
+            subexpressions=tuple((str(d["side"]), str(d["expr"]), int(d["value"])) for d in data["subexpressions"]),
+            in_domain=str(data["in_domain"]),
+            other_values=tuple((str(k), int(v)) for k, v in data["other_values"].items()),
+            note=str(data["note"]),
+        )
+
+    def lines(self) -> list[str]:
+        """The Alive2-style text: values, then both sides, then subexpressions."""
+        out = []
+        if self.note:
+            out.append(self.note)
+        out.append("Example:")
+        out += [f"  {n} = {v}" for n, v in self.values]
+        if self.other_values:
+            out.append("Second point:")
+            out += [f"  {n} = {v}" for n, v in self.other_values]
+        if self.source is not None or self.target is not None or self.kind in ("results", "domain", "relation"):
+            out.append(f"Source: {_fmt_tuple(self.source)}")
+            out.append(f"Target: {_fmt_tuple(self.target)}")
+        if self.subexpressions:
+            out.append("Subexpressions:")
+            out += [f"  {side}: {text} = {value}" for side, text, value in self.subexpressions]
+        return out
+
+
+def _fmt_tuple(t: tuple[int, ...] | None) -> str:
+    if t is None:
+        return "(not in the domain)"
+    return "(" + ", ".join(str(x) for x in t) + ")"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer to one proof question.
+
+    ``proved``: holds on every point of the domain (``engine`` proved it);
+    ``refuted``: ``counterexample`` holds evaluator-confirmed values;
+    ``unknown``: the engine gave up, ``reason`` says why (never a pass);
+    ``error``: the question is ill-formed or the engines disagree (``reason``).
+    """
+
+    status: Status
+    engine: str
+    seconds: float
+    question: str
+    reason: str = ""
+    counterexample: Counterexample | None = None
+    cached: bool = field(default=False, compare=False)
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+    @property
+    def refuted(self) -> bool:
+        return self.status == "refuted"
+
+    @property
+    def unknown(self) -> bool:
+        return self.status == "unknown"
+
+    @property
+    def error(self) -> bool:
+        return self.status == "error"
+
+    def with_time(self, seconds: float) -> Verdict:
+        return replace(self, seconds=seconds)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict with every field."""
+        return {
+            "status": self.status,
+            "engine": self.engine,
+            "seconds": self.seconds,
+            "question": self.question,
+            "reason": self.reason,
+            "counterexample": self.counterexample.to_json() if self.counterexample is not None else None,
+            "cached": self.cached,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Verdict:
+        ce = data.get("counterexample")
+        return Verdict(
+            status=data["status"],
+            engine=str(data["engine"]),
+            seconds=float(data["seconds"]),
+            question=str(data["question"]),
+            reason=str(data.get("reason", "")),
+            counterexample=Counterexample.from_json(ce) if ce is not None else None,
+            cached=bool(data.get("cached", False)),
+        )
+
+    def __str__(self) -> str:
+        head = {
+            "proved": "Proved: the claim holds on every point of the domain.",
+            "refuted": "Refuted: the claim does not hold.",
+            "unknown": "Unknown: the engine gave up; nothing is proved.",
+            "error": "Error: the question could not be answered.",
+        }[self.status]
+        lines = ["-" * 40, self.question, "", head]
+        if self.reason:
+            lines.append(f"Reason: {self.reason}")
+        if self.counterexample is not None:
+            lines.append("")
+            lines += self.counterexample.lines()
+        lines.append("")
+        lines.append(f"Engine: {self.engine}{' (cached)' if self.cached else ''}")
+        lines.append(f"Time: {self.seconds * 1000:.2f} ms")
+        return "\n".join(lines)

@@ -1,0 +1,215 @@
+"""The z3 encoding of the project's integer semantics (the one encoding).
+
+:class:`Z3Encoder` turns :class:`~verified_indexing.expr.AffineExpr` trees, map
+domains and hand-written rule statements into z3 integer terms, always with the
+project's semantics (``floordiv`` rounds toward negative infinity for divisors of
+both signs, ``a mod b = a - b * (a floordiv b)``, ``a ceildiv b = -((-a) floordiv
+b)``). z3's own ``div``/``mod`` are never used: they are Euclidean (they differ
+for negative divisors) and, as measured in the design document, take seconds where
+explicit quotient/remainder variables take milliseconds.
+
+Every encoder owns a fresh :class:`z3.Context`, so queries never share solver
+state. Typical use::
+
+    enc = Z3Encoder()
+    x, c = enc.int_var("x"), enc.int_var("c")
+    claim = enc.floordiv(x, c) * c + enc.mod(x, c) == x
+    solver = enc.solver(timeout=1.0)
+    solver.add(c > 0, *enc.side_conditions, enc.z3.Not(claim))
+    assert solver.check() == enc.z3.unsat
+
+The ``side_conditions`` are the defining constraints of every auxiliary
+quotient/remainder variable the encoder introduced; a query must assert them
+(they are satisfiable for every value of the inputs with a nonzero divisor). For a
+symbolic divisor ``b`` (a z3 term) the definition is
+``a = b*q + r`` and ``0 <= r < b`` if ``b > 0``, ``b < r <= 0`` if ``b < 0``; it
+is unsatisfiable when ``b = 0``, so a theorem proved under the side conditions
+says nothing about ``b = 0`` (state ``b != 0`` or ``b > 0`` as a hypothesis).
+The same ``(a, b)`` pair always reuses the same quotient and remainder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import z3
+
+from verified_indexing.errors import ZeroDivisorError
+from verified_indexing.expr import (
+    AffineExpr,
+    CeilDiv,
+    Const,
+    Dim,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    RtSym,
+    Sum,
+    Sym,
+    VarKind,
+)
+from verified_indexing.indexing_map import IndexingMap
+
+__all__ = ["Z3Encoder", "Z3Term", "Env", "DEFAULT_RLIMIT"]
+
+Z3Term = Any
+"""A z3 integer term (``z3.ArithRef``); z3 ships no type stubs."""
+
+Env = Mapping[tuple[VarKind, int], Z3Term]
+"""Variable ``(kind, index)`` -> z3 term, e.g. ``{("d", 0): d0}``."""
+
+DEFAULT_RLIMIT = 5_000_000
+"""Deterministic z3 resource limit per query (far above what the spec's queries use)."""
+
+
+class Z3Encoder:
+    """Encodes the project's semantics into z3 in one fresh :class:`z3.Context`.
+
+    Attributes:
+        ctx: the context every term of this encoder lives in.
+        z3: the z3 module (so callers need not import it).
+        side_conditions: defining constraints of every auxiliary variable introduced
+            so far (quotients, remainders); assert them in every query.
+    """
+
+    z3 = z3
+
+    def __init__(self, ctx: Any | None = None) -> None:
+        self.ctx: Any = ctx if ctx is not None else z3.Context()
+        self.side_conditions: list[Z3Term] = []
+        self._divs: dict[tuple[int, int | str], tuple[Z3Term, Z3Term]] = {}
+        self._fresh = 0
+
+    # -- variables and constants ---------------------------------------------
+    def int_var(self, name: str) -> Z3Term:
+        """A z3 integer variable in this encoder's context."""
+        return z3.Int(name, self.ctx)
+
+    def int_val(self, value: int) -> Z3Term:
+        """A z3 integer constant in this encoder's context."""
+        return z3.IntVal(value, self.ctx)
+
+    def fresh(self, prefix: str) -> Z3Term:
+        """A new integer variable ``prefix!N`` that no other call returns."""
+        self._fresh += 1
+        return z3.Int(f"{prefix}!{self._fresh}", self.ctx)
+
+    def term(self, value: Z3Term | int) -> Z3Term:
+        """``value`` as a term of this context (ints become constants)."""
+        if isinstance(value, int):
+            return self.int_val(value)
+        return value
+
+    # -- the integer operations ----------------------------------------------
+    def _quot_rem(self, a: Z3Term | int, b: Z3Term | int) -> tuple[Z3Term, Z3Term]:
+        ta = self.term(a)
+        key: tuple[int, int | str]
+        if isinstance(b, int):
+            if b == 0:
+                raise ZeroDivisorError("division by the constant zero in a z3 encoding")
+            key = (ta.get_id(), b)
+        else:
+            key = (ta.get_id(), f"#{b.get_id()}")
+        hit = self._divs.get(key)
+        if hit is not None:
+            return hit
+        q = self.fresh("q")
+        r = self.fresh("r")
+        if isinstance(b, int):
+            self.side_conditions.append(ta == b * q + r)
+            if b > 0:
+                self.side_conditions += [r >= 0, r < b]
+            else:
+                self.side_conditions += [r <= 0, r > b]
+        else:
+            tb = self.term(b)
+            self.side_conditions.append(ta == tb * q + r)
+            self.side_conditions.append(
+                z3.If(tb > 0, z3.And(r >= 0, r < tb), z3.And(r <= 0, r > tb))
+            )
+        self._divs[key] = (q, r)
+        return q, r
+
+    def floordiv(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
+        """``a floordiv b`` (rounds toward negative infinity), ``b`` an int or a term."""
+        return self._quot_rem(a, b)[0]
+
+    def mod(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
+        """``a mod b`` = ``a - b * (a floordiv b)`` (the sign follows ``b``)."""
+        return self._quot_rem(a, b)[1]
+
+    def ceildiv(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
+        """``a ceildiv b`` = ``-((-a) floordiv b)``."""
+        return -self.floordiv(-self.term(a), b)
+
+    def min(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
+        ta, tb = self.term(a), self.term(b)
+        return z3.If(ta <= tb, ta, tb)
+
+    def max(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
+        ta, tb = self.term(a), self.term(b)
+        return z3.If(ta >= tb, ta, tb)
+
+    # -- expressions and maps ------------------------------------------------
+    def expr(self, e: AffineExpr, env: Env) -> Z3Term:
+        """The z3 term of an expression; ``env`` gives every variable's term."""
+        memo: dict[AffineExpr, Z3Term] = {}
+
+        def go(x: AffineExpr) -> Z3Term:
+            hit = memo.get(x)
+            if hit is not None:
+                return hit
+            out: Z3Term
+            if isinstance(x, Const):
+                out = self.int_val(x.value)
+            elif isinstance(x, (Dim, Sym, RtSym)):
+                try:
+                    out = env[(x.kind, x.index)]
+                except KeyError:
+                    raise KeyError(f"no z3 term for variable {x}") from None
+            elif isinstance(x, Sum):
+                out = self.int_val(x.constant)
+                for t, c in x.terms:
+                    out = out + c * go(t)
+            elif isinstance(x, FloorDiv):
+                out = self.floordiv(go(x.lhs), x.divisor)
+            elif isinstance(x, CeilDiv):
+                out = self.ceildiv(go(x.lhs), x.divisor)
+            elif isinstance(x, Mod):
+                out = self.mod(go(x.lhs), x.divisor)
+            elif isinstance(x, Min):
+                out = self.min(go(x.lhs), go(x.rhs))
+            elif isinstance(x, Max):
+                out = self.max(go(x.lhs), go(x.rhs))
+            else:
+                raise TypeError(f"unknown expression node {type(x).__name__}")
+            memo[x] = out
+            return out
+
+        return go(e)
+
+    def map_vars(self, m: IndexingMap, prefix: str = "") -> dict[tuple[VarKind, int], Z3Term]:
+        """One z3 variable per variable of ``m``, named ``prefix`` + the map's name."""
+        return {(k, i): self.int_var(prefix + m.var_name(k, i)) for k, i, _ in m.variables()}
+
+    def domain(self, m: IndexingMap, env: Env) -> list[Z3Term]:
+        """The constraints of ``m``'s domain (variable bounds and constraints)."""
+        out: list[Z3Term] = []
+        for k, i, v in m.variables():
+            x = env[(k, i)]
+            out += [x >= v.bounds.lo, x <= v.bounds.hi]
+        for e, iv in m.constraints:
+            t = self.expr(e, env)
+            out += [t >= iv.lo, t <= iv.hi]
+        return out
+
+    def solver(self, timeout: float | None = None, rlimit: int = DEFAULT_RLIMIT) -> Any:
+        """A solver in this context with a deterministic ``rlimit`` and a wall-clock
+        ``timeout`` in seconds (either exhausted makes ``check()`` return unknown)."""
+        s = z3.Solver(ctx=self.ctx)
+        s.set("rlimit", rlimit)
+        if timeout is not None:
+            s.set("timeout", max(1, int(timeout * 1000)))
+        return s
