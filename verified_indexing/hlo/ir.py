@@ -127,7 +127,7 @@ class Instruction:
     iota_dimension: int | None = None
     is_root: bool = False
     offset: int = 0
-    source_text: str = ""  # the whole module text, for positioned errors
+    source_text: str = field(default="", repr=False)  # the whole module text, for positioned errors
 
     # -- typed attributes -------------------------------------------------
     def _error(self, message: str) -> ParseError:

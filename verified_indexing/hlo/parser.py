@@ -1,0 +1,521 @@
+"""HLO text parser: modules as XLA and JAX print them, and the spec's fragments.
+
+:func:`parse_module` reads a whole module (``HloModule`` header with its
+attributes, the stack-frame tables of optimized dumps, computations with or
+without ``%`` names and signatures, ``ENTRY``, ``ROOT``). :func:`parse_hlo_snippet`
+also reads the fragments of the indexing-analysis document: bare instruction
+lines, typed operands (``concatenate(f32[2, 5, 7] p0, ...)``), instructions
+spanning several lines and ``f { ... }`` blocks.
+
+Promises:
+
+* every instruction keeps every attribute as its raw text (unknown ones too);
+  ``parameter(N)``, ``get-tuple-element ... index=N`` and ``iota ...
+  iota_dimension=N`` also fill the typed fields of
+  :class:`~verified_indexing.hlo.ir.Instruction`;
+* shapes keep the minor-to-major part of a layout (``{1,0:T(8,128)}`` gives
+  ``(1, 0)``);
+* operands name instructions of the same computation (checked), and a
+  ``calls=`` of a fusion names a computation of the module (checked);
+* malformed text raises :class:`~verified_indexing.errors.ParseError` with the
+  line, column and a caret; ``Instruction.offset`` is the position of the
+  instruction's name and ``Instruction.source_text`` the whole text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from verified_indexing.errors import ParseError
+from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
+
+__all__ = ["parse_module", "parse_hlo_snippet", "parse_shape"]
+
+_NAME_RE = re.compile(r"%?([A-Za-z_][\w.\-]*)")
+_OPCODE_RE = re.compile(r"[a-z][a-z0-9\-_]*")
+_ELEMENT_RE = re.compile(r"([a-z][a-z0-9]*)\[")
+_ATTR_KEY_RE = re.compile(r"[A-Za-z_][\w\-.]*")
+_INT_RE = re.compile(r"-?\d+")
+_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_OPEN = {"{": "}", "(": ")", "[": "]"}
+
+
+class _Cursor:
+    """A position in the text with the scanning primitives of the HLO syntax."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.text = text
+        self.source = source
+        self.pos = 0
+
+    # -- errors and peeking ------------------------------------------------
+    def error(self, message: str, offset: int | None = None, length: int = 1) -> ParseError:
+        return ParseError(message, self.text, self.pos if offset is None else offset, length, self.source)
+
+    def at_end(self) -> bool:
+        return self.pos >= len(self.text)
+
+    def peek(self, n: int = 1) -> str:
+        return self.text[self.pos : self.pos + n]
+
+    def describe_here(self) -> str:
+        if self.at_end():
+            return "end of input"
+        m = re.compile(r"\S+").match(self.text, self.pos)
+        return repr(m.group(0)[:20]) if m else "end of line"
+
+    # -- whitespace and comments ----------------------------------------------
+    def skip(self, newlines: bool = True) -> None:
+        """Skip blanks and ``/* */`` comments (and newlines and ``//`` comments
+        when ``newlines``)."""
+        text = self.text
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if ch in " \t\r" or (newlines and ch == "\n"):
+                self.pos += 1
+            elif text.startswith("/*", self.pos):
+                end = text.find("*/", self.pos + 2)
+                if end < 0:
+                    raise self.error("unterminated /* comment", length=2)
+                self.pos = end + 2
+            elif newlines and text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end + 1
+            else:
+                return
+
+    def accept(self, token: str) -> bool:
+        if self.text.startswith(token, self.pos):
+            self.pos += len(token)
+            return True
+        return False
+
+    def expect(self, token: str, what: str | None = None) -> None:
+        if not self.accept(token):
+            raise self.error(f"expected {what or repr(token)}, found {self.describe_here()}")
+
+    def match(self, regex: re.Pattern[str]) -> re.Match[str] | None:
+        m = regex.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+        return m
+
+    def at_line_end(self) -> bool:
+        return self.at_end() or self.text[self.pos] == "\n" or self.text.startswith("//", self.pos)
+
+    # -- balanced text -----------------------------------------------------------
+    def balanced(self, single_line: bool = False) -> str:
+        """The text of a bracketed group starting here (``{...}``, ``(...)``,
+        ``[...]``), quoted strings respected; the cursor moves past it. With
+        ``single_line`` the group must close on its line."""
+        start = self.pos
+        stack: list[str] = []
+        text = self.text
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if ch == "\n" and single_line:
+                break
+            if ch == '"':
+                self.string()
+                continue
+            if ch in _OPEN:
+                stack.append(_OPEN[ch])
+            elif ch in ")]}":
+                if not stack or ch != stack[-1]:
+                    raise self.error(f"unbalanced {ch!r}")
+                stack.pop()
+                if not stack:
+                    self.pos += 1
+                    return text[start : self.pos]
+            self.pos += 1
+        raise self.error(f"unclosed {text[start]!r}", offset=start)
+
+    def string(self) -> str:
+        """A double-quoted string with backslash escapes (returned with its quotes)."""
+        start = self.pos
+        self.pos += 1
+        text = self.text
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if ch == "\\":
+                self.pos += 2
+                continue
+            if ch == "\n":
+                break
+            self.pos += 1
+            if ch == '"':
+                return text[start : self.pos]
+        raise self.error("unterminated string", offset=start)
+
+    def value(self) -> str:
+        """An attribute value: everything up to a top-level ``,``, the end of the
+        line, or a ``}`` that closes the enclosing computation."""
+        start = self.pos
+        text = self.text
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if ch in ",\n}":
+                break
+            if ch == '"':
+                self.string()
+            elif ch in _OPEN:
+                self.balanced(single_line=True)
+            elif ch in ")]":
+                raise self.error(f"unbalanced {ch!r}")
+            else:
+                self.pos += 1
+        raw = text[start : self.pos].strip()
+        if not raw:
+            raise self.error("expected an attribute value", offset=start)
+        return raw
+
+    # -- names and shapes ------------------------------------------------------------
+    def name(self, what: str = "a name") -> tuple[str, int]:
+        start = self.pos
+        m = self.match(_NAME_RE)
+        if not m:
+            raise self.error(f"expected {what}, found {self.describe_here()}")
+        return m.group(1), start
+
+    def at_shape(self) -> bool:
+        if self.peek() == "(":
+            return True
+        return _ELEMENT_RE.match(self.text, self.pos) is not None
+
+    def shape(self) -> Shape:
+        if self.accept("("):
+            elements: list[Shape] = []
+            self.skip()
+            if not self.accept(")"):
+                while True:
+                    self.skip()
+                    elements.append(self.shape())
+                    self.skip()
+                    if self.accept(")"):
+                        break
+                    self.expect(",", "',' or ')' in a tuple shape")
+            return Shape("tuple", (), None, tuple(elements))
+        m = self.match(_ELEMENT_RE)
+        if not m:
+            raise self.error(f"expected a shape such as f32[4,8], found {self.describe_here()}")
+        element = m.group(1)
+        dims: list[int] = []
+        self.skip()
+        if not self.accept("]"):
+            while True:
+                self.skip()
+                self.accept("<=")  # a bounded dynamic dimension: its bound
+                d = self.match(_INT_RE)
+                if d is None:
+                    raise self.error(f"expected a dimension size, found {self.describe_here()}")
+                if int(d.group(0)) < 0:
+                    raise self.error("negative dimension size", offset=d.start(), length=len(d.group(0)))
+                dims.append(int(d.group(0)))
+                self.skip()
+                if self.accept("]"):
+                    break
+                self.expect(",", "',' or ']' in a shape")
+        layout: tuple[int, ...] | None = None
+        if self.peek() == "{":
+            layout_start = self.pos
+            raw = self.balanced()[1:-1]
+            minor_to_major = raw.split(":", 1)[0].strip()
+            try:
+                layout = tuple(int(p) for p in minor_to_major.split(",")) if minor_to_major else ()
+            except ValueError:
+                raise self.error(f"malformed layout {{{raw}}}", offset=layout_start, length=len(raw) + 2) from None
+            if sorted(layout) != list(range(len(dims))):
+                raise self.error(
+                    f"layout {{{minor_to_major}}} is not a permutation of the {len(dims)} dimensions",
+                    offset=layout_start,
+                    length=len(raw) + 2,
+                )
+        return Shape(element, tuple(dims), layout)
+
+
+def parse_shape(text: str, source: str = "<input>") -> Shape:
+    """One shape (``f32[4,8]{1,0}``, ``(f32[], s32[2])``, ``pred[]``)."""
+    cur = _Cursor(text, source)
+    cur.skip()
+    shape = cur.shape()
+    cur.skip()
+    if not cur.at_end():
+        raise cur.error(f"unexpected {cur.describe_here()} after the shape")
+    return shape
+
+
+# -- instructions ---------------------------------------------------------------------
+
+
+def _instruction(cur: _Cursor) -> tuple[Instruction, list[int]]:
+    """``[ROOT] [%]name = SHAPE opcode(operands)[, key=value]*`` (the cursor is at
+    its first character; it ends at the end of the instruction's last line)."""
+    is_root = False
+    if re.compile(r"ROOT\b").match(cur.text, cur.pos):
+        cur.pos += 4
+        cur.skip(newlines=False)
+        is_root = True
+    name, name_at = cur.name("an instruction name")
+    cur.skip(newlines=False)
+    cur.expect("=", f"'=' after the instruction name {name!r}")
+    cur.skip(newlines=False)
+    shape = cur.shape()
+    cur.skip(newlines=False)
+    m = cur.match(_OPCODE_RE)
+    if not m:
+        raise cur.error(f"expected an opcode, found {cur.describe_here()}")
+    opcode = m.group(0)
+    cur.skip(newlines=False)
+    if cur.peek() != "(":
+        raise cur.error(f"expected '(' after the opcode {opcode!r}, found {cur.describe_here()}")
+    inst = Instruction(name, opcode, shape, is_root=is_root, offset=name_at, source_text=cur.text)
+    operand_positions: list[int] = []
+    if opcode == "constant":
+        inst.literal = cur.balanced()[1:-1].strip()
+    elif opcode == "parameter":
+        raw_at = cur.pos
+        raw = cur.balanced()[1:-1].strip()
+        if not re.fullmatch(r"\d+", raw):
+            raise cur.error(f"parameter number must be a non-negative integer, got {raw!r}", offset=raw_at + 1)
+        inst.parameter_number = int(raw)
+    else:
+        cur.expect("(")
+        cur.skip()
+        if not cur.accept(")"):
+            while True:
+                cur.skip()
+                if cur.at_shape():
+                    cur.shape()  # a typed operand: the type is the operand's own shape
+                    cur.skip()
+                operand, at = cur.name("an operand name")
+                inst.operands.append(operand)
+                operand_positions.append(at)
+                cur.skip()
+                if cur.accept(")"):
+                    break
+                cur.expect(",", "',' or ')' in the operand list")
+    # attributes
+    while True:
+        cur.skip(newlines=False)
+        if cur.at_line_end() or cur.peek() == "}":
+            break
+        if not cur.accept(","):
+            raise cur.error(f"expected ',' or the end of the instruction, found {cur.describe_here()}")
+        cur.skip()
+        key_at = cur.pos
+        km = cur.match(_ATTR_KEY_RE)
+        if not km:
+            raise cur.error(f"expected an attribute name, found {cur.describe_here()}")
+        cur.skip(newlines=False)
+        cur.expect("=", f"'=' after the attribute name {km.group(0)!r}")
+        cur.skip(newlines=False)
+        key = km.group(0)
+        if key in inst.attributes:
+            raise cur.error(f"attribute {key!r} given twice", offset=key_at, length=len(key))
+        inst.attributes[key] = cur.value()
+    _typed_fields(cur, inst)
+    return inst, operand_positions
+
+
+def _typed_fields(cur: _Cursor, inst: Instruction) -> None:
+    def int_attr(key: str) -> int | None:
+        raw = inst.attributes.get(key)
+        if raw is None:
+            return None
+        if not re.fullmatch(r"-?\d+", raw):
+            raise cur.error(f"{inst.name}: {key}= must be an integer, got {raw!r}", offset=inst.offset)
+        return int(raw)
+
+    if inst.opcode == "get-tuple-element":
+        inst.tuple_index = int_attr("index")
+    elif inst.opcode == "iota":
+        inst.iota_dimension = int_attr("iota_dimension")
+        if inst.iota_dimension is None and "dimensions" in inst.attributes:
+            # The indexing document writes iota's dimension as dimensions={k}.
+            raw = inst.attributes["dimensions"].strip("{} ")
+            if re.fullmatch(r"\d+", raw):
+                inst.iota_dimension = int(raw)
+
+
+def _check_operands(cur: _Cursor, comp: Computation, positions: dict[str, list[int]]) -> None:
+    defined: set[str] = set()
+    for inst in comp.instructions:
+        if inst.name in defined:
+            raise cur.error(f"instruction {inst.name!r} defined twice", offset=inst.offset, length=len(inst.name))
+        defined.add(inst.name)
+    for inst in comp.instructions:
+        where = positions.get(inst.name, [])
+        for k, operand in enumerate(inst.operands):
+            if operand not in defined:
+                at = where[k] if k < len(where) else inst.offset
+                raise cur.error(
+                    f"operand {operand!r} of {inst.name!r} is not defined in {comp.name!r}",
+                    offset=at,
+                    length=len(operand) + 1,
+                )
+    roots = [i for i in comp.instructions if i.is_root]
+    if len(roots) > 1:
+        raise cur.error(f"computation {comp.name!r} has two ROOT instructions", offset=roots[1].offset)
+
+
+# -- computations and modules ---------------------------------------------------------------
+
+_COMP_HEAD_RE = re.compile(r"(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*(?=[({])")
+
+
+def _at_computation(cur: _Cursor) -> bool:
+    # An instruction has '=' after its name; a computation header has '(' or '{'.
+    return _COMP_HEAD_RE.match(cur.text, cur.pos) is not None
+
+
+def _computation(cur: _Cursor) -> Computation:
+    start = cur.pos
+    is_entry = cur.accept("ENTRY")
+    cur.skip(newlines=False)
+    name, _ = cur.name("a computation name")
+    cur.skip(newlines=False)
+    if cur.peek() == "(":
+        cur.balanced()  # the signature's parameters (the parameter instructions say it all)
+        cur.skip(newlines=False)
+        if cur.accept("->"):
+            cur.skip(newlines=False)
+            cur.shape()
+            cur.skip(newlines=False)
+    # Anything else before '{' (execution_thread=..., etc.) is skipped.
+    while not cur.at_end() and cur.peek() != "{" and cur.peek() != "\n":
+        if cur.peek() == '"':
+            cur.string()
+        else:
+            cur.pos += 1
+    cur.expect("{", f"'{{' to open the computation {name!r}")
+    instructions: list[Instruction] = []
+    positions: dict[str, list[int]] = {}
+    while True:
+        cur.skip()
+        if cur.at_end():
+            raise cur.error(f"computation {name!r} is not closed by '}}'", offset=start)
+        if cur.accept("}"):
+            break
+        inst, where = _instruction(cur)
+        instructions.append(inst)
+        positions[inst.name] = where
+    if not instructions:
+        raise cur.error(f"computation {name!r} has no instructions", offset=start)
+    comp = Computation(name, instructions, is_entry=is_entry, offset=start)
+    _check_operands(cur, comp, positions)
+    return comp
+
+
+def _skip_tables(cur: _Cursor) -> bool:
+    """Skip one stack-frame table (``FileNames`` ... up to a line not starting
+    with a number); True when one was skipped."""
+    for table in _TABLES:
+        if re.compile(table + r"[ \t]*(\n|$)").match(cur.text, cur.pos):
+            cur.pos += len(table)
+            while True:
+                cur.skip()
+                if not re.compile(r"\d+\b").match(cur.text, cur.pos):
+                    return True
+                end = cur.text.find("\n", cur.pos)
+                cur.pos = len(cur.text) if end < 0 else end
+    return False
+
+
+def _header(cur: _Cursor) -> tuple[str, dict[str, str]]:
+    cur.expect("HloModule")
+    if cur.peek() not in (" ", "\t"):
+        raise cur.error("expected a module name after HloModule")
+    cur.skip(newlines=False)
+    name, _ = cur.name("a module name")
+    attributes: dict[str, str] = {}
+    while True:
+        cur.skip(newlines=False)
+        if cur.at_line_end():
+            break
+        cur.expect(",", "',' or the end of the HloModule line")
+        cur.skip(newlines=False)
+        km = cur.match(_ATTR_KEY_RE)
+        if not km:
+            raise cur.error(f"expected a module attribute name, found {cur.describe_here()}")
+        cur.skip(newlines=False)
+        cur.expect("=", f"'=' after {km.group(0)!r}")
+        cur.skip(newlines=False)
+        attributes[km.group(0)] = cur.value()
+    return name, attributes
+
+
+def _module_body(cur: _Cursor, name: str, attributes: dict[str, str]) -> Module:
+    computations: dict[str, Computation] = {}
+    entry: str | None = None
+    while True:
+        cur.skip()
+        if cur.at_end():
+            break
+        if _skip_tables(cur):
+            continue
+        if not _at_computation(cur):
+            raise cur.error(f"expected a computation (name {{ ... }}), found {cur.describe_here()}")
+        comp = _computation(cur)
+        if comp.name in computations:
+            raise cur.error(f"computation {comp.name!r} defined twice", offset=comp.offset)
+        computations[comp.name] = comp
+        if comp.is_entry:
+            if entry is not None:
+                raise cur.error("two ENTRY computations", offset=comp.offset)
+            entry = comp.name
+    if not computations:
+        raise cur.error("no computation in the module")
+    if entry is None:
+        entry = list(computations)[-1]
+    for comp in computations.values():
+        for inst in comp.instructions:
+            called = inst.attributes.get("calls")
+            if inst.opcode == "fusion":
+                if called is None:
+                    raise cur.error(f"fusion {inst.name!r} has no calls=", offset=inst.offset)
+                if called.lstrip("%") not in computations:
+                    raise cur.error(
+                        f"fusion {inst.name!r} calls an unknown computation {called!r}", offset=inst.offset
+                    )
+    return Module(name, computations, entry, attributes, cur.text)
+
+
+def parse_module(text: str, source: str = "<input>") -> Module:
+    """Parse an HLO module. The ``HloModule`` header may be omitted (the module is
+    then named after ``source``); without ``ENTRY`` the last computation is the
+    entry. Raises :class:`ParseError` on malformed text."""
+    cur = _Cursor(text, source)
+    cur.skip()
+    if cur.text.startswith("HloModule", cur.pos):
+        name, attributes = _header(cur)
+    else:
+        name, attributes = re.sub(r"\W", "_", source.rsplit("/", 1)[-1]) or "module", {}
+    return _module_body(cur, name, attributes)
+
+
+def parse_hlo_snippet(text: str, source: str = "<input>") -> Computation:
+    """Parse an HLO fragment as the indexing document writes them: bare
+    instruction lines (the root is the ``ROOT`` one, else the last), one or
+    more ``name { ... }`` blocks (the ``ENTRY`` one, else the last, is returned),
+    or a whole module (its entry computation)."""
+    cur = _Cursor(text, source)
+    cur.skip()
+    if cur.text.startswith("HloModule", cur.pos):
+        return parse_module(text, source).entry
+    if _at_computation(cur) or _skip_tables(cur):
+        module = _module_body(cur, "snippet", {})
+        return module.entry
+    instructions: list[Instruction] = []
+    positions: dict[str, list[int]] = {}
+    while True:
+        cur.skip()
+        if cur.at_end():
+            break
+        inst, where = _instruction(cur)
+        instructions.append(inst)
+        positions[inst.name] = where
+    if not instructions:
+        raise cur.error("no HLO instruction in the text")
+    comp = Computation("snippet", instructions, is_entry=True, offset=0)
+    _check_operands(cur, comp, positions)
+    return comp
