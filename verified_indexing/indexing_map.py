@@ -279,7 +279,9 @@ class IndexingMap:
         rt_vars: Sequence[VariableLike] | None = None,
         constraints: Iterable[tuple[AffineExpr, Interval | tuple[int, int]]] | None = None,
     ) -> IndexingMap:
-        """A copy with some parts replaced."""
+        """A copy with some parts replaced (KNOWN EMPTY and UNDEFINED maps are returned as they are)."""
+        if self.state != "ok":
+            return self
         return IndexingMap(
             self.dims if dims is None else dims,
             self.results if results is None else results,

@@ -341,9 +341,10 @@ def parse_affine_map(text: str, source: str = "<input>") -> AffineMap:
 
 
 def parse_map(text: str, source: str = "<input>") -> IndexingMap | AffineMap:
-    """An MLIR ``affine_map<...>`` becomes an :class:`AffineMap`; anything else
-    is read as an XLA indexing map."""
-    if _AFFINE_RE.match(text):
+    """An MLIR ``affine_map<...>``, or a map with no ``domain`` (no bounds), becomes
+    an :class:`AffineMap`; anything else is read as an XLA indexing map."""
+    plain = "->" in text and "domain" not in text and not _WRAPPER_RE.match(text)
+    if plain or _AFFINE_RE.match(text):
         return parse_affine_map(text, source)
     return parse_indexing_map(text, source)
 

@@ -95,7 +95,8 @@ def format_indexing_map(m: object, one_line: bool = False) -> str:
         header += "{" + ", ".join(names("rt", i) for i in range(m.num_rt_vars)) + "}"
     header += " -> (" + ", ".join(format_expr(r, names) for r in m.results) + ")"
     lines = [f"{names(kind, i)} in {v.bounds}" for kind, i, v in m.variables()]
-    lines += [f"{format_expr(e, names)} in {iv}" for e, iv in m.constraints]
+    # Constraints sorted by their text, as XLA's printer does.
+    lines += sorted(f"{format_expr(e, names)} in {iv}" for e, iv in m.constraints)
     if not lines:
         return header
     if one_line:

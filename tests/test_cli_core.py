@@ -1,0 +1,83 @@
+"""The command line: show, demo, exit codes, messages (in-process and as a real process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verified_indexing import parse_indexing_map
+from verified_indexing.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT.parent / "shared" / "spec" / "xla-indexing-analysis.md"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_show_normalizes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["show", "(d0, d1) -> (4 * (d1 mod 2) + d1 * 0 + d0), domain: d1 in [0, 3], d0 in [0, 9]"], capsys)
+    assert code == 0 and err == ""
+    assert out == "(d0, d1) -> (d0 + (d1 mod 2) * 4),\ndomain:\nd0 in [0, 9],\nd1 in [0, 3]\n"
+
+
+def test_show_json_and_mlir(capsys: pytest.CaptureFixture[str]) -> None:
+    text = "(d0)[s0] -> (d0 floordiv 8, s0), domain: d0 in [0, 31], s0 in [0, 1]"
+    code, out, _ = run(["show", "--json", text], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["results"] == ["d0 floordiv 8", "s0"]
+    assert data["dims"] == [{"name": "d0", "lo": 0, "hi": 31}]
+    assert parse_indexing_map(data["text"]) == parse_indexing_map(text)
+    code, out, _ = run(["show", "--mlir", text], capsys)
+    assert out.strip() == "affine_map<(d0)[s0] -> (d0 floordiv 8, s0)>"
+
+
+def test_show_reads_files_and_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "m.txt"
+    f.write_text("(d0) -> (d0 mod 4),\ndomain:\nd0 in [0, 15]\n")
+    code, out, _ = run(["show", str(f)], capsys)
+    assert code == 0 and "d0 mod 4" in out
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("(d0) -> (d0 * 3), domain: d0 in [0, 2]"))
+    code, out, _ = run(["show", "-"], capsys)
+    assert code == 0 and out.startswith("(d0) -> (d0 * 3),")
+
+
+def test_bad_input_exit_3_with_position(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["show", "(d0) -> (d0 +* 2), domain: d0 in [0, 3]"], capsys)
+    assert code == 3 and out == ""
+    assert "1:14: error: expected an expression" in err and "^" in err and "Traceback" not in err
+
+
+def test_usage_errors_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["show"], capsys)
+    assert code == 3 and "usage" in err
+    code, _, err = run(["no-such-command"], capsys)
+    assert code == 3
+
+
+def test_demo_on_the_spec(capsys: pytest.CaptureFixture[str]) -> None:
+    if not SPEC.exists():
+        pytest.skip("spec not beside the repository")
+    code, out, _ = run(["demo", "--spec", str(SPEC)], capsys)
+    assert code == 0
+    assert "48 parsed, 0 failed" in out
+
+
+def test_installed_entry_point_never_prints_a_traceback() -> None:
+    exe = Path(sys.executable).with_name("verified-indexing")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from verified_indexing.cli import main; main()"]
+    proc = subprocess.run([*cmd, "show", "(d0) -> (d0 floordiv 0), domain: d0 in [0, 3]"], capture_output=True, text=True)
+    assert proc.returncode == 3
+    assert "floordiv by zero" in proc.stderr and "Traceback" not in proc.stderr
+    proc = subprocess.run([*cmd, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "show" in proc.stdout
