@@ -8,8 +8,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from strategies import build, ref_eval, ref_exprs
+
 from verified_indexing import (
     Interval,
     SemiAffineError,
@@ -17,7 +17,6 @@ from verified_indexing import (
     ceil_div,
     const,
     dim,
-    emax,
     emin,
     floor_div,
     floor_mod,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from strategies import indexing_maps
+
 from verified_indexing import (
     AffineMap,
     IndexingMap,
