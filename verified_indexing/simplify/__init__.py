@@ -1,0 +1,49 @@
+"""The verified simplifier: a rule catalogue (each rule proven in general in
+``proofs/``) applied with bounds, every result proven equal to its input.
+
+Public names: :func:`simplify`, :func:`simplify_with_report`,
+:func:`simplify_expr`, :class:`SimplifyReport`, :data:`RULES`, :class:`Rule`,
+:func:`prove_rule`, :func:`check_user_rule`, :func:`cost`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verified_indexing.simplify.api import SimplifyReport, simplify, simplify_expr, simplify_with_report
+from verified_indexing.simplify.cost import cost, map_cost
+from verified_indexing.simplify.engine import Step
+from verified_indexing.simplify.rules import RULES, Rule, rule_by_name
+
+__all__ = [
+    "RULES",
+    "Rule",
+    "SimplifyReport",
+    "Step",
+    "check_user_rule",
+    "cost",
+    "map_cost",
+    "prove_rule",
+    "rule_by_name",
+    "simplify",
+    "simplify_expr",
+    "simplify_with_report",
+]
+
+
+def prove_rule(rule: Rule, *, timeout: float = 10.0) -> Any:
+    """The general theorem of ``rule`` proven by z3 for all integers: a
+    :class:`~verified_indexing.engines.Verdict` (see ``proofs/``)."""
+    from proofs.theorems import prove_rule as _prove
+
+    return _prove(rule, timeout=timeout)
+
+
+def check_user_rule(text: str, where: str = "", domain: str = "", *, timeout: float = 10.0) -> Any:
+    """Prove a user's rewrite ``"LHS -> RHS"`` (symbolic constants ``c0, c1, ...``,
+    variables ``x, y, z`` or ``d0, s0, ...``) under ``where`` side conditions and
+    ``domain`` bounds: a Verdict (proved / refuted with a confirmed
+    counterexample / unknown with the reason)."""
+    from proofs.user_rule import check_user_rule as _check
+
+    return _check(text, where=where, domain=domain, timeout=timeout)

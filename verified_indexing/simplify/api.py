@@ -1,0 +1,274 @@
+"""The verified simplifier: ``simplify``, ``simplify_with_report``, ``simplify_expr``.
+
+Proof discipline (measured in docs/simplifier.md): the candidate is built with
+every rewrite unverified, then the *whole* result is proven equal to the input
+(isl: same domain and, point by point, the same results). Only when that proof
+fails (refuted or unknown) does the simplifier fall back to proving each rewrite on
+its own before applying it, dropping the ones that are not proved; the fallback
+result is proven as a whole again. If no proof succeeds, the input map itself is
+returned. A refuted rewrite is recorded with its counterexample.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from verified_indexing.expr import AffineExpr, Dim, RtSym, Sym
+from verified_indexing.indexing_map import IndexingMap
+from verified_indexing.simplify.constraints import simplify_domain
+from verified_indexing.simplify.cost import cost, map_cost
+from verified_indexing.simplify.engine import Rewriter, Step
+from verified_indexing.simplify.rules import RULES, Rule
+
+__all__ = ["SimplifyReport", "simplify", "simplify_with_report", "simplify_expr", "prove_maps_pointwise"]
+
+
+@dataclass
+class SimplifyReport:
+    """What :func:`simplify_with_report` did.
+
+    Attributes:
+        input: the map given.
+        map: the simplified map (the input itself when nothing could be proven).
+        steps: the transformations applied, in order.
+        rejected: rewrites that were not applied because their proof failed
+            (refuted ones carry the counterexample in their verdict).
+        verdict: the proof that ``map`` equals ``input`` (``None`` when
+            ``verify=False`` or when ``map`` is the input unchanged).
+        verified: True when ``map`` was proven equal to ``input`` (or is it).
+        mode: ``"whole"`` (one proof of the result), ``"per-rewrite"`` (the
+            fallback) or ``"unverified"``.
+        seconds_rewrite, seconds_proof: time spent rewriting and proving.
+    """
+
+    input: IndexingMap
+    map: IndexingMap
+    steps: list[Step] = field(default_factory=list)
+    rejected: list[Step] = field(default_factory=list)
+    verdict: Any = None
+    verified: bool = False
+    mode: str = "whole"
+    seconds_rewrite: float = 0.0
+    seconds_proof: float = 0.0
+
+    @property
+    def cost_before(self) -> int:
+        return map_cost(self.input)
+
+    @property
+    def cost_after(self) -> int:
+        return map_cost(self.map)
+
+    def to_json(self) -> dict[str, Any]:
+        from verified_indexing.serialize import map_to_json
+
+        return {
+            "input": map_to_json(self.input),
+            "map": map_to_json(self.map),
+            "verified": self.verified,
+            "mode": self.mode,
+            "verdict": self.verdict.to_json() if self.verdict is not None else None,
+            "cost_before": self.cost_before,
+            "cost_after": self.cost_after,
+            "steps": [s.to_json() for s in self.steps],
+            "rejected": [s.to_json() for s in self.rejected],
+            "seconds_rewrite": self.seconds_rewrite,
+            "seconds_proof": self.seconds_proof,
+        }
+
+
+def _with_vars_as_results(m: IndexingMap) -> IndexingMap:
+    extra: list[AffineExpr] = [Sym(i) for i in range(m.num_range_vars)]
+    extra += [RtSym(i) for i in range(m.num_rt_vars)]
+    extra += [Dim(i) for i in range(m.num_dims)]
+    return m.replace(results=list(m.results) + extra)
+
+
+def prove_maps_pointwise(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> Any:
+    """Prove that ``a`` and ``b`` (same variables) have the same domain and the same
+    results at every point ``(dims, range vars, rt vars)`` (range variables are
+    compared as inputs, not existentially)."""
+    from verified_indexing.engines import prove_equal
+
+    if a.state != "ok" or b.state != "ok":
+        return prove_equal(a, b, timeout=timeout)
+    return prove_equal(_with_vars_as_results(a), _with_vars_as_results(b), timeout=timeout)
+
+
+def _rewrite_map(
+    m: IndexingMap,
+    *,
+    exact: bool,
+    check_results: bool,
+    timeout: float,
+    rules: Sequence[Rule],
+    replace_point_dims: bool,
+) -> tuple[IndexingMap, list[Step], list[Step]]:
+    """One pass of domain then result simplification (before symbol removal)."""
+    steps: list[Step] = []
+    rejected: list[Step] = []
+
+    def names(kind: Any, index: int) -> str:
+        return m.var_name(kind, index)
+
+    # Constraint expressions are rewritten with box ranges only (valid on the
+    # whole box), so the set they define cannot change.
+    box_rw = Rewriter(m.replace(constraints=[]), exact=False, rules=rules, names=names, where="domain")
+    dm, dsteps = simplify_domain(
+        m,
+        box_rw.simplify,
+        exact=exact,
+        replace_point_dims=replace_point_dims,
+        name=lambda e: box_rw._text(e),
+    )
+    steps += box_rw.steps + dsteps
+    if dm.state != "ok":
+        return dm, steps, rejected
+    check = None
+    if check_results:
+        from verified_indexing.engines import prove_expr_equal
+
+        def check(before: AffineExpr, after: AffineExpr) -> Any:
+            return prove_expr_equal(before, after, dm, timeout=timeout)
+
+    results = []
+    rw = Rewriter(dm, exact=exact, check=check, rules=rules, names=names)
+    for i, r in enumerate(dm.results):
+        rw.where = f"result {i}"
+        results.append(rw.simplify(r))
+    steps += rw.steps
+    rejected += rw.rejected
+    return dm.replace(results=results), steps, rejected
+
+
+def simplify_with_report(
+    m: IndexingMap,
+    *,
+    verify: bool = True,
+    timeout: float = 10.0,
+    exact: bool | None = None,
+    replace_point_dims: bool = False,
+    rules: Sequence[Rule] = RULES,
+    isl_candidate: bool = True,
+) -> SimplifyReport:
+    """Simplify ``m`` and say how (see the module docstring for the discipline).
+
+    Args:
+        m: the map.
+        verify: prove the result equal to ``m`` (isl); ``False`` skips every proof
+            (and isl's exact ranges unless ``exact=True``).
+        timeout: seconds per proof query.
+        exact: use isl's exact ranges and emptiness (default: ``verify``).
+        replace_point_dims: replace dimensions with a single value by that value.
+        rules: the catalogue (tests pass modified copies).
+        isl_candidate: also try isl's own quasi-affine form of the map's results,
+            kept only when proven equal and cheaper (needs ``verify``).
+    """
+    use_exact = verify if exact is None else exact
+    report = SimplifyReport(input=m, map=m, mode="whole" if verify else "unverified")
+    if m.state != "ok":
+        report.verified = True
+        return report
+    t0 = time.perf_counter()
+    cand, steps, _ = _rewrite_map(
+        m, exact=use_exact, check_results=False, timeout=timeout, rules=rules, replace_point_dims=replace_point_dims
+    )
+    report.seconds_rewrite = time.perf_counter() - t0
+    report.steps = steps
+    if not verify:
+        report.map = _finish(cand)
+        return report
+    t1 = time.perf_counter()
+    verdict = _prove(m, cand, timeout)
+    if verdict is not None and not verdict.proved:
+        # Fallback: prove each rewrite before applying it.
+        report.mode = "per-rewrite"
+        if verdict.refuted:
+            report.rejected.append(Step("whole-result", "map", m.format(True), cand.format(True), verdict))
+        cand, steps, rejected = _rewrite_map(
+            m, exact=use_exact, check_results=True, timeout=timeout, rules=rules, replace_point_dims=replace_point_dims
+        )
+        report.steps, report.rejected = steps, report.rejected + rejected
+        verdict = _prove(m, cand, timeout)
+        if verdict is not None and not verdict.proved:
+            # The domain steps failed: keep the input domain, rewrite results only.
+            cand = m
+            report.steps = []
+            verdict = None
+    final = _finish(cand)
+    if final is not cand and final != cand:
+        from verified_indexing.engines import prove_equal
+
+        v2 = prove_equal(cand, final, timeout=timeout)
+        if v2.proved:
+            report.steps.append(Step("remove_unused_symbols", "map", cand.format(True), final.format(True), v2))
+            cand = final
+    if isl_candidate and cand.state == "ok":
+        alt = _isl_candidate(cand)
+        if alt is not None and map_cost(alt) < map_cost(cand):
+            v3 = prove_maps_pointwise(cand, alt, timeout=timeout)
+            if v3.proved:
+                report.steps.append(Step("isl_quasi_affine", "results", cand.format(True), alt.format(True), v3))
+                cand = alt
+    report.map = cand
+    report.verdict = verdict
+    report.verified = True
+    report.seconds_proof = time.perf_counter() - t1
+    return report
+
+
+def _prove(m: IndexingMap, cand: IndexingMap, timeout: float) -> Any:
+    if cand == m:
+        return None
+    return prove_maps_pointwise(m, cand, timeout=timeout)
+
+
+def _finish(m: IndexingMap) -> IndexingMap:
+    return m.remove_unused_symbols() if m.state == "ok" else m
+
+
+def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
+    """isl's quasi-affine form of ``m``'s results, over ``m``'s own variables."""
+    if m.num_range_vars or m.num_rt_vars:
+        return None
+    try:
+        from verified_indexing.engines import indexing_map_from_isl, to_isl_map
+
+        alt = indexing_map_from_isl(to_isl_map(m))
+    except Exception:
+        return None
+    if alt is None or alt.state != "ok" or alt.num_dims != m.num_dims or alt.num_results != m.num_results:
+        return None
+    if alt.num_range_vars or alt.num_rt_vars:
+        return None
+    return m.replace(results=alt.results)
+
+
+def simplify(m: IndexingMap, *, verify: bool = True, timeout: float = 10.0) -> IndexingMap:
+    """The simplified map, proven equal to ``m`` when ``verify`` (otherwise ``m``
+    itself is returned when nothing can be proven)."""
+    return simplify_with_report(m, verify=verify, timeout=timeout).map
+
+
+def simplify_expr(expr: AffineExpr, domain_map: IndexingMap, *, verify: bool = True, timeout: float = 10.0) -> AffineExpr:
+    """``expr`` simplified using the bounds of ``domain_map``'s domain; with
+    ``verify``, the result is proven equal to ``expr`` on that domain (else
+    ``expr`` is returned)."""
+    if domain_map.state != "ok":
+        return expr
+    rw = Rewriter(domain_map, exact=verify)
+    out = rw.simplify(expr)
+    if verify and out != expr:
+        from verified_indexing.engines import prove_expr_equal
+
+        if not prove_expr_equal(expr, out, domain_map, timeout=timeout).proved:
+            return expr
+    return out
+
+
+def expr_cost(e: AffineExpr) -> int:
+    """Alias of :func:`verified_indexing.simplify.cost.cost`."""
+    return cost(e)

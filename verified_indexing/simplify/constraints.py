@@ -1,0 +1,207 @@
+"""Domain simplification: constraints and variable bounds.
+
+Each transformation here keeps the domain exactly the same set of points (the
+simplifier proves the whole result equal to its input with isl afterwards):
+
+* ``e + k in [l, u]`` becomes ``e in [l - k, u - k]``;
+* ``g*e in [l, u]`` (``g`` the gcd of the coefficients, either sign) becomes
+  ``e in [ceil(l/g), floor(u/g)]`` (bounds swapped for a negative ``g``);
+* ``x floordiv d in [l, u]`` becomes ``x in [l*d, u*d + d - 1]`` for ``d > 0`` and
+  ``x in [u*d + d + 1, l*d]`` for ``d < 0``;
+* a constraint on a bare variable tightens the variable's bounds;
+* a constraint whose expression always lies in its interval is dropped (interval
+  bounds first, then isl's exact range over the rest of the domain);
+* ``x mod a in [r, r]`` and ``x mod b in [r, r]`` merge into ``x mod L in [r, r]``
+  (``L = lcm(|a|, |b|)``, signed like ``r``'s residue range);
+* a constraint that can never hold, or an empty domain (isl), gives KNOWN EMPTY;
+* variable bounds shrink to the exact feasible range (isl), optionally point
+  dimensions are replaced by their value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from verified_indexing.expr import AffineExpr, Const, Dim, FloorDiv, Mod, RtSym, Sum, Sym, _Var
+from verified_indexing.indexing_map import IndexingMap
+from verified_indexing.interval import Interval
+from verified_indexing.simplify.engine import Step
+
+__all__ = ["normalize_constraint", "simplify_domain"]
+
+Simplifier = Callable[[AffineExpr], AffineExpr]
+
+
+def _fdiv(a: int, b: int) -> int:
+    return a // b
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def normalize_constraint(e: AffineExpr, iv: Interval) -> tuple[str, AffineExpr, Interval] | None:
+    """One normalization step of ``e in iv`` (``(rule name, e', iv')``), or None."""
+    if isinstance(e, Sum) and e.constant != 0:
+        return "constraint_shift", e - e.constant, Interval(iv.lo - e.constant, iv.hi - e.constant)
+    if isinstance(e, Sum):
+        g = 0
+        for _, c in e.terms:
+            g = math.gcd(g, c)
+        if e.terms[0][1] < 0:
+            g = -g
+        if g != 1:
+            inner = Sum(tuple((t, c // g) for t, c in e.terms), 0)
+            inner_e = inner if len(inner.terms) > 1 or inner.terms[0][1] != 1 else inner.terms[0][0]
+            if g > 0:
+                return "constraint_scale", inner_e, Interval(_cdiv(iv.lo, g), _fdiv(iv.hi, g))
+            return "constraint_scale", inner_e, Interval(_cdiv(iv.hi, g), _fdiv(iv.lo, g))
+    if isinstance(e, FloorDiv):
+        d = e.divisor
+        if d > 0:
+            return "constraint_floordiv", e.lhs, Interval(iv.lo * d, iv.hi * d + d - 1)
+        return "constraint_floordiv", e.lhs, Interval(iv.hi * d + d + 1, iv.lo * d)
+    return None
+
+
+def _merge_mods(cons: list[tuple[AffineExpr, Interval]]) -> tuple[list[tuple[AffineExpr, Interval]], list[Step]]:
+    steps: list[Step] = []
+    changed = True
+    while changed:
+        changed = False
+        for i, (e1, iv1) in enumerate(cons):
+            if not (isinstance(e1, Mod) and iv1.is_point()):
+                continue
+            for j in range(i + 1, len(cons)):
+                e2, iv2 = cons[j]
+                if not (isinstance(e2, Mod) and e2.lhs == e1.lhs and iv2 == iv1):
+                    continue
+                r = iv1.lo
+                a, b = e1.divisor, e2.divisor
+                in_a = (0 <= r < a) if a > 0 else (a < r <= 0)
+                in_b = (0 <= r < b) if b > 0 else (b < r <= 0)
+                if not (in_a and in_b):
+                    continue
+                lcm = abs(a * b) // math.gcd(a, b)
+                merged = e1.lhs.mod(lcm if r >= 0 else -lcm)
+                new = [c for k, c in enumerate(cons) if k not in (i, j)] + [(merged, iv1)]
+                steps.append(Step("constraint_mod_merge", "domain", f"{e1} in {iv1}, {e2} in {iv2}", f"{merged} in {iv1}"))
+                cons = new
+                changed = True
+                break
+            if changed:
+                break
+    return cons, steps
+
+
+def _with_var_bounds(m: IndexingMap, var: _Var, iv: Interval) -> IndexingMap:
+    return m.with_constraint(var, iv)
+
+
+def simplify_domain(
+    m: IndexingMap,
+    simplify_expr: Simplifier,
+    *,
+    exact: bool = True,
+    replace_point_dims: bool = False,
+    name: Callable[[AffineExpr], str] = str,
+) -> tuple[IndexingMap, list[Step]]:
+    """The map with a simplified domain (same set of points) and the steps taken.
+
+    ``simplify_expr`` must be valid on the whole box of variable bounds (not only
+    on the constrained domain), so that rewriting a constraint cannot change the
+    set it defines. With ``exact``, isl decides emptiness, always-satisfied
+    constraints and tight variable bounds.
+    """
+    steps: list[Step] = []
+    if m.state != "ok":
+        return m, steps
+    for _ in range(20):
+        before = m
+        cons: list[tuple[AffineExpr, Interval]] = []
+        for e, iv in m.constraints:
+            e2 = simplify_expr(e)
+            while True:
+                step = normalize_constraint(e2, iv)
+                if step is None:
+                    break
+                rule, e3, iv3 = step
+                steps.append(Step(rule, "domain", f"{name(e2)} in {iv}", f"{name(e3)} in {iv3}"))
+                e2, iv = simplify_expr(e3), iv3
+            cons.append((e2, iv))
+        cons, merged = _merge_mods(cons)
+        steps += merged
+        # Bare variables tighten bounds; constant constraints fold; the rest stays.
+        m = m.replace(constraints=[])
+        kept: list[tuple[AffineExpr, Interval]] = []
+        for e, iv in cons:
+            if isinstance(e, _Var):
+                steps.append(Step("constraint_to_bounds", "domain", f"{name(e)} in {iv}", f"bounds of {name(e)}"))
+                m = _with_var_bounds(m, e, iv)
+            else:
+                kept.append((e, iv))
+        if m.state != "ok":
+            return m, steps
+        final: list[tuple[AffineExpr, Interval]] = []
+        for e, iv in kept:
+            r = m.range_of(e)
+            if iv.contains_interval(r):
+                steps.append(Step("constraint_always_true", "domain", f"{name(e)} in {iv}", "(dropped)"))
+                continue
+            if r.intersect(iv).is_empty():
+                steps.append(Step("constraint_never_true", "domain", f"{name(e)} in {iv}", "KNOWN EMPTY"))
+                return IndexingMap.known_empty(), steps
+            final.append((e, iv))
+        m = m.replace(constraints=final)
+        if m.state != "ok":
+            return m, steps
+        if m == before:
+            break
+    if exact:
+        m, more = _exact_domain(m, name)
+        steps += more
+    if replace_point_dims and m.state == "ok":
+        values = [Const(v.bounds.lo) if v.bounds.is_point() else Dim(i) for i, v in enumerate(m.dims)]
+        if any(isinstance(v, Const) for v in values):
+            new = m.replace(
+                results=[r.substitute(dims=values) for r in m.results],
+                constraints=[(e.substitute(dims=values), iv) for e, iv in m.constraints],
+            )
+            if new != m:
+                steps.append(Step("point_dims", "domain", "dims with one value", "replaced by constants"))
+                m = new
+    return m, steps
+
+
+def _exact_domain(m: IndexingMap, name: Callable[[AffineExpr], str]) -> tuple[IndexingMap, list[Step]]:
+    """Exact emptiness, always-satisfied constraints and tight bounds via isl."""
+    from verified_indexing.engines import exact_range, is_empty
+
+    steps: list[Step] = []
+    if not m.constraints:
+        return m, steps
+    v = is_empty(m)
+    if v.proved:
+        steps.append(Step("domain_empty", "domain", "domain", "KNOWN EMPTY", v))
+        return IndexingMap.known_empty(), steps
+    # Drop constraints implied by the rest of the domain.
+    i = 0
+    while i < len(m.constraints):
+        e, iv = m.constraints[i]
+        rest = m.replace(constraints=[c for k, c in enumerate(m.constraints) if k != i])
+        r = exact_range(e, rest)
+        if r is not None and iv.contains_interval(r):
+            steps.append(Step("constraint_implied", "domain", f"{name(e)} in {iv}", "(dropped)"))
+            m = rest
+        else:
+            i += 1
+    # Tighten every variable's bounds to its feasible range.
+    if m.constraints:
+        for kind, index, var in list(m.variables()):
+            x: _Var = {"d": Dim, "s": Sym, "rt": RtSym}[kind](index)
+            r = exact_range(x, m)
+            if r is not None and not r.is_empty() and r != var.bounds and var.bounds.contains_interval(r):
+                steps.append(Step("bounds_exact", "domain", f"{name(x)} in {var.bounds}", f"{name(x)} in {r}"))
+                m = m.with_constraint(x, r)
+    return m, steps

@@ -1,0 +1,203 @@
+"""The rewriting engine: applies the catalogue bottom-up, with bounds, to a fixpoint.
+
+Promises:
+
+* a rewrite is applied only when the instantiated rule's left-hand side is exactly
+  the subexpression, its side condition holds for the subexpression's ranges
+  (interval evaluation first, isl's exact range when intervals are too coarse), and
+  the result strictly decreases :func:`~verified_indexing.simplify.cost.measure`
+  (so rewriting terminates and never increases the cost);
+* with a ``check`` callback, each rewrite is also proven equal under the domain
+  before it is applied; a rewrite whose proof is not ``proved`` is recorded as
+  rejected and never applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from verified_indexing.expr import AffineExpr
+from verified_indexing.indexing_map import IndexingMap
+from verified_indexing.interval import Interval, range_of
+from verified_indexing.simplify.cost import measure
+from verified_indexing.simplify.rules import EXPR_ALGEBRA, RULES, Rule
+
+__all__ = ["Step", "Rewriter", "CheckFn"]
+
+CheckFn = Callable[[AffineExpr, AffineExpr], Any]
+"""``check(before, after) -> Verdict``: proves one rewrite under the domain."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One applied (or rejected) transformation.
+
+    ``rule`` is a catalogue rule name or a domain step name (``constraint_shift``,
+    ``known_empty``, ...); ``where`` says which part of the map it touched;
+    ``before``/``after`` are the texts of the subexpression (or constraint);
+    ``verdict`` is the proof verdict of this step when it was proven on its own
+    (``None`` when the whole result was proven at once).
+    """
+
+    rule: str
+    where: str
+    before: str
+    after: str
+    verdict: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "where": self.where,
+            "before": self.before,
+            "after": self.after,
+            "verdict": self.verdict.to_json() if self.verdict is not None else None,
+        }
+
+
+@dataclass
+class Rewriter:
+    """Simplifies expressions over one domain.
+
+    Args:
+        domain: the map whose variable bounds (and, for exact ranges, whose full
+            domain) bound the subexpressions.
+        exact: ask isl for the exact range when interval bounds fail a condition.
+        check: prove each rewrite before applying it (per-rewrite discipline).
+        rules: the catalogue to use (tests pass modified copies).
+        names: variable names for the texts of the steps.
+    """
+
+    domain: IndexingMap
+    exact: bool = False
+    check: CheckFn | None = None
+    rules: Sequence[Rule] = RULES
+    names: Callable[[Any, int], str] | None = None
+    where: str = ""
+    steps: list[Step] = field(default_factory=list)
+    rejected: list[Step] = field(default_factory=list)
+    max_steps: int = 2000
+    _memo: dict[AffineExpr, AffineExpr] = field(default_factory=dict)
+    _ivs: dict[AffineExpr, Interval] = field(default_factory=dict)
+    _exact: dict[AffineExpr, Interval] = field(default_factory=dict)
+    _banned: set[tuple[AffineExpr, AffineExpr]] = field(default_factory=set)
+    _active: set[AffineExpr] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        d = self.domain
+        self._box = (
+            [v.bounds for v in d.dims],
+            [v.bounds for v in d.range_vars],
+            [v.bounds for v in d.rt_vars],
+        )
+
+    # -- ranges -----------------------------------------------------------
+    def interval(self, e: AffineExpr) -> Interval:
+        """A sound interval of ``e`` over the box of variable bounds."""
+        hit = self._ivs.get(e)
+        if hit is None:
+            hit = range_of(e, *self._box)
+            self._ivs[e] = hit
+        return hit
+
+    def exact_range(self, e: AffineExpr) -> Interval:
+        """The exact range of ``e`` over the domain (isl), or the interval when isl
+        cannot say."""
+        hit = self._exact.get(e)
+        if hit is None:
+            from verified_indexing.engines import exact_range
+
+            hit = self.interval(e)
+            try:
+                ex = exact_range(e, self.domain)
+            except Exception:  # an engine failure only costs precision
+                ex = None
+            if ex is not None and not ex.is_empty():
+                hit = hit.intersect(ex)
+            self._exact[e] = hit
+        return hit
+
+    # -- rewriting -----------------------------------------------------------
+    def _text(self, e: AffineExpr) -> str:
+        from verified_indexing.syntax.printer import format_expr
+
+        if self.names is None:
+            return format_expr(e)
+        return format_expr(e, self.names)
+
+    def simplify(self, e: AffineExpr) -> AffineExpr:
+        """The simplified form of ``e`` (memoized per rewriter)."""
+        hit = self._memo.get(e)
+        if hit is not None:
+            return hit
+        if e in self._active:  # a rewrite cycle: stop here
+            return e
+        self._active.add(e)
+        try:
+            cur = e.map_children(self.simplify)
+            new = self._step(cur) if len(self.steps) < self.max_steps else None
+            out = cur if new is None else self.simplify(new)
+        finally:
+            self._active.discard(e)
+        self._memo[e] = out
+        return out
+
+    def _try(self, rule: Rule, e: AffineExpr, rng: Callable[[AffineExpr], Interval]) -> tuple[AffineExpr | None, bool]:
+        """(rewritten, whether some binding matched but failed its condition)."""
+        failed = False
+        base = measure(e)
+        for b in rule.match(e, rng):
+            ranges = {n: rng(x) for n, x in b.variables.items()} if rule.uses_ranges else {}
+            if rule.uses_ranges and any(iv.is_empty() for iv in ranges.values()):
+                continue
+            try:
+                lhs, rhs, ok = rule.instantiate(EXPR_ALGEBRA, b, ranges)
+            except (ArithmeticError, ValueError):
+                continue
+            if lhs != e:
+                continue
+            if not ok:
+                failed = True
+                continue
+            if (e, rhs) in self._banned:
+                continue
+            mark = len(self.steps)
+            if measure(rhs) >= base:
+                # Not cheaper by itself: keep it only if simplifying it further pays.
+                if len(self.steps) >= self.max_steps:
+                    continue
+                self.steps.append(Step(rule.name, self.where, self._text(e), self._text(rhs), None))
+                further = self.simplify(rhs)
+                if measure(further) >= base:
+                    del self.steps[mark:]
+                    continue
+                if self.check is not None:
+                    del self.steps[mark:]
+                    verdict = self.check(e, further)
+                    if verdict is None or not verdict.proved:
+                        self._banned.add((e, rhs))
+                        self.rejected.append(Step(rule.name, self.where, self._text(e), self._text(further), verdict))
+                        continue
+                    self.steps.append(Step(rule.name + "+", self.where, self._text(e), self._text(further), verdict))
+                return further, failed
+            verdict = None
+            if self.check is not None:
+                verdict = self.check(e, rhs)
+                if verdict is None or not verdict.proved:
+                    self._banned.add((e, rhs))
+                    self.rejected.append(Step(rule.name, self.where, self._text(e), self._text(rhs), verdict))
+                    continue
+            self.steps.append(Step(rule.name, self.where, self._text(e), self._text(rhs), verdict))
+            return rhs, failed
+        return None, failed
+
+    def _step(self, e: AffineExpr) -> AffineExpr | None:
+        for rule in self.rules:
+            new, failed = self._try(rule, e, self.interval)
+            if new is None and failed and self.exact and rule.uses_ranges:
+                new, _ = self._try(rule, e, self.exact_range)
+            if new is not None:
+                return new
+        return None

@@ -1,0 +1,565 @@
+"""The rule catalogue: every rewrite the simplifier knows, each defined once.
+
+A :class:`Rule` states a rewrite ``lhs -> rhs`` under a side condition, over
+*pattern variables* (``x``, ``y``: arbitrary subexpressions, each with a range
+``[lo.x, hi.x]``) and *rule constants* (``c``, ``k``, ...: integers). The
+statement is written once, as Python functions over an abstract :class:`Algebra`:
+
+* the simplifier evaluates them with :class:`ExprAlgebra` (pattern variables bound
+  to :class:`~verified_indexing.expr.AffineExpr` subterms, constants to ints,
+  ranges from interval evaluation or isl's exact ranges);
+* ``proofs/`` evaluates the very same functions with a z3 algebra (everything
+  symbolic) and proves, for all integers, ``condition -> lhs == rhs``.
+
+Each rule also has a ``match`` function (engine only) that proposes bindings for
+a node; the engine applies a rule only when the instantiated ``lhs`` is exactly
+the node, the side condition holds, and the result is cheaper. A bad matcher can
+therefore only miss rewrites, never make a wrong one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+from verified_indexing.expr import (
+    AffineExpr,
+    Const,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    Sum,
+    emax,
+    emin,
+)
+from verified_indexing.interval import Interval
+
+__all__ = [
+    "Algebra",
+    "ExprAlgebra",
+    "EXPR_ALGEBRA",
+    "Binding",
+    "RangeFn",
+    "Rule",
+    "RULES",
+    "rule_by_name",
+]
+
+RangeFn = Callable[[AffineExpr], Interval]
+"""A sound range oracle: every value the subexpression takes on the domain."""
+
+
+class Algebra:
+    """The operations a rule statement may use. Terms and constants are opaque
+    (``Any``): ints and :class:`AffineExpr` in the engine, z3 terms in proofs.
+
+    Constants combine with Python's ``+ - *`` and comparisons (both ints and z3
+    terms support them); conditions are combined with :meth:`all`/:meth:`any`.
+    """
+
+    def lit(self, value: int) -> Any:
+        """The integer ``value`` as a term."""
+        raise NotImplementedError
+
+    def const(self, k: Any) -> Any:
+        """A rule constant (or constant expression) ``k`` as a term."""
+        raise NotImplementedError
+
+    def add(self, *terms: Any) -> Any:
+        """The sum of the terms."""
+        raise NotImplementedError
+
+    def scale(self, term: Any, k: Any) -> Any:
+        """``term * k`` for a rule constant (or constant expression) ``k``."""
+        raise NotImplementedError
+
+    def fdiv(self, term: Any, k: Any) -> Any:
+        """``term floordiv k``."""
+        raise NotImplementedError
+
+    def mod(self, term: Any, k: Any) -> Any:
+        """``term mod k``."""
+        raise NotImplementedError
+
+    def min(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def max(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def all(self, *conds: Any) -> Any:
+        """Conjunction of conditions."""
+        raise NotImplementedError
+
+    def any(self, *conds: Any) -> Any:
+        """Disjunction of conditions."""
+        raise NotImplementedError
+
+
+class ExprAlgebra(Algebra):
+    """The engine's algebra: terms are AffineExprs, constants and conditions are
+    Python ints and bools."""
+
+    def lit(self, value: int) -> AffineExpr:
+        return Const(value)
+
+    def const(self, k: Any) -> AffineExpr:
+        return Const(int(k))
+
+    def add(self, *terms: Any) -> AffineExpr:
+        out: AffineExpr = Const(0)
+        for t in terms:
+            out = out + t
+        return out
+
+    def scale(self, term: Any, k: Any) -> AffineExpr:
+        return term * int(k)  # type: ignore[no-any-return]
+
+    def fdiv(self, term: Any, k: Any) -> AffineExpr:
+        return term.floordiv(int(k))  # type: ignore[no-any-return]
+
+    def mod(self, term: Any, k: Any) -> AffineExpr:
+        return term.mod(int(k))  # type: ignore[no-any-return]
+
+    def min(self, a: Any, b: Any) -> AffineExpr:
+        return emin(a, b)
+
+    def max(self, a: Any, b: Any) -> AffineExpr:
+        return emax(a, b)
+
+    def all(self, *conds: Any) -> bool:
+        return all(bool(c) for c in conds)
+
+    def any(self, *conds: Any) -> bool:
+        return any(bool(c) for c in conds)
+
+
+EXPR_ALGEBRA = ExprAlgebra()
+
+Statement = Callable[[Algebra, Any, Any], Any]
+"""``fn(A, v, k)``: a term built from pattern variables ``v.x`` and constants ``k.c``."""
+Condition = Callable[[Algebra, Any, Any, Any], Any]
+"""``fn(A, k, lo, hi)``: the side condition over constants and variable ranges."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A proposed instance of a rule: subterms for pattern variables, ints for constants."""
+
+    variables: Mapping[str, AffineExpr]
+    constants: Mapping[str, int]
+
+
+Matcher = Callable[[AffineExpr, RangeFn], Iterator[Binding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rewrite rule: ``lhs -> rhs if condition``, for all integer values of
+    the pattern variables (within their ranges) and of the constants.
+
+    Attributes:
+        name: a stable identifier (``mod_nowrap``).
+        family: the rule family (``mod``, ``floordiv``, ``recombine``, ``minmax``).
+        text: the rule in one line, for people (``x mod c -> x - c*k``).
+        where: the side condition in words (``c > 0, x in [c*k, c*k + c - 1]``).
+        variables: the pattern variables (each has a range ``lo.x..hi.x``).
+        constants: the rule constants.
+        lhs, rhs: the statement functions.
+        condition: the side condition function.
+        match: the engine's matcher (proposes bindings; never trusted).
+        uses_ranges: True when the condition reads variable ranges.
+    """
+
+    name: str
+    family: str
+    text: str
+    where: str
+    variables: tuple[str, ...]
+    constants: tuple[str, ...]
+    lhs: Statement
+    rhs: Statement
+    condition: Condition
+    match: Matcher
+    uses_ranges: bool = True
+
+    def instantiate(
+        self, algebra: Algebra, binding: Binding, ranges: Mapping[str, Interval]
+    ) -> tuple[AffineExpr, AffineExpr, bool]:
+        """``(lhs, rhs, condition holds)`` for a binding (engine algebra)."""
+        v = SimpleNamespace(**binding.variables)
+        k = SimpleNamespace(**binding.constants)
+        lo = SimpleNamespace(**{n: iv.lo for n, iv in ranges.items()})
+        hi = SimpleNamespace(**{n: iv.hi for n, iv in ranges.items()})
+        ok = bool(self.condition(algebra, k, lo, hi))
+        lhs = self.lhs(algebra, v, k)
+        rhs = self.rhs(algebra, v, k) if ok else lhs
+        return lhs, rhs, ok
+
+
+# ---------------------------------------------------------------------------
+# Matchers (engine only: they propose, the statement decides)
+# ---------------------------------------------------------------------------
+
+
+def _split_multiples(s: AffineExpr, c: int) -> tuple[AffineExpr, AffineExpr] | None:
+    """``s = x*c + y`` with every term of ``y`` having a coefficient not divisible by
+    ``c`` and ``y``'s constant in ``[0, |c|-1]``; None when ``x`` would be 0."""
+    terms = s.terms if isinstance(s, Sum) else ((s, 1),)
+    constant = s.constant if isinstance(s, Sum) else 0
+    x: AffineExpr = Const(constant // c)
+    y: AffineExpr = Const(constant - c * (constant // c))
+    moved = constant // c != 0
+    for t, coef in terms:
+        if coef % c == 0:
+            x = x + t * (coef // c)
+            moved = True
+        else:
+            y = y + t * coef
+    return (x, y) if moved else None
+
+
+def _divisors(n: int) -> list[int]:
+    """Positive divisors of ``|n|`` greater than 1, largest first."""
+    n = abs(n)
+    out = [g for g in range(2, min(n, 1 << 16) + 1) if n % g == 0]
+    return sorted(out, reverse=True)
+
+
+def _gcd_splits(s: AffineExpr, m: int, rng: RangeFn) -> Iterator[Binding]:
+    """``s = x*g + y`` with ``g | m``, ``g < |m|``, ``y`` in ``[0, g-1]``."""
+    if not isinstance(s, Sum) or m <= 0:
+        return
+    for g in _divisors(m):
+        if g == m:
+            continue
+        x: AffineExpr = Const(s.constant // g)
+        y: AffineExpr = Const(s.constant - g * (s.constant // g))
+        has_x = s.constant // g != 0
+        for t, coef in s.terms:
+            if coef % g == 0:
+                x = x + t * (coef // g)
+                has_x = True
+            else:
+                y = y + t * coef
+        if not has_x or isinstance(y, Const) and y.value == 0:
+            continue
+        r = rng(y)
+        if r.lo >= 0 and r.hi <= g - 1:
+            yield Binding({"x": x, "y": y}, {"g": g, "k": m // g})
+
+
+def _match_point(cls: type) -> Matcher:
+    def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+        if isinstance(e, cls):
+            assert isinstance(e, (FloorDiv, Mod))
+            r = rng(e.lhs)
+            if not r.is_empty():
+                yield Binding({"x": e.lhs}, {"c": e.divisor, "k": r.lo // e.divisor})
+
+    return match
+
+
+def _match_mod_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, Mod):
+        split = _split_multiples(e.lhs, e.divisor)
+        if split is not None:
+            yield Binding({"x": split[0], "y": split[1]}, {"c": e.divisor})
+
+
+def _match_div_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, FloorDiv):
+        split = _split_multiples(e.lhs, e.divisor)
+        if split is not None:
+            yield Binding({"x": split[0], "y": split[1]}, {"c": e.divisor})
+
+
+def _match_mod_gcd(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, Mod):
+        yield from _gcd_splits(e.lhs, e.divisor, rng)
+
+
+def _match_div_gcd(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, FloorDiv):
+        yield from _gcd_splits(e.lhs, e.divisor, rng)
+
+
+def _match_mod_mod(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, Mod) and isinstance(e.lhs, Mod) and e.lhs.divisor % e.divisor == 0:
+        yield Binding({"x": e.lhs.lhs}, {"a": e.lhs.divisor, "b": e.divisor, "k": e.lhs.divisor // e.divisor})
+
+
+def _match_div_div(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, FloorDiv) and isinstance(e.lhs, FloorDiv):
+        yield Binding({"x": e.lhs.lhs}, {"a": e.lhs.divisor, "b": e.divisor})
+
+
+def _match_div_fold(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, FloorDiv) and isinstance(e.lhs, Sum):
+        inner = [(t, c) for t, c in e.lhs.terms if isinstance(t, FloorDiv) and c == 1]
+        if len(inner) == 1:
+            t = inner[0][0]
+            assert isinstance(t, FloorDiv)
+            yield Binding({"x": t.lhs, "y": e.lhs - t}, {"a": t.divisor, "b": e.divisor})
+
+
+def _match_div_of_mod(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, FloorDiv) and isinstance(e.lhs, Mod) and e.divisor != 0 and e.lhs.divisor % e.divisor == 0:
+        yield Binding({"x": e.lhs.lhs}, {"a": e.divisor, "b": e.lhs.divisor // e.divisor})
+
+
+def _sum_terms(e: AffineExpr) -> tuple[tuple[AffineExpr, int], ...]:
+    return e.terms if isinstance(e, Sum) else ()
+
+
+def _match_recombine(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    terms = dict(_sum_terms(e))
+    for t, k in terms.items():
+        if isinstance(t, Mod):
+            fd = FloorDiv(t.lhs, t.divisor)
+            if terms.get(fd) == t.divisor * k:
+                y = e - t * k - fd * (t.divisor * k)
+                yield Binding({"x": t.lhs, "y": y}, {"c": t.divisor, "k": k})
+
+
+def _match_recombine_sub(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    for t, p in _sum_terms(e):
+        if isinstance(t, FloorDiv) and p % t.divisor == 0:
+            k = -(p // t.divisor)
+            y = e - t.lhs * k - t * p
+            yield Binding({"x": t.lhs, "y": y}, {"c": t.divisor, "k": k})
+
+
+def _match_recombine_sub_mod(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    for t, p in _sum_terms(e):
+        if isinstance(t, Mod):
+            k = -p
+            y = e - t.lhs * k - t * p
+            yield Binding({"x": t.lhs, "y": y}, {"c": t.divisor, "k": k})
+
+
+def _match_minmax(cls: type) -> Matcher:
+    def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+        if isinstance(e, cls):
+            assert isinstance(e, (Min, Max))
+            yield Binding({"x": e.lhs, "y": e.rhs}, {})
+            yield Binding({"x": e.rhs, "y": e.lhs}, {})
+
+    return match
+
+
+# ---------------------------------------------------------------------------
+# The catalogue
+# ---------------------------------------------------------------------------
+
+
+def _one_period(A: Algebra, c: Any, k: Any, lo: Any, hi: Any) -> Any:
+    """Every value of ``[lo, hi]`` has quotient ``k`` by ``c`` (either sign of ``c``)."""
+    return A.any(
+        A.all(c > 0, c * k <= lo, hi <= c * k + c - 1),
+        A.all(c < 0, c * k + c + 1 <= lo, hi <= c * k),
+    )
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        name="div_point",
+        family="floordiv",
+        text="x floordiv c -> k",
+        where="c != 0 and x floordiv c = k for every x in [lo.x, hi.x] (one period)",
+        variables=("x",),
+        constants=("c", "k"),
+        lhs=lambda A, v, k: A.fdiv(v.x, k.c),
+        rhs=lambda A, v, k: A.const(k.k),
+        condition=lambda A, k, lo, hi: _one_period(A, k.c, k.k, lo.x, hi.x),
+        match=_match_point(FloorDiv),
+    ),
+    Rule(
+        name="mod_nowrap",
+        family="mod",
+        text="x mod c -> x - c*k",
+        where="c != 0 and x floordiv c = k for every x in [lo.x, hi.x] (one period)",
+        variables=("x",),
+        constants=("c", "k"),
+        lhs=lambda A, v, k: A.mod(v.x, k.c),
+        rhs=lambda A, v, k: A.add(v.x, A.const(-(k.c * k.k))),
+        condition=lambda A, k, lo, hi: _one_period(A, k.c, k.k, lo.x, hi.x),
+        match=_match_point(Mod),
+    ),
+    Rule(
+        name="min_ordered",
+        family="minmax",
+        text="min(x, y) -> x",
+        where="hi.x <= lo.y",
+        variables=("x", "y"),
+        constants=(),
+        lhs=lambda A, v, k: A.min(v.x, v.y),
+        rhs=lambda A, v, k: v.x,
+        condition=lambda A, k, lo, hi: hi.x <= lo.y,
+        match=_match_minmax(Min),
+    ),
+    Rule(
+        name="max_ordered",
+        family="minmax",
+        text="max(x, y) -> x",
+        where="lo.x >= hi.y",
+        variables=("x", "y"),
+        constants=(),
+        lhs=lambda A, v, k: A.max(v.x, v.y),
+        rhs=lambda A, v, k: v.x,
+        condition=lambda A, k, lo, hi: lo.x >= hi.y,
+        match=_match_minmax(Max),
+    ),
+    Rule(
+        name="mod_mod",
+        family="mod",
+        text="(x mod a) mod b -> x mod b",
+        where="b != 0, a = b*k (b divides a)",
+        variables=("x",),
+        constants=("a", "b", "k"),
+        lhs=lambda A, v, k: A.mod(A.mod(v.x, k.a), k.b),
+        rhs=lambda A, v, k: A.mod(v.x, k.b),
+        condition=lambda A, k, lo, hi: A.all(k.b != 0, k.a != 0, k.a == k.b * k.k),
+        match=_match_mod_mod,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="div_div",
+        family="floordiv",
+        text="(x floordiv a) floordiv b -> x floordiv (a*b)",
+        where="a > 0, b > 0",
+        variables=("x",),
+        constants=("a", "b"),
+        lhs=lambda A, v, k: A.fdiv(A.fdiv(v.x, k.a), k.b),
+        rhs=lambda A, v, k: A.fdiv(v.x, k.a * k.b),
+        condition=lambda A, k, lo, hi: A.all(k.a > 0, k.b > 0),
+        match=_match_div_div,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="mod_drop_multiples",
+        family="mod",
+        text="(x*c + y) mod c -> y mod c",
+        where="c != 0",
+        variables=("x", "y"),
+        constants=("c",),
+        lhs=lambda A, v, k: A.mod(A.add(A.scale(v.x, k.c), v.y), k.c),
+        rhs=lambda A, v, k: A.mod(v.y, k.c),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_mod_multiples,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="div_pull_multiples",
+        family="floordiv",
+        text="(x*c + y) floordiv c -> x + y floordiv c",
+        where="c != 0",
+        variables=("x", "y"),
+        constants=("c",),
+        lhs=lambda A, v, k: A.fdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
+        rhs=lambda A, v, k: A.add(v.x, A.fdiv(v.y, k.c)),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_div_multiples,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="mod_gcd_factor",
+        family="mod",
+        text="(x*g + y) mod (g*k) -> (x*g) mod (g*k) + y",
+        where="g > 0, k > 0, y in [0, g - 1]",
+        variables=("x", "y"),
+        constants=("g", "k"),
+        lhs=lambda A, v, k: A.mod(A.add(A.scale(v.x, k.g), v.y), k.g * k.k),
+        rhs=lambda A, v, k: A.add(A.mod(A.scale(v.x, k.g), k.g * k.k), v.y),
+        condition=lambda A, k, lo, hi: A.all(k.g > 0, k.k > 0, lo.y >= 0, hi.y <= k.g - 1),
+        match=_match_mod_gcd,
+    ),
+    Rule(
+        name="div_gcd_reduce",
+        family="floordiv",
+        text="(x*g + y) floordiv (g*k) -> x floordiv k",
+        where="g > 0, k > 0, y in [0, g - 1]",
+        variables=("x", "y"),
+        constants=("g", "k"),
+        lhs=lambda A, v, k: A.fdiv(A.add(A.scale(v.x, k.g), v.y), k.g * k.k),
+        rhs=lambda A, v, k: A.fdiv(v.x, k.k),
+        condition=lambda A, k, lo, hi: A.all(k.g > 0, k.k > 0, lo.y >= 0, hi.y <= k.g - 1),
+        match=_match_div_gcd,
+    ),
+    Rule(
+        name="div_fold_inner",
+        family="floordiv",
+        text="(x floordiv a + y) floordiv b -> (x + y*a) floordiv (a*b)",
+        where="a > 0, b > 0",
+        variables=("x", "y"),
+        constants=("a", "b"),
+        lhs=lambda A, v, k: A.fdiv(A.add(A.fdiv(v.x, k.a), v.y), k.b),
+        rhs=lambda A, v, k: A.fdiv(A.add(v.x, A.scale(v.y, k.a)), k.a * k.b),
+        condition=lambda A, k, lo, hi: A.all(k.a > 0, k.b > 0),
+        match=_match_div_fold,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="div_of_mod",
+        family="floordiv",
+        text="(x mod (a*b)) floordiv a -> (x floordiv a) mod b",
+        where="a > 0, b > 0",
+        variables=("x",),
+        constants=("a", "b"),
+        lhs=lambda A, v, k: A.fdiv(A.mod(v.x, k.a * k.b), k.a),
+        rhs=lambda A, v, k: A.mod(A.fdiv(v.x, k.a), k.b),
+        condition=lambda A, k, lo, hi: A.all(k.a > 0, k.b > 0),
+        match=_match_div_of_mod,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="recombine",
+        family="recombine",
+        text="(x floordiv c)*(c*k) + (x mod c)*k + y -> x*k + y",
+        where="c != 0",
+        variables=("x", "y"),
+        constants=("c", "k"),
+        lhs=lambda A, v, k: A.add(A.scale(A.fdiv(v.x, k.c), k.c * k.k), A.scale(A.mod(v.x, k.c), k.k), v.y),
+        rhs=lambda A, v, k: A.add(A.scale(v.x, k.k), v.y),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_recombine,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="recombine_sub_div",
+        family="recombine",
+        text="x*k - (x floordiv c)*(c*k) + y -> (x mod c)*k + y",
+        where="c != 0",
+        variables=("x", "y"),
+        constants=("c", "k"),
+        lhs=lambda A, v, k: A.add(A.scale(v.x, k.k), A.scale(A.fdiv(v.x, k.c), -(k.c * k.k)), v.y),
+        rhs=lambda A, v, k: A.add(A.scale(A.mod(v.x, k.c), k.k), v.y),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_recombine_sub,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="recombine_sub_mod",
+        family="recombine",
+        text="x*k - (x mod c)*k + y -> (x floordiv c)*(c*k) + y",
+        where="c != 0",
+        variables=("x", "y"),
+        constants=("c", "k"),
+        lhs=lambda A, v, k: A.add(A.scale(v.x, k.k), A.scale(A.mod(v.x, k.c), -k.k), v.y),
+        rhs=lambda A, v, k: A.add(A.scale(A.fdiv(v.x, k.c), k.c * k.k), v.y),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_recombine_sub_mod,
+        uses_ranges=False,
+    ),
+)
+
+
+def rule_by_name(name: str) -> Rule:
+    """The catalogue rule called ``name`` (KeyError if none)."""
+    for r in RULES:
+        if r.name == name:
+            return r
+    raise KeyError(name)
