@@ -1,0 +1,80 @@
+"""The general theorems of the simplifier's rule catalogue, proven by z3.
+
+``python -m proofs`` (and ``verified-indexing prove-rules``) proves every rule of
+:data:`verified_indexing.simplify.RULES` and prints a table (rule, verdict, time);
+it exits nonzero when a rule is refuted, errors, or is unknown without passing
+evidence. :func:`prove_all` is the same as a function.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from verified_indexing.engines import Verdict
+from verified_indexing.simplify.rules import RULES, Rule
+
+from proofs.theorems import prove_rule
+
+__all__ = ["RuleResult", "prove_all", "format_table", "table_ok", "prove_rule"]
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One row of the table."""
+
+    rule: Rule
+    verdict: Verdict
+
+    @property
+    def ok(self) -> bool:
+        """Proved, or unknown with passing exhaustive evidence."""
+        if self.verdict.proved:
+            return True
+        return self.verdict.unknown and "evidence: checked all" in self.verdict.reason
+
+
+def prove_all(rules: Sequence[Rule] = RULES, *, timeout: float = 10.0) -> list[RuleResult]:
+    """Prove every rule (one fresh z3 context per query)."""
+    return [RuleResult(r, prove_rule(r, timeout=timeout)) for r in rules]
+
+
+def table_ok(results: Sequence[RuleResult]) -> bool:
+    return all(r.ok for r in results)
+
+
+def format_table(results: Sequence[RuleResult], *, times: bool = True) -> str:
+    """The table: rule, family, verdict, time (ms), statement; then the reasons,
+    counterexamples and a summary line."""
+    w = max([len(r.rule.name) for r in results] + [4])
+    lines = [f"{'rule':<{w}}  {'family':<9}  {'verdict':<8}  {'ms':>7}  statement"]
+    for r in results:
+        ms = f"{r.verdict.seconds * 1000:7.1f}" if times else "      -"
+        lines.append(f"{r.rule.name:<{w}}  {r.rule.family:<9}  {r.verdict.status:<8}  {ms}  "
+                     f"{r.rule.text}  if {r.rule.where}")
+    for r in results:
+        if not r.verdict.proved:
+            lines.append("")
+            lines.append(f"{r.rule.name}: {r.verdict.status}" + (f": {r.verdict.reason}" if r.verdict.reason else ""))
+            if r.verdict.counterexample is not None:
+                lines += ["  " + x for x in r.verdict.counterexample.lines()]
+    proved = sum(1 for r in results if r.verdict.proved)
+    unknown = sum(1 for r in results if r.verdict.unknown)
+    bad = len(results) - proved - unknown
+    total = sum(r.verdict.seconds for r in results)
+    lines.append("")
+    lines.append(f"{len(results)} rules: {proved} proved, {unknown} unknown (with evidence: "
+                 f"{sum(1 for r in results if r.verdict.unknown and r.ok)}), {bad} refuted or error"
+                 + (f"; {total:.2f} s" if times else ""))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Prove the catalogue and print the table; 0 when every rule is proved or
+    has passing evidence, 1 otherwise."""
+    start = time.perf_counter()
+    results = prove_all()
+    print(format_table(results))
+    del start
+    return 0 if table_ok(results) else 1

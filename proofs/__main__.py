@@ -1,0 +1,7 @@
+"""``python -m proofs``: prove the rule catalogue, print the table."""
+
+import sys
+
+from proofs import main
+
+sys.exit(main())

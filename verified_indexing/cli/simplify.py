@@ -1,0 +1,115 @@
+"""``verified-indexing simplify``, ``check-rule`` and ``prove-rules``."""
+
+from __future__ import annotations
+
+import argparse
+
+from verified_indexing.cli._common import print_json, read_input
+from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.syntax import parse_indexing_map
+
+SIMPLIFY_EXAMPLES = """examples:
+  verified-indexing simplify '(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]'
+  verified-indexing simplify --explain '(d0) -> ((d0 * 4) floordiv 8), domain: d0 in [0, 9]'
+  verified-indexing simplify --json --no-verify map.txt
+"""
+
+CHECK_EXAMPLES = """examples:
+  verified-indexing check-rule '(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)' --where 'c0 > 0, c1 > 0'
+  verified-indexing check-rule 'x mod c0 -> x' --where 'c0 > 9' --domain 'x in [0, 9]'
+
+Names c0, c1, ... are symbolic integer constants; other names are integer variables.
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "simplify",
+        help="simplify an indexing map; the result is proven equal to the input",
+        description="Simplify an indexing map (results and domain) with the rule catalogue; the result is proven "
+        "equal to the input with isl before it is printed (the input is printed when no proof succeeds).",
+        epilog=SIMPLIFY_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("map", metavar="MAP_OR_FILE", help="the map text, a file holding it, or - for standard input")
+    p.add_argument("--explain", action="store_true", help="print every rewrite: rule, before, after, verdict")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.add_argument("--no-verify", action="store_true", help="skip every proof (and isl's exact ranges)")
+    p.add_argument("--point-dims", action="store_true", help="replace dimensions with one value by that value")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per proof query (default 10)")
+    p.set_defaults(run=run_simplify)
+
+    c = sub.add_parser(
+        "check-rule",
+        help="prove a rewrite rule 'LHS -> RHS' for all integers (symbolic constants c0, c1, ...)",
+        description="Prove a rewrite for all integer values of its variables and symbolic constants under the "
+        "side conditions: proved, refuted (with a confirmed counterexample) or unknown (with the reason).",
+        epilog=CHECK_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("rule", metavar="'LHS -> RHS'")
+    c.add_argument("--where", default="", metavar="CONDITIONS", help="side conditions, e.g. 'c0 > 0, c1 != 0'")
+    c.add_argument("--domain", default="", metavar="DOMAIN", help="bounds, e.g. 'x in [0, 9], y in [0, 3]'")
+    c.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
+    c.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    c.set_defaults(run=run_check_rule)
+
+    r = sub.add_parser(
+        "prove-rules",
+        help="prove every rule of the simplifier's catalogue (same as python -m proofs)",
+        description="Prove the general theorem of every catalogue rule with z3 and print a table.",
+    )
+    r.set_defaults(run=run_prove_rules)
+
+
+def run_simplify(args: argparse.Namespace) -> int:
+    from verified_indexing.simplify.api import simplify_with_report
+
+    text, source = read_input(args.map)
+    m = parse_indexing_map(text, source)
+    if args.timeout <= 0:
+        raise VerifiedIndexingError("--timeout must be positive")
+    rep = simplify_with_report(
+        m, verify=not args.no_verify, timeout=args.timeout, replace_point_dims=args.point_dims
+    )
+    if args.json:
+        print_json(rep.to_json())
+        return 0
+    print(rep.map)
+    if args.explain:
+        print()
+        if not rep.steps:
+            print("no rewrite applied")
+        for s in rep.steps:
+            v = f"  [{s.verdict.status} by {s.verdict.engine}]" if s.verdict is not None else ""
+            print(f"{s.rule} ({s.where}): {s.before}  ->  {s.after}{v}")
+        for s in rep.rejected:
+            v = s.verdict.status if s.verdict is not None else "not proved"
+            print(f"REJECTED {s.rule} ({s.where}): {s.before}  ->  {s.after}  [{v}]")
+            if s.verdict is not None and s.verdict.counterexample is not None:
+                print("\n".join("  " + x for x in s.verdict.counterexample.lines()))
+        if rep.mode == "unverified":
+            print("result: not verified (--no-verify)")
+        elif rep.verdict is None:
+            print("result: unchanged" if rep.map == rep.input else "result: proved")
+        else:
+            print(f"result: {rep.verdict.status} equal to the input by {rep.verdict.engine} ({rep.mode})")
+        print(f"cost: {rep.cost_before} -> {rep.cost_after}")
+    return 0
+
+
+def run_check_rule(args: argparse.Namespace) -> int:
+    from proofs.user_rule import check_user_rule
+
+    v = check_user_rule(args.rule, where=args.where, domain=args.domain, timeout=args.timeout)
+    if args.json:
+        print_json(v.to_json())
+    else:
+        print(v)
+    return {"proved": 0, "refuted": 1, "unknown": 2}.get(v.status, 3)
+
+
+def run_prove_rules(args: argparse.Namespace) -> int:
+    from proofs import main
+
+    return main()
