@@ -1,0 +1,1020 @@
+"""Per-op indexing maps of HLO instructions, both directions.
+
+:func:`output_to_input` gives, for one output of an instruction, one map per
+operand: from an index of that output to the indices of the operand it reads.
+:func:`input_to_output` gives, for one operand, one map per output (one for an
+array-shaped result, one per element of a tuple-shaped result): from an index of
+the operand to the output indices that read it. The maps are exactly the ones
+``spec/xla-indexing-analysis.md`` defines, in its form (the per-op examples of
+the spec are tests).
+
+Promises:
+
+* every map is exact (the set of elements read is exactly the map's image over
+  its domain) except three documented over-approximations that the spec itself
+  makes: the ``src`` operand of dynamic-update-slice (the identity, although the
+  updated window is not read from ``src``), the padding value of pad, and the
+  ``update`` operand of dynamic-update-slice, whose output-to-input map also
+  yields indices outside the update for outputs outside the window (only the
+  in-bounds ones are reads);
+* runtime variables (``rt``) stand for offsets *after* HLO's clamping; their
+  bounds are the clamping range. Each carries a :class:`RuntimeOrigin` in
+  :attr:`Variable.origin` naming the operand that holds the value and the map
+  from the holding map's variables to the element of that operand;
+* an op without a model raises :class:`~verified_indexing.errors.UnsupportedError`
+  naming the opcode and the reason; malformed instructions (attributes that do
+  not fit the shapes) raise a positioned :class:`~verified_indexing.errors.ParseError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from verified_indexing.errors import MapError, ParseError, UnsupportedError
+from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
+from verified_indexing.hlo.bitcast import bitcast_exprs
+from verified_indexing.hlo.ir import Computation, Instruction, Shape, WindowDim
+from verified_indexing.hlo.reshape import reshape_exprs
+from verified_indexing.indexing_map import IndexingMap, Variable
+from verified_indexing.interval import Interval, range_of
+
+__all__ = [
+    "ELEMENTWISE_OPCODES",
+    "NULLARY_OPCODES",
+    "RuntimeOrigin",
+    "from_scalar_map",
+    "input_to_output",
+    "output_to_input",
+    "supported_opcodes",
+    "to_scalar_map",
+]
+
+#: Opcodes whose output element ``i`` reads element ``i`` of every operand
+#: (a rank-0 operand is read by every output element).
+ELEMENTWISE_OPCODES: frozenset[str] = frozenset(
+    {
+        "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "clz", "compare", "complex", "convert",
+        "copy", "cosine", "count-leading-zeros", "divide", "erf", "exponential", "exponential-minus-one",
+        "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum", "minimum",
+        "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder",
+        "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
+        "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt", "stochastic-convert",
+        "subtract", "tan", "tanh", "xor", "bitcast-convert",
+    }
+)
+
+#: Opcodes without operands: their output reads no tensor (no maps).
+NULLARY_OPCODES: frozenset[str] = frozenset({"constant", "iota", "parameter", "partition-id", "replica-id"})
+
+
+@dataclass(frozen=True)
+class RuntimeOrigin:
+    """Where a runtime variable's value comes from.
+
+    ``operand_index``/``operand_name``: the operand of the instruction holding the
+    value. ``map``: from the variables of the map that owns the runtime variable
+    (its dims, then its range variables, same bounds) to the index of the element
+    of that operand holding the value (``(d0, d1) -> ()`` for a scalar offset of
+    dynamic-slice, ``(d0, d1, d2, d3) -> (d0, 1)`` for the second start index of a
+    gather). The variable's value is that element clamped to the variable's bounds.
+    """
+
+    operand_index: int
+    operand_name: str
+    map: IndexingMap
+
+
+# ---------------------------------------------------------------------------
+# Small builders
+# ---------------------------------------------------------------------------
+
+
+def _box(dims: Sequence[int]) -> list[Variable]:
+    return [Variable(Interval(0, n - 1)) for n in dims]
+
+
+def _identity(dims: Sequence[int]) -> IndexingMap:
+    return IndexingMap(_box(dims), [Dim(i) for i in range(len(dims))])
+
+
+def to_scalar_map(dims: Sequence[int]) -> IndexingMap:
+    """``(d0, ..., dn-1) -> ()`` on the box of ``dims``: every element reads the
+    one element of a rank-0 tensor (a scalar operand, an init value, an offset)."""
+    return IndexingMap(_box(dims), [])
+
+
+def from_scalar_map(dims: Sequence[int]) -> IndexingMap:
+    """``()[s0, ..., sn-1] -> (s0, ..., sn-1)``: the one element of a rank-0 tensor
+    goes to every element of a tensor of shape ``dims``."""
+    return IndexingMap([], [Sym(i) for i in range(len(dims))], range_vars=_box(dims))
+
+
+class _Builder:
+    """Collects the parts of one map; constraints already implied by the variable
+    bounds (interval evaluation) are not added."""
+
+    def __init__(self, dims: Sequence[Interval]) -> None:
+        self.dims = list(dims)
+        self.syms: list[Interval] = []
+        self.rts: list[tuple[Interval, RuntimeOrigin | None]] = []
+        self.constraints: list[tuple[AffineExpr, Interval]] = []
+
+    def sym(self, bounds: Interval) -> AffineExpr:
+        self.syms.append(bounds)
+        return Sym(len(self.syms) - 1)
+
+    def rt(self, bounds: Interval, origin: RuntimeOrigin | None = None) -> AffineExpr:
+        self.rts.append((bounds, origin))
+        return RtSym(len(self.rts) - 1)
+
+    def constrain(self, expr: AffineExpr, interval: Interval) -> None:
+        r = range_of(expr, self.dims, self.syms, [b for b, _ in self.rts])
+        if not interval.contains_interval(r):
+            self.constraints.append((expr, interval))
+
+    def origin_map(self, results: Sequence[AffineExpr]) -> IndexingMap:
+        """A map from this map's dims and (so far declared) range vars."""
+        return IndexingMap([Variable(b) for b in self.dims], results, [Variable(b) for b in self.syms])
+
+    def build(self, results: Sequence[AffineExpr]) -> IndexingMap:
+        return IndexingMap(
+            [Variable(b) for b in self.dims],
+            results,
+            [Variable(b) for b in self.syms],
+            [Variable(b, None, o) for b, o in self.rts],
+            self.constraints,
+        )
+
+
+def _boxes(dims: Sequence[int]) -> list[Interval]:
+    return [Interval(0, n - 1) for n in dims]
+
+
+def _bad(inst: Instruction, message: str) -> ParseError:
+    return ParseError(f"{inst.name} ({inst.opcode}): {message}", inst.source_text, inst.offset)
+
+
+def _unsupported(inst: Instruction, reason: str) -> UnsupportedError:
+    return UnsupportedError(f"unknown indexing for {inst.opcode} ({inst.name}): {reason}")
+
+
+def _array(shape: Shape, inst: Instruction, what: str) -> tuple[int, ...]:
+    if shape.is_tuple:
+        raise _bad(inst, f"{what} has the tuple shape {shape}, expected an array")
+    return shape.dims
+
+
+def _operand_shape(inst: Instruction, comp: Computation, k: int) -> Shape:
+    if k >= len(inst.operands):
+        raise _bad(inst, f"has {len(inst.operands)} operand(s), no operand {k}")
+    try:
+        return comp.operand(inst, k).shape
+    except KeyError:
+        raise _bad(inst, f"operand {inst.operands[k]!r} is not defined in {comp.name}") from None
+
+
+def _operand_dims(inst: Instruction, comp: Computation, k: int) -> tuple[int, ...]:
+    return _array(_operand_shape(inst, comp, k), inst, f"operand {k}")
+
+
+def _output_shapes(inst: Instruction) -> list[Shape]:
+    return list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
+
+
+def _output_dims(inst: Instruction, output_index: int) -> tuple[int, ...]:
+    shapes = _output_shapes(inst)
+    if not 0 <= output_index < len(shapes):
+        raise _bad(inst, f"has {len(shapes)} output(s), no output {output_index}")
+    return _array(shapes[output_index], inst, f"output {output_index}")
+
+
+def _check_perm(inst: Instruction, perm: Sequence[int], rank: int, what: str = "dimensions") -> None:
+    if sorted(perm) != list(range(rank)):
+        raise _bad(inst, f"{what}={{{','.join(map(str, perm))}}} is not a permutation of 0..{rank - 1}")
+
+
+def _known_empty_if_no_elements(*shapes: Sequence[int]) -> bool:
+    return any(0 in s for s in shapes)
+
+
+# ---------------------------------------------------------------------------
+# Op families: each returns (output->input maps for output k, input->output maps for operand k)
+# ---------------------------------------------------------------------------
+
+_O2I = Callable[[Instruction, Computation, int], list[IndexingMap]]
+_I2O = Callable[[Instruction, Computation, int], list[IndexingMap]]
+
+
+def _elementwise_o2i(inst: Instruction, comp: Computation, out: int) -> list[IndexingMap]:
+    dims = _output_dims(inst, out)
+    maps = []
+    for k in range(len(inst.operands)):
+        od = _operand_dims(inst, comp, k)
+        if od == dims:
+            maps.append(_identity(dims))
+        elif od == ():
+            maps.append(to_scalar_map(dims))
+        else:
+            raise _elementwise_mismatch(inst, k, od, dims)
+    return maps
+
+
+def _elementwise_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    dims = _output_dims(inst, 0)
+    od = _operand_dims(inst, comp, k)
+    if od == dims:
+        return [_identity(dims)]
+    if od == ():
+        return [from_scalar_map(dims)]
+    raise _elementwise_mismatch(inst, k, od, dims)
+
+
+def _elementwise_mismatch(inst: Instruction, k: int, od: tuple[int, ...], dims: tuple[int, ...]) -> Exception:
+    if inst.opcode == "bitcast-convert":
+        return _unsupported(inst, "bitcast-convert between element types of different widths changes the shape")
+    return _bad(inst, f"operand {k} has shape {list(od)}, the output {list(dims)}")
+
+
+def _broadcast_check(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    bdims = inst.dimensions()
+    if len(bdims) != len(src) or len(set(bdims)) != len(bdims) or any(not 0 <= d < len(out) for d in bdims):
+        raise _bad(inst, f"dimensions={list(bdims)} does not fit operand {list(src)} and output {list(out)}")
+    if any(src[i] != out[d] for i, d in enumerate(bdims)):
+        raise _bad(inst, f"operand {list(src)} does not match output {list(out)} at dimensions={list(bdims)}")
+    return out, src, bdims
+
+
+def _broadcast_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out, _src, bdims = _broadcast_check(inst, comp)
+    return [IndexingMap(_box(out), [Dim(d) for d in bdims])]
+
+
+def _broadcast_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    out, src, bdims = _broadcast_check(inst, comp)
+    b = _Builder(_boxes(src))
+    results: list[AffineExpr] = []
+    for j, n in enumerate(out):
+        results.append(Dim(bdims.index(j)) if j in bdims else b.sym(Interval(0, n - 1)))
+    return [b.build(results)]
+
+
+def _transpose_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    perm = inst.dimensions()
+    _check_perm(inst, perm, len(src))
+    if any(out[i] != src[p] for i, p in enumerate(perm)):
+        raise _bad(inst, f"output {list(out)} is not operand {list(src)} permuted by {list(perm)}")
+    results: list[AffineExpr] = [Const(0)] * len(src)
+    for i, p in enumerate(perm):
+        results[p] = Dim(i)
+    return [IndexingMap(_box(out), results)]
+
+
+def _transpose_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    _transpose_o2i(inst, comp, 0)  # validation
+    src = _operand_dims(inst, comp, 0)
+    return [IndexingMap(_box(src), [Dim(p) for p in inst.dimensions()])]
+
+
+def _reverse_map(inst: Instruction, comp: Computation) -> IndexingMap:
+    out = _output_dims(inst, 0)
+    if _operand_dims(inst, comp, 0) != out:
+        raise _bad(inst, "operand and output shapes differ")
+    rdims = set(inst.dimensions())
+    if any(not 0 <= d < len(out) for d in rdims):
+        raise _bad(inst, f"dimensions={sorted(rdims)} out of range for rank {len(out)}")
+    return IndexingMap(_box(out), [(-Dim(i) + (n - 1)) if i in rdims else Dim(i) for i, n in enumerate(out)])
+
+
+def _reverse_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    return [_reverse_map(inst, comp)]
+
+
+def _reverse_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    return [_reverse_map(inst, comp)]
+
+
+_Dims = tuple[int, ...]
+
+
+def _slice_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, _Dims, list[tuple[int, int]]]:
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    sds = inst.slice_dims()
+    if len(sds) != len(src):
+        raise _bad(inst, f"slice has {len(sds)} entries for an operand of rank {len(src)}")
+    parts = []
+    for i, sd in enumerate(sds):
+        if sd.stride <= 0 or not 0 <= sd.start <= sd.limit <= src[i]:
+            raise _bad(inst, f"slice entry [{sd.start}:{sd.limit}:{sd.stride}] does not fit dimension {src[i]}")
+        if out[i] != -(-(sd.limit - sd.start) // sd.stride):
+            raise _bad(inst, f"output dimension {i} is {out[i]}, the slice gives {(sd.limit - sd.start) // sd.stride}")
+        parts.append((sd.start, sd.stride))
+    return out, src, parts
+
+
+def _slice_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out, _src, parts = _slice_parts(inst, comp)
+    return [IndexingMap(_box(out), [Dim(i) * st + lo for i, (lo, st) in enumerate(parts)])]
+
+
+def _slice_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    out, _src, parts = _slice_parts(inst, comp)
+    dims = [Interval(lo, lo + (n - 1) * st) for (lo, st), n in zip(parts, out)]
+    b = _Builder(dims)
+    results: list[AffineExpr] = []
+    for i, (lo, st) in enumerate(parts):
+        e = Dim(i) - lo
+        if st == 1:
+            results.append(e)
+        else:
+            results.append(e.floordiv(st))
+            b.constraints.append((e.mod(st), Interval(0, 0)))
+    return [b.build(results)]
+
+
+def _reshape_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    return [_reshape_map(inst, src, out)]
+
+
+def _reshape_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    return [_reshape_map(inst, out, src)]
+
+
+def _reshape_map(inst: Instruction, target: Sequence[int], origin: Sequence[int]) -> IndexingMap:
+    """From an index of ``origin`` to the index of ``target`` (row-major)."""
+    n_t = n_o = 1
+    for n in target:
+        n_t *= n
+    for n in origin:
+        n_o *= n
+    if n_t != n_o:
+        raise _bad(inst, f"reshape {list(origin)} <-> {list(target)}: element counts differ")
+    if n_t == 0:
+        return IndexingMap.known_empty()
+    return IndexingMap(_box(origin), reshape_exprs(target, origin))
+
+
+def _bitcast_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    src = _operand_shape(inst, comp, 0)
+    return [_bitcast_map(inst, src, inst.shape)]
+
+
+def _bitcast_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    src = _operand_shape(inst, comp, 0)
+    return [_bitcast_map(inst, inst.shape, src)]
+
+
+def _bitcast_map(inst: Instruction, target: Shape, origin: Shape) -> IndexingMap:
+    try:
+        if target.num_elements() == 0 and origin.num_elements() == 0 and not target.is_tuple:
+            return IndexingMap.known_empty()
+        return IndexingMap(_box(origin.dims), bitcast_exprs(target, origin))
+    except UnsupportedError as exc:
+        raise _unsupported(inst, str(exc)) from None
+
+
+def _concat_parts(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], int, list[int]]:
+    out = _output_dims(inst, 0)
+    cd = inst.dimensions()
+    if len(cd) != 1 or not 0 <= cd[0] < len(out):
+        raise _bad(inst, f"dimensions={list(cd)}: expected one dimension of the output")
+    axis = cd[0]
+    offsets = []
+    off = 0
+    for k in range(len(inst.operands)):
+        od = _operand_dims(inst, comp, k)
+        if len(od) != len(out) or any(a != b for i, (a, b) in enumerate(zip(od, out)) if i != axis):
+            raise _bad(inst, f"operand {k} {list(od)} does not fit the output {list(out)}")
+        offsets.append(off)
+        off += od[axis]
+    if off != out[axis]:
+        raise _bad(inst, f"operands give {off} along dimension {axis}, the output has {out[axis]}")
+    return out, axis, offsets
+
+
+def _concat_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out, axis, offsets = _concat_parts(inst, comp)
+    maps = []
+    for k, off in enumerate(offsets):
+        n = _operand_dims(inst, comp, k)[axis]
+        dims = _box(out)
+        dims[axis] = Variable(Interval(off, off + n - 1))
+        maps.append(IndexingMap(dims, [Dim(i) - off if i == axis else Dim(i) for i in range(len(out))]))
+    return maps
+
+
+def _concat_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    _out, axis, offsets = _concat_parts(inst, comp)
+    od = _operand_dims(inst, comp, k)
+    return [IndexingMap(_box(od), [Dim(i) + offsets[k] if i == axis else Dim(i) for i in range(len(od))])]
+
+
+def _reduce_parts(inst: Instruction, comp: Computation) -> tuple[int, tuple[int, ...], list[int]]:
+    n = len(inst.operands) // 2
+    if n == 0 or len(inst.operands) != 2 * n:
+        raise _bad(inst, "expected N inputs followed by N init values")
+    src = _operand_dims(inst, comp, 0)
+    rdims = sorted(set(inst.dimensions()))
+    if any(not 0 <= d < len(src) for d in rdims):
+        raise _bad(inst, f"dimensions={rdims} out of range for rank {len(src)}")
+    kept = [d for d in range(len(src)) if d not in rdims]
+    for k in range(n):
+        if _operand_dims(inst, comp, k) != src:
+            raise _bad(inst, f"input {k} has shape {list(_operand_dims(inst, comp, k))}, input 0 {list(src)}")
+        if _operand_dims(inst, comp, n + k) != ():
+            raise _bad(inst, f"init value {k} is not a scalar")
+    for j, s in enumerate(_output_shapes(inst)):
+        if _array(s, inst, f"output {j}") != tuple(src[d] for d in kept):
+            raise _bad(inst, f"output {j} {s} is not the input {list(src)} without dimensions {rdims}")
+    if len(_output_shapes(inst)) != n:
+        raise _bad(inst, f"{n} inputs but {len(_output_shapes(inst))} outputs")
+    return n, src, rdims
+
+
+def _reduce_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    n, src, rdims = _reduce_parts(inst, comp)
+    out = _output_dims(inst, out_k)
+    b = _Builder(_boxes(out))
+    results: list[AffineExpr] = []
+    next_dim = 0
+    for d in range(len(src)):
+        if d in rdims:
+            results.append(b.sym(Interval(0, src[d] - 1)))
+        else:
+            results.append(Dim(next_dim))
+            next_dim += 1
+    m = b.build(results)
+    return [m] * n + [to_scalar_map(out)] * n
+
+
+def _reduce_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    n, src, rdims = _reduce_parts(inst, comp)
+    outs = [_output_dims(inst, j) for j in range(n)]
+    if k < n:
+        m = IndexingMap(_box(src), [Dim(d) for d in range(len(src)) if d not in rdims])
+        return [m] * n
+    return [from_scalar_map(o) for o in outs]
+
+
+def _dot_parts(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], tuple[int, ...], list[int], list[int]]:
+    lhs, rhs = _operand_dims(inst, comp, 0), _operand_dims(inst, comp, 1)
+    dd = inst.dot_dims()
+    if len(dd.lhs_batch) != len(dd.rhs_batch) or len(dd.lhs_contracting) != len(dd.rhs_contracting):
+        raise _bad(inst, "batch or contracting dimension lists of lhs and rhs differ in length")
+    sides = ((dd.lhs_batch + dd.lhs_contracting, lhs, "lhs"), (dd.rhs_batch + dd.rhs_contracting, rhs, "rhs"))
+    for dims, shape, side in sides:
+        if len(set(dims)) != len(dims) or any(not 0 <= d < len(shape) for d in dims):
+            raise _bad(inst, f"{side} batch/contracting dimensions {list(dims)} do not fit rank {len(shape)}")
+    for a, b_ in zip(dd.lhs_batch + dd.lhs_contracting, dd.rhs_batch + dd.rhs_contracting):
+        if lhs[a] != rhs[b_]:
+            raise _bad(inst, f"lhs dimension {a} ({lhs[a]}) and rhs dimension {b_} ({rhs[b_]}) differ")
+    lfree = [d for d in range(len(lhs)) if d not in dd.lhs_batch and d not in dd.lhs_contracting]
+    rfree = [d for d in range(len(rhs)) if d not in dd.rhs_batch and d not in dd.rhs_contracting]
+    out = _output_dims(inst, 0)
+    expect = tuple(lhs[d] for d in dd.lhs_batch) + tuple(lhs[d] for d in lfree) + tuple(rhs[d] for d in rfree)
+    if out != expect:
+        raise _bad(inst, f"output {list(out)} is not batch + lhs free + rhs free = {list(expect)}")
+    return lhs, rhs, lfree, rfree
+
+
+def _dot_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    lhs, rhs, lfree, rfree = _dot_parts(inst, comp)
+    dd = inst.dot_dims()
+    out = _output_dims(inst, 0)
+    nb = len(dd.lhs_batch)
+    maps = []
+    for shape, batch, contracting, free, first_free in (
+        (lhs, dd.lhs_batch, dd.lhs_contracting, lfree, nb),
+        (rhs, dd.rhs_batch, dd.rhs_contracting, rfree, nb + len(lfree)),
+    ):
+        b = _Builder(_boxes(out))
+        results: list[AffineExpr] = [Const(0)] * len(shape)
+        for i, d in enumerate(batch):
+            results[d] = Dim(i)
+        for i, d in enumerate(free):
+            results[d] = Dim(first_free + i)
+        for d in contracting:
+            results[d] = b.sym(Interval(0, shape[d] - 1))
+        maps.append(b.build(results))
+    return maps
+
+
+def _dot_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    lhs, rhs, lfree, rfree = _dot_parts(inst, comp)
+    dd = inst.dot_dims()
+    if k == 0:
+        shape, batch, mine, other = lhs, dd.lhs_batch, lfree, [rhs[d] for d in rfree]
+    elif k == 1:
+        shape, batch, mine, other = rhs, dd.rhs_batch, rfree, [lhs[d] for d in lfree]
+    else:
+        raise _bad(inst, f"dot has 2 operands, no operand {k}")
+    b = _Builder(_boxes(shape))
+    results: list[AffineExpr] = [Dim(d) for d in batch]
+    own: list[AffineExpr] = [Dim(d) for d in mine]
+    others = [b.sym(Interval(0, n - 1)) for n in other]
+    results += own + others if k == 0 else others + own
+    return [b.build(results)]
+
+
+def _pad_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, _Dims, list[tuple[int, int, int]]]:
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    if _operand_dims(inst, comp, 1) != ():
+        raise _bad(inst, "the padding value is not a scalar")
+    pads = inst.padding()
+    if len(pads) != len(src):
+        raise _bad(inst, f"padding has {len(pads)} entries for an operand of rank {len(src)}")
+    parts = []
+    for i, p in enumerate(pads):
+        if p.interior < 0:
+            raise _bad(inst, f"negative interior padding {p.interior}")
+        expect = p.low + p.high + src[i] + max(0, src[i] - 1) * p.interior
+        if out[i] != expect:
+            raise _bad(inst, f"output dimension {i} is {out[i]}, the padding gives {expect}")
+        parts.append((p.low, p.high, p.interior))
+    return out, src, parts
+
+
+def _pad_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out, src, parts = _pad_parts(inst, comp)
+    if _known_empty_if_no_elements(src):
+        return [IndexingMap.known_empty(), to_scalar_map(out)]
+    dims = []
+    results: list[AffineExpr] = []
+    constraints: list[tuple[AffineExpr, Interval]] = []
+    for i, ((low, high, interior), n) in enumerate(zip(parts, out)):
+        dims.append(Interval(max(0, low), min(n - 1, n - 1 - high)))
+        e = Dim(i) - low
+        if interior == 0:
+            results.append(e)
+        else:
+            results.append(e.floordiv(interior + 1))
+            constraints.append((e.mod(interior + 1), Interval(0, 0)))
+    b = _Builder(dims)
+    b.constraints = constraints
+    return [b.build(results), to_scalar_map(out)]
+
+
+def _pad_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    out, src, parts = _pad_parts(inst, comp)
+    if k == 1:
+        return [from_scalar_map(out)]
+    dims = []
+    results: list[AffineExpr] = []
+    for i, ((low, _high, interior), n, m) in enumerate(zip(parts, src, out)):
+        step = interior + 1
+        # Input elements that land inside the output (negative padding crops).
+        lo = max(0, -(low // step)) if low < 0 else 0
+        hi = min(n - 1, (m - 1 - low) // step)
+        dims.append(Interval(lo, hi))
+        results.append(Dim(i) * step + low)
+    return [IndexingMap([Variable(d) for d in dims], results)]
+
+
+def _dynamic_slice_parts(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    if len(inst.operands) != 1 + len(src):
+        raise _bad(inst, f"expected {len(src)} scalar offsets after the operand, got {len(inst.operands) - 1}")
+    for k in range(1, len(inst.operands)):
+        if _operand_dims(inst, comp, k) != ():
+            raise _bad(inst, f"offset operand {k} is not a scalar")
+    sizes = inst.ints("dynamic_slice_sizes", out)
+    if tuple(sizes) != out or len(out) != len(src) or any(a > b for a, b in zip(out, src)):
+        raise _bad(inst, f"slice sizes {list(sizes)} do not fit operand {list(src)} and output {list(out)}")
+    return out, src
+
+
+def _dynamic_slice_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out, src = _dynamic_slice_parts(inst, comp)
+    b = _Builder(_boxes(out))
+    results: list[AffineExpr] = []
+    for i in range(len(src)):
+        origin = RuntimeOrigin(1 + i, inst.operands[1 + i], b.origin_map([]))
+        results.append(Dim(i) + b.rt(Interval(0, src[i] - out[i]), origin))
+    return [b.build(results)] + [to_scalar_map(out)] * len(src)
+
+
+def _dynamic_slice_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    out, src = _dynamic_slice_parts(inst, comp)
+    if k > 0:
+        return [from_scalar_map(out)]
+    b = _Builder(_boxes(src))
+    results: list[AffineExpr] = []
+    for i in range(len(src)):
+        origin = RuntimeOrigin(1 + i, inst.operands[1 + i], b.origin_map([]))
+        e = Dim(i) - b.rt(Interval(0, src[i] - out[i]), origin)
+        b.constrain(e, Interval(0, out[i] - 1))
+        results.append(e)
+    return [b.build(results)]
+
+
+def _dus_parts(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    out = _output_dims(inst, 0)
+    if _operand_dims(inst, comp, 0) != out:
+        raise _bad(inst, "operand 0 and the output shapes differ")
+    upd = _operand_dims(inst, comp, 1)
+    if len(inst.operands) != 2 + len(out):
+        raise _bad(inst, f"expected {len(out)} scalar offsets after the update, got {len(inst.operands) - 2}")
+    for k in range(2, len(inst.operands)):
+        if _operand_dims(inst, comp, k) != ():
+            raise _bad(inst, f"offset operand {k} is not a scalar")
+    if len(upd) != len(out) or any(a > b for a, b in zip(upd, out)):
+        raise _bad(inst, f"update {list(upd)} does not fit the operand {list(out)}")
+    return out, upd
+
+
+def _dus_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out, upd = _dus_parts(inst, comp)
+    b = _Builder(_boxes(out))
+    results: list[AffineExpr] = []
+    for i in range(len(out)):
+        origin = RuntimeOrigin(2 + i, inst.operands[2 + i], b.origin_map([]))
+        results.append(Dim(i) - b.rt(Interval(0, out[i] - upd[i]), origin))
+    return [_identity(out), b.build(results)] + [to_scalar_map(out)] * len(out)
+
+
+def _dus_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    out, upd = _dus_parts(inst, comp)
+    if k == 0:
+        return [_identity(out)]
+    if k >= 2:
+        return [from_scalar_map(out)]
+    b = _Builder(_boxes(upd))
+    results: list[AffineExpr] = []
+    for i in range(len(out)):
+        origin = RuntimeOrigin(2 + i, inst.operands[2 + i], b.origin_map([]))
+        results.append(Dim(i) + b.rt(Interval(0, out[i] - upd[i]), origin))
+    return [b.build(results)]
+
+
+def _gather_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, _Dims, _Dims, int]:
+    """Checks the simplified form; returns (operand, indices, output dims, batch dim of the output)."""
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    idx = _operand_dims(inst, comp, 1)
+    g = inst.gather_dims()
+    if g.operand_batching_dims or g.start_indices_batching_dims:
+        raise _unsupported(inst, "gather with batching dimensions (only the simplified gather is modeled)")
+    if g.collapsed_slice_dims:
+        raise _unsupported(inst, "gather with collapsed_slice_dims (only the simplified gather is modeled)")
+    if len(idx) != 2 or g.index_vector_dim != 1:
+        raise _unsupported(inst, "gather whose indices are not rank 2 with index_vector_dim=1 (not simplified)")
+    if len(g.slice_sizes) != len(src) or any(not 0 <= s <= n for s, n in zip(g.slice_sizes, src)):
+        raise _bad(inst, f"slice_sizes={list(g.slice_sizes)} do not fit operand {list(src)}")
+    sim = g.start_index_map
+    if len(sim) != idx[1] or len(set(sim)) != len(sim) or any(not 0 <= d < len(src) for d in sim):
+        raise _bad(inst, f"start_index_map={list(sim)} does not fit operand {list(src)} and indices {list(idx)}")
+    if len(out) != len(src) + 1 or len(g.offset_dims) != len(src) or list(g.offset_dims) != sorted(set(g.offset_dims)):
+        raise _bad(inst, f"offset_dims={list(g.offset_dims)} does not fit output {list(out)}")
+    batch = [d for d in range(len(out)) if d not in g.offset_dims]
+    if len(batch) != 1 or out[batch[0]] != idx[0]:
+        raise _bad(inst, f"output {list(out)} has no batch dimension matching indices {list(idx)}")
+    if any(out[od] != s for od, s in zip(g.offset_dims, g.slice_sizes)):
+        raise _bad(inst, f"output {list(out)} does not hold slices of size {list(g.slice_sizes)}")
+    return src, idx, out, batch[0]
+
+
+def _gather_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    src, idx, out, bd = _gather_parts(inst, comp)
+    g = inst.gather_dims()
+    b = _Builder(_boxes(out))
+    results: list[AffineExpr] = [Dim(od) for od in g.offset_dims]
+    for j, d in enumerate(g.start_index_map):
+        origin = RuntimeOrigin(1, inst.operands[1], b.origin_map([Dim(bd), Const(j)]))
+        results[d] = results[d] + b.rt(Interval(0, src[d] - g.slice_sizes[d]), origin)
+    operand_map = b.build(results)
+    ib = _Builder(_boxes(out))
+    indices_map = ib.build([Dim(bd), ib.sym(Interval(0, idx[1] - 1))])
+    return [operand_map, indices_map]
+
+
+def _gather_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    src, idx, out, bd = _gather_parts(inst, comp)
+    g = inst.gather_dims()
+    results: list[AffineExpr] = [Const(0)] * len(out)
+    if k == 1:
+        b = _Builder(_boxes(idx))
+        results[bd] = Dim(0)
+        for od, s in zip(g.offset_dims, g.slice_sizes):
+            results[od] = b.sym(Interval(0, s - 1))
+        return [b.build(results)]
+    # Operand element x is read at offset x - start when 0 <= x - start < slice size.
+    b = _Builder([Interval(0, n - 1) if d in g.start_index_map else Interval(0, min(n, s) - 1)
+                  for d, (n, s) in enumerate(zip(src, g.slice_sizes))])
+    row = b.sym(Interval(0, idx[0] - 1))
+    results[bd] = row
+    for d, od in enumerate(g.offset_dims):
+        e: AffineExpr = Dim(d)
+        if d in g.start_index_map:
+            j = g.start_index_map.index(d)
+            origin = RuntimeOrigin(1, inst.operands[1], b.origin_map([row, Const(j)]))
+            e = e - b.rt(Interval(0, src[d] - g.slice_sizes[d]), origin)
+            b.constrain(e, Interval(0, g.slice_sizes[d] - 1))
+        results[od] = e
+    return [b.build(results)]
+
+
+def _window_parts(
+    inst: Instruction, src: Sequence[int], out: Sequence[int], spatial: Sequence[int] | None = None
+) -> list[WindowDim]:
+    """The window, checked against the input dims ``src`` and output dims ``out``
+    (restricted to ``spatial`` dims for convolution)."""
+    win = inst.window() if inst.attr("window") is not None or spatial is None else []
+    ids = list(range(len(src))) if spatial is None else list(spatial)
+    if len(win) != len(ids):
+        raise _bad(inst, f"window has {len(win)} dimensions, expected {len(ids)}")
+    for w, i, o in zip(win, ids, out):
+        if w.reversal and spatial is None:
+            raise _unsupported(inst, "window reversal in reduce-window")
+        if w.size < 1 or w.stride < 1 or w.base_dilation < 1 or w.window_dilation < 1:
+            raise _bad(inst, "window sizes, strides and dilations must be positive")
+        padded = w.pad_low + w.pad_high + (src[i] - 1) * w.base_dilation + 1 if src[i] > 0 else 0
+        span = (w.size - 1) * w.window_dilation + 1
+        expect = (padded - span) // w.stride + 1 if padded >= span else 0
+        if o != expect:
+            raise _bad(inst, f"output dimension {o} does not match the window (expected {expect})")
+    return win
+
+
+def _window_read(b: _Builder, d: AffineExpr, w: WindowDim, n: int) -> AffineExpr:
+    """The input index read by output index ``d`` of a window dimension (adding the
+    window's range variable and the padding/dilation constraints to ``b``)."""
+    pos = d * w.stride
+    if w.size > 1:
+        pos = pos + b.sym(Interval(0, w.size - 1)) * w.window_dilation
+    e = pos - w.pad_low
+    b.constrain(e, Interval(0, (n - 1) * w.base_dilation))
+    if w.base_dilation == 1:
+        return e
+    b.constrain(e.mod(w.base_dilation), Interval(0, 0))
+    return e.floordiv(w.base_dilation)
+
+
+def _window_written(b: _Builder, x: AffineExpr, w: WindowDim, m: int, k: AffineExpr | None = None) -> AffineExpr:
+    """The output index that reads input index ``x`` of a window dimension (with
+    output size ``m``); ``k`` is the window position (a new range variable if None)."""
+    pos = x * w.base_dilation + w.pad_low
+    if w.size > 1:
+        pos = pos - (k if k is not None else b.sym(Interval(0, w.size - 1))) * w.window_dilation
+    b.constrain(pos, Interval(0, (m - 1) * w.stride))
+    if w.stride == 1:
+        return pos
+    b.constrain(pos.mod(w.stride), Interval(0, 0))
+    return pos.floordiv(w.stride)
+
+
+def _reduce_window_parts(inst: Instruction, comp: Computation) -> tuple[int, _Dims, _Dims, list[WindowDim]]:
+    n = len(inst.operands) // 2
+    if n == 0 or len(inst.operands) != 2 * n:
+        raise _bad(inst, "expected N inputs followed by N init values")
+    src = _operand_dims(inst, comp, 0)
+    out = _output_dims(inst, 0)
+    for k in range(n):
+        if _operand_dims(inst, comp, k) != src or _operand_dims(inst, comp, n + k) != ():
+            raise _bad(inst, "inputs must share one shape and init values must be scalars")
+    if len(_output_shapes(inst)) != n or any(_output_dims(inst, j) != out for j in range(n)):
+        raise _bad(inst, f"expected {n} outputs of one shape")
+    return n, src, out, _window_parts(inst, src, out)
+
+
+def _reduce_window_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    n, src, out, win = _reduce_window_parts(inst, comp)
+    if _known_empty_if_no_elements(src, out):
+        return [IndexingMap.known_empty()] * n + [to_scalar_map(out)] * n
+    b = _Builder(_boxes(out))
+    results = [_window_read(b, Dim(i), w, src[i]) for i, w in enumerate(win)]
+    return [b.build(results)] * n + [to_scalar_map(out)] * n
+
+
+def _reduce_window_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    n, src, out, win = _reduce_window_parts(inst, comp)
+    if k >= n:
+        return [from_scalar_map(out)] * n
+    if _known_empty_if_no_elements(src, out):
+        return [IndexingMap.known_empty()] * n
+    b = _Builder(_boxes(src))
+    results = [_window_written(b, Dim(i), w, out[i]) for i, w in enumerate(win)]
+    return [b.build(results)] * n
+
+
+def _conv_labels(inst: Instruction) -> tuple[str, str, str]:
+    raw = inst.attr("dim_labels")
+    if raw is None:
+        raise _bad(inst, "missing attribute dim_labels=")
+    try:
+        lhs_rhs, outl = raw.split("->")
+        lhs, rhs = lhs_rhs.split("_")
+    except ValueError:
+        raise _bad(inst, f"malformed dim_labels={raw}") from None
+    return lhs.strip(), rhs.strip(), outl.strip()
+
+
+@dataclass(frozen=True)
+class _Conv:
+    lhs_l: str
+    rhs_l: str
+    out_l: str
+    lhs: tuple[int, ...]
+    rhs: tuple[int, ...]
+    out: tuple[int, ...]
+    lsp: list[int]
+    rsp: list[int]
+    osp: list[int]
+    win: list[WindowDim]
+
+
+def _conv_parts(inst: Instruction, comp: Computation) -> _Conv:
+    for key in ("feature_group_count", "batch_group_count"):
+        if inst.attr(key) is not None and inst.ints(key) != (1,):
+            raise _unsupported(inst, f"convolution with {key}={inst.attr(key)} (grouped convolution)")
+    lhs_l, rhs_l, out_l = _conv_labels(inst)
+    lhs, rhs = _operand_dims(inst, comp, 0), _operand_dims(inst, comp, 1)
+    out = _output_dims(inst, 0)
+    nsp = len(lhs_l) - 2
+    spatial = [str(i) for i in range(nsp)]
+    if (
+        sorted(lhs_l) != sorted(["b", "f", *spatial])
+        or sorted(rhs_l) != sorted(["i", "o", *spatial])
+        or sorted(out_l) != sorted(["b", "f", *spatial])
+        or (len(lhs), len(rhs), len(out)) != (len(lhs_l), len(rhs_l), len(out_l))
+    ):
+        raise _bad(inst, f"dim_labels={inst.attr('dim_labels')} do not fit the shapes")
+    lsp = [lhs_l.index(c) for c in spatial]
+    rsp = [rhs_l.index(c) for c in spatial]
+    osp = [out_l.index(c) for c in spatial]
+    if lhs[lhs_l.index("f")] != rhs[rhs_l.index("i")] or out[out_l.index("f")] != rhs[rhs_l.index("o")]:
+        raise _bad(inst, "feature dimensions of lhs, rhs and output do not match")
+    if out[out_l.index("b")] != lhs[lhs_l.index("b")]:
+        raise _bad(inst, "batch dimensions of lhs and output do not match")
+    win = _window_parts(inst, lhs, [out[i] for i in osp], lsp)
+    if any(w.size != rhs[r] for w, r in zip(win, rsp)):
+        raise _bad(inst, "window sizes do not match the kernel's spatial dimensions")
+    if not win:
+        win = [WindowDim(rhs[r]) for r in rsp]
+    return _Conv(lhs_l, rhs_l, out_l, lhs, rhs, out, lsp, rsp, osp, win)
+
+
+def _conv_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    p = _conv_parts(inst, comp)
+    lhs_l, rhs_l, out_l, lhs, rhs, out = p.lhs_l, p.rhs_l, p.out_l, p.lhs, p.rhs, p.out
+    lsp, rsp, osp, win = p.lsp, p.rsp, p.osp, p.win
+    features = Interval(0, lhs[lhs_l.index("f")] - 1)
+    # lhs: the window positions that fall on real (not padding) input elements.
+    b = _Builder(_boxes(out))
+    lres: list[AffineExpr] = [Const(0)] * len(lhs)
+    for i, w in enumerate(win):
+        lres[lsp[i]] = _window_read(b, Dim(osp[i]), w, lhs[lsp[i]])
+    lres[lhs_l.index("b")] = Dim(out_l.index("b"))
+    lres[lhs_l.index("f")] = b.sym(features)
+    # rhs: the kernel is read at every window position (padding included).
+    rb = _Builder(_boxes(out))
+    rres: list[AffineExpr] = [Const(0)] * len(rhs)
+    for i, w in enumerate(win):
+        if w.size > 1:
+            k = rb.sym(Interval(0, w.size - 1))
+            rres[rsp[i]] = (-k + (w.size - 1)) if w.reversal else k
+    rres[rhs_l.index("i")] = rb.sym(features)
+    rres[rhs_l.index("o")] = Dim(out_l.index("f"))
+    return [b.build(lres), rb.build(rres)]
+
+
+def _conv_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    p = _conv_parts(inst, comp)
+    lhs_l, rhs_l, out_l, lhs, rhs, out = p.lhs_l, p.rhs_l, p.out_l, p.lhs, p.rhs, p.out
+    lsp, osp, win = p.lsp, p.osp, p.win
+    results: list[AffineExpr] = [Const(0)] * len(out)
+    if k == 0:
+        b = _Builder(_boxes(lhs))
+        for i, w in enumerate(win):
+            results[osp[i]] = _window_written(b, Dim(lsp[i]), w, out[osp[i]])
+        results[out_l.index("b")] = Dim(lhs_l.index("b"))
+        results[out_l.index("f")] = b.sym(Interval(0, out[out_l.index("f")] - 1))
+        return [b.build(results)]
+    if k != 1:
+        raise _bad(inst, f"convolution has 2 operands, no operand {k}")
+    b = _Builder(_boxes(rhs))
+    results[out_l.index("b")] = b.sym(Interval(0, out[out_l.index("b")] - 1))
+    for i in range(len(win)):
+        results[osp[i]] = b.sym(Interval(0, out[osp[i]] - 1))
+    results[out_l.index("f")] = Dim(rhs_l.index("o"))
+    return [b.build(results)]
+
+
+def _gte_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    return [_identity(_gte_dims(inst, comp))]
+
+
+def _gte_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    return [_identity(_gte_dims(inst, comp))]
+
+
+def _gte_dims(inst: Instruction, comp: Computation) -> tuple[int, ...]:
+    src = _operand_shape(inst, comp, 0)
+    idx = inst.tuple_index
+    if idx is None:
+        idx = int(inst.attr("index") or -1)
+    if not src.is_tuple or not 0 <= idx < len(src.tuple_shapes):
+        raise _bad(inst, f"index {idx} does not select an element of {src}")
+    dims = _array(src.tuple_shapes[idx], inst, "the selected element")
+    if dims != _output_dims(inst, 0):
+        raise _bad(inst, f"output {inst.shape} is not element {idx} of {src}")
+    return dims
+
+
+def _tuple_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    dims = _output_dims(inst, out_k)
+    if _operand_dims(inst, comp, out_k) != dims:
+        raise _bad(inst, f"operand {out_k} does not have the shape of tuple element {out_k}")
+    return [_identity(dims) if k == out_k else IndexingMap.known_empty() for k in range(len(inst.operands))]
+
+
+def _tuple_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    dims = _operand_dims(inst, comp, k)
+    n = len(_output_shapes(inst))
+    if n != len(inst.operands):
+        raise _bad(inst, f"{len(inst.operands)} operands for a tuple of {n} elements")
+    return [_identity(dims) if j == k else IndexingMap.known_empty() for j in range(n)]
+
+
+_OPS: dict[str, tuple[_O2I, _I2O]] = {
+    "broadcast": (_broadcast_o2i, _broadcast_i2o),
+    "transpose": (_transpose_o2i, _transpose_i2o),
+    "reverse": (_reverse_o2i, _reverse_i2o),
+    "slice": (_slice_o2i, _slice_i2o),
+    "reshape": (_reshape_o2i, _reshape_i2o),
+    "bitcast": (_bitcast_o2i, _bitcast_i2o),
+    "concatenate": (_concat_o2i, _concat_i2o),
+    "reduce": (_reduce_o2i, _reduce_i2o),
+    "dot": (_dot_o2i, _dot_i2o),
+    "pad": (_pad_o2i, _pad_i2o),
+    "dynamic-slice": (_dynamic_slice_o2i, _dynamic_slice_i2o),
+    "dynamic-update-slice": (_dus_o2i, _dus_i2o),
+    "gather": (_gather_o2i, _gather_i2o),
+    "reduce-window": (_reduce_window_o2i, _reduce_window_i2o),
+    "convolution": (_conv_o2i, _conv_i2o),
+    "get-tuple-element": (_gte_o2i, _gte_i2o),
+    "tuple": (_tuple_o2i, _tuple_i2o),
+}
+
+
+def supported_opcodes() -> frozenset[str]:
+    """Every opcode with an indexing model (both directions)."""
+    return frozenset(_OPS) | ELEMENTWISE_OPCODES | NULLARY_OPCODES
+
+
+def _lookup(inst: Instruction) -> tuple[_O2I, _I2O] | None:
+    if inst.opcode in _OPS:
+        return _OPS[inst.opcode]
+    if inst.opcode in ELEMENTWISE_OPCODES:
+        return (_elementwise_o2i, _elementwise_i2o)
+    return None
+
+
+def output_to_input(inst: Instruction, comp: Computation, output_index: int = 0) -> list[IndexingMap]:
+    """One map per operand of ``inst``: from an index of output ``output_index``
+    (the element of a tuple-shaped result; 0 for an array result) to the indices
+    of that operand it reads.
+
+    Ops without operands (parameter, constant, iota, ...) give ``[]``. Raises
+    :class:`UnsupportedError` for an op without a model (never a guess) and a
+    positioned :class:`ParseError` when the attributes do not fit the shapes.
+    """
+    if inst.opcode in NULLARY_OPCODES:
+        return []
+    fns = _lookup(inst)
+    if fns is None:
+        raise _unsupported(inst, "no indexing model for this opcode")
+    _output_dims(inst, output_index)
+    try:
+        return fns[0](inst, comp, output_index)
+    except MapError as exc:  # an inconsistent instruction that slipped through the checks
+        raise _bad(inst, str(exc)) from None
+
+
+def input_to_output(inst: Instruction, comp: Computation, operand_index: int) -> list[IndexingMap]:
+    """From an index of operand ``operand_index`` to the output indices that read
+    it: one map for an array-shaped result, one per element of a tuple result.
+
+    Raises :class:`UnsupportedError` for an op without a model and a positioned
+    :class:`ParseError` for a malformed instruction or a missing operand.
+    """
+    fns = _lookup(inst)
+    if fns is None:
+        if inst.opcode in NULLARY_OPCODES:
+            raise _bad(inst, "has no operands")
+        raise _unsupported(inst, "no indexing model for this opcode")
+    _operand_shape(inst, comp, operand_index)
+    try:
+        return fns[1](inst, comp, operand_index)
+    except MapError as exc:
+        raise _bad(inst, str(exc)) from None
