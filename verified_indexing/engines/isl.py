@@ -1,27 +1,279 @@
-"""isl encoding (skeleton: being filled in)."""
+"""The isl encoding: indexing maps as exact Presburger sets and relations.
+
+Every expression is encoded exactly with isl's ``floor``: ``e floordiv c`` is
+``floor(e / c)`` (for ``c < 0`` written ``floor((-e) / (-c))``, the same
+rational), ``e mod c`` is ``e - c * floor(e / c)``, ``e ceildiv c`` is
+``-floor((-e) / c)``, and ``min``/``max`` are isl's piecewise ``min``/``max``.
+
+Variables keep the map's order. Internally they are named positionally
+(``d0``, ``s0``, ``rt0``) so a user's variable names can never clash with isl's
+keywords; the spaces carry no tuple names.
+
+* :func:`to_isl_domain` -- the set ``{[d..., s..., rt...] : domain}`` (with
+  ``symbols=False``: the range variables projected out, ``{[d..., rt...]}``);
+* :func:`pointwise_map` -- ``{[d..., s..., rt...] -> [results] : domain}``;
+* :func:`to_isl_map` -- the relation ``{[d..., rt...] -> [results] : exists s
+  in the domain}`` (range variables existential, runtime variables inputs);
+* :func:`image`, :func:`compose_relation`, :func:`indexing_map_from_isl`.
+"""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
+import islpy as isl
+
+from verified_indexing.errors import MapError, UnsupportedError
+from verified_indexing.expr import (
+    AffineExpr,
+    CeilDiv,
+    Const,
+    Dim,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    RtSym,
+    Sum,
+    Sym,
+)
 from verified_indexing.indexing_map import IndexingMap
+from verified_indexing.interval import Interval, range_of
+
+__all__ = [
+    "isl_expr",
+    "to_isl_domain",
+    "pointwise_map",
+    "to_isl_map",
+    "image",
+    "compose_relation",
+    "indexing_map_from_isl",
+    "point_values",
+    "isl_version",
+]
+
+
+def isl_version() -> str:
+    """islpy's version string (part of the proof cache key)."""
+    return str(isl.version.VERSION_TEXT) if hasattr(isl, "version") else "unknown"
+
+
+def _name(e: Dim | Sym | RtSym) -> str:
+    return f"{e.kind}{e.index}"
+
+
+def isl_expr(e: AffineExpr) -> str:
+    """The isl text of an expression over positional names (exact semantics)."""
+    if isinstance(e, Const):
+        return str(e.value)
+    if isinstance(e, (Dim, Sym, RtSym)):
+        return _name(e)
+    if isinstance(e, Sum):
+        parts = [f"{c}*{isl_expr(t)}" for t, c in e.terms]
+        parts.append(str(e.constant))
+        return "(" + " + ".join(parts) + ")"
+    if isinstance(e, (FloorDiv, CeilDiv, Mod)):
+        inner = isl_expr(e.lhs)
+        c = e.divisor
+        if isinstance(e, CeilDiv):
+            # -((-x) floordiv c)
+            return f"(-1*{_floor(f'(-1*{inner})', c)})"
+        fl = _floor(inner, c)
+        if isinstance(e, FloorDiv):
+            return fl
+        return f"({inner} - {c}*{fl})"
+    if isinstance(e, Min):
+        return f"min({isl_expr(e.lhs)}, {isl_expr(e.rhs)})"
+    if isinstance(e, Max):
+        return f"max({isl_expr(e.lhs)}, {isl_expr(e.rhs)})"
+    raise TypeError(f"unknown expression node {type(e).__name__}")
+
+
+def _floor(inner: str, c: int) -> str:
+    if c > 0:
+        return f"floor(({inner})/{c})"
+    return f"floor((-1*{inner})/{-c})"
+
+
+def _check(m: IndexingMap) -> None:
+    if m.is_undefined:
+        raise MapError("an UNDEFINED map has no isl encoding")
+
+
+def _tuple(m: IndexingMap, symbols: bool = True) -> str:
+    names = [f"d{i}" for i in range(m.num_dims)]
+    if symbols:
+        names += [f"s{i}" for i in range(m.num_range_vars)]
+    names += [f"rt{i}" for i in range(m.num_rt_vars)]
+    return "[" + ", ".join(names) + "]"
+
+
+def _conditions(m: IndexingMap) -> str:
+    if m.is_known_empty:
+        return "1 = 0"
+    conds = []
+    for kind, i, v in m.variables():
+        conds.append(f"{v.bounds.lo} <= {kind}{i} <= {v.bounds.hi}")
+    for e, iv in m.constraints:
+        conds.append(f"{iv.lo} <= {isl_expr(e)} <= {iv.hi}")
+    return " and ".join(conds) if conds else "1 = 1"
+
+
+def to_isl_domain(m: IndexingMap, symbols: bool = True) -> Any:
+    """The domain as an ``isl.Set`` over ``[d..., s..., rt...]``; with
+    ``symbols=False`` the range variables are projected out (``[d..., rt...]``)."""
+    _check(m)
+    s = isl.Set(f"{{ {_tuple(m)} : {_conditions(m)} }}")
+    if not symbols and m.num_range_vars:
+        s = s.project_out(isl.dim_type.set, m.num_dims, m.num_range_vars)
+    return s
+
+
+def pointwise_map(m: IndexingMap, results: tuple[AffineExpr, ...] | None = None) -> Any:
+    """``{[d..., s..., rt...] -> [results] : domain}`` (every variable an input)."""
+    _check(m)
+    res = m.results if results is None else results
+    out = "[" + ", ".join(isl_expr(r) for r in res) + "]"
+    return isl.Map(f"{{ {_tuple(m)} -> {out} : {_conditions(m)} }}")
 
 
 def to_isl_map(m: IndexingMap) -> Any:
-    raise NotImplementedError
-
-
-def to_isl_domain(m: IndexingMap) -> Any:
-    raise NotImplementedError
+    """The relation ``{[d..., rt...] -> [results] : exists s in the domain}``."""
+    pm = pointwise_map(m)
+    if m.num_range_vars:
+        pm = pm.project_out(isl.dim_type.in_, m.num_dims, m.num_range_vars)
+    return pm
 
 
 def image(m: IndexingMap) -> Any:
-    raise NotImplementedError
+    """The set of all result tuples of ``m`` over its domain (an ``isl.Set``)."""
+    return to_isl_map(m).range()
 
 
 def compose_relation(first: IndexingMap, second: IndexingMap) -> Any:
-    raise NotImplementedError
+    """The exact relational composition ``first`` then ``second``
+    (``to_isl_map(first).apply_range(to_isl_map(second))``).
+
+    ``second`` must have no runtime variables (they would be inputs of the
+    composite that the first relation cannot supply): that raises
+    :class:`UnsupportedError`.
+    """
+    if second.num_rt_vars:
+        raise UnsupportedError("compose_relation: the second map has runtime variables")
+    if not (first.is_known_empty or second.is_known_empty) and first.num_results != second.num_dims:
+        raise MapError(
+            f"cannot compose: the first map has {first.num_results} results, the second {second.num_dims} dims"
+        )
+    return to_isl_map(first).apply_range(to_isl_map(second))
+
+
+def point_values(point: Any, n: int) -> tuple[int, ...]:
+    """The coordinates of an ``isl.Point`` of an ``n``-dimensional set."""
+    return tuple(int(point.get_coordinate_val(isl.dim_type.set, i).to_python()) for i in range(n))
+
+
+# ---------------------------------------------------------------------------
+# Back from isl
+# ---------------------------------------------------------------------------
+
+
+class _NotRepresentable(Exception):
+    pass
+
+
+def _frac(v: Any) -> Fraction:
+    return Fraction(str(v.to_str() if hasattr(v, "to_str") else v))
+
+
+def _aff_numerator(a: Any) -> tuple[AffineExpr, int]:
+    """``(N, den)`` with ``a = N / den``, N with integer coefficients."""
+    den = int(_frac(a.get_denominator_val()))
+    pairs: list[tuple[AffineExpr, int]] = []
+    total: AffineExpr = Const(0)
+    if a.dim(isl.dim_type.param):
+        raise _NotRepresentable("parameters")
+    n_in = a.dim(isl.dim_type.in_)
+    for i in range(n_in):
+        c = _frac(a.get_coefficient_val(isl.dim_type.in_, i)) * den
+        if c:
+            pairs.append((Dim(i), int(c)))
+    for j in range(a.dim(isl.dim_type.div)):
+        c = _frac(a.get_coefficient_val(isl.dim_type.div, j)) * den
+        if c:
+            inner = a.get_div(j)
+            if inner.is_nan():
+                raise _NotRepresentable("unknown div")
+            num, dden = _aff_numerator(inner)
+            pairs.append((num.floordiv(dden), int(c)))
+    const = int(_frac(a.get_constant_val()) * den)
+    for t, k in pairs:
+        total = total + t * k
+    total = total + const
+    return total, den
+
+
+def _aff_to_expr(a: Any) -> AffineExpr:
+    num, den = _aff_numerator(a)
+    return num.floordiv(den)
 
 
 def indexing_map_from_isl(isl_map: Any) -> IndexingMap | None:
-    raise NotImplementedError
+    """The :class:`IndexingMap` of a single-valued, quasi-affine isl map whose
+    domain is one bounded basic set (dims only, no range or runtime variables).
+
+    Returns ``None`` when the map is not representable that way (multi-valued,
+    several pieces, a union domain, unbounded, parameters). An empty map gives
+    KNOWN EMPTY. Where isl's result has a rational denominator, the result is
+    written as a ``floordiv``, exact because the value is integral on the domain.
+    """
+    try:
+        if isinstance(isl_map, isl.BasicMap):
+            isl_map = isl.Map.from_basic_map(isl_map)
+        if isl_map.dim(isl.dim_type.param):
+            return None
+        if isl_map.is_empty():
+            return IndexingMap.known_empty()
+        if not isl_map.is_single_valued():
+            return None
+        dom = isl_map.domain().coalesce()
+        if not dom.is_bounded():
+            return None
+        pma = isl.PwMultiAff.from_map(isl_map)
+        pieces: list[tuple[Any, Any]] = []
+        pma.foreach_piece(lambda s, ma: pieces.append((s, ma)))
+        if len(pieces) != 1:
+            return None
+        piece_dom, ma = pieces[0]
+        piece_dom = piece_dom.coalesce()
+        bsets = piece_dom.get_basic_sets()
+        if len(bsets) != 1:
+            return None
+        n = dom.dim(isl.dim_type.set)
+        bounds = []
+        for i in range(n):
+            lo = piece_dom.dim_min_val(i) if hasattr(piece_dom, "dim_min_val") else None
+            hi = piece_dom.dim_max_val(i) if hasattr(piece_dom, "dim_max_val") else None
+            if lo is None or hi is None:
+                return None
+            bounds.append(Interval(int(_frac(lo)), int(_frac(hi))))
+        results = [_aff_to_expr(ma.get_aff(i)) for i in range(ma.dim(isl.dim_type.out))]
+        constraints: list[tuple[AffineExpr, Interval]] = []
+        for c in bsets[0].get_constraints():
+            num, _ = _aff_numerator(c.get_aff())
+            if isinstance(num, Const):
+                continue
+            span = range_of(num, bounds)
+            if c.is_equality():
+                if span != Interval(0, 0):
+                    constraints.append((num, Interval(0, 0)))
+            elif span.lo < 0:
+                if span.hi < 0:
+                    return IndexingMap.known_empty()
+                constraints.append((num, Interval(0, span.hi)))
+        m = IndexingMap(bounds, results)
+        for e, iv in constraints:
+            m = m.with_constraint(e, iv)
+        return m
+    except _NotRepresentable:
+        return None

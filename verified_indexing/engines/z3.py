@@ -8,8 +8,8 @@ b)``). z3's own ``div``/``mod`` are never used: they are Euclidean (they differ
 for negative divisors) and, as measured in the design document, take seconds where
 explicit quotient/remainder variables take milliseconds.
 
-Every encoder owns a fresh :class:`z3.Context`, so queries never share solver
-state. Typical use::
+Every encoder owns a fresh :class:`z3.Context` (never used by another query; a
+daemon thread prepares them ahead of time), so queries never share solver state. Typical use::
 
     enc = Z3Encoder()
     x, c = enc.int_var("x"), enc.int_var("c")
@@ -30,6 +30,8 @@ The same ``(a, b)`` pair always reuses the same quotient and remainder.
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,7 +54,7 @@ from verified_indexing.expr import (
 )
 from verified_indexing.indexing_map import IndexingMap
 
-__all__ = ["Z3Encoder", "Z3Term", "Env", "DEFAULT_RLIMIT"]
+__all__ = ["Z3Encoder", "Z3Term", "Env", "DEFAULT_RLIMIT", "fresh_context"]
 
 Z3Term = Any
 """A z3 integer term (``z3.ArithRef``); z3 ships no type stubs."""
@@ -62,6 +64,43 @@ Env = Mapping[tuple[VarKind, int], Z3Term]
 
 DEFAULT_RLIMIT = 5_000_000
 """Deterministic z3 resource limit per query (far above what the spec's queries use)."""
+
+
+class _ContextPool:
+    """Fresh z3 contexts made ahead of time by a daemon thread.
+
+    Creating a context costs about 8-10 ms on this machine (``Z3_mk_context_rc``
+    alone), more than a whole query; the thread overlaps that with the caller's
+    work (ctypes releases the GIL). Every context is handed out exactly once, so
+    each query still runs in a context that has never seen another query.
+    """
+
+    def __init__(self, spare: int = 2) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=spare)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _fill(self) -> None:
+        while True:
+            self._queue.put(z3.Context())
+
+    def take(self) -> Any:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._fill, name="z3-context-pool", daemon=True)
+                self._thread.start()
+        try:
+            return self._queue.get(timeout=5.0)
+        except queue.Empty:  # pragma: no cover - the thread died
+            return z3.Context()
+
+
+_POOL = _ContextPool()
+
+
+def fresh_context() -> Any:
+    """A z3 context no query has used (from the prefetching pool)."""
+    return _POOL.take()
 
 
 class Z3Encoder:
@@ -77,7 +116,7 @@ class Z3Encoder:
     z3 = z3
 
     def __init__(self, ctx: Any | None = None) -> None:
-        self.ctx: Any = ctx if ctx is not None else z3.Context()
+        self.ctx: Any = ctx if ctx is not None else fresh_context()
         self.side_conditions: list[Z3Term] = []
         self._divs: dict[tuple[int, int | str], tuple[Z3Term, Z3Term]] = {}
         self._fresh = 0
@@ -126,9 +165,7 @@ class Z3Encoder:
         else:
             tb = self.term(b)
             self.side_conditions.append(ta == tb * q + r)
-            self.side_conditions.append(
-                z3.If(tb > 0, z3.And(r >= 0, r < tb), z3.And(r <= 0, r > tb))
-            )
+            self.side_conditions.append(z3.If(tb > 0, z3.And(r >= 0, r < tb), z3.And(r <= 0, r > tb)))
         self._divs[key] = (q, r)
         return q, r
 
