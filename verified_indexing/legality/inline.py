@@ -1,0 +1,501 @@
+"""CINN's ComputeInline, with legality decided and the result proven.
+
+:func:`compute_inline` removes a producer ``ScheduleBlock`` (and the loops left
+empty by its removal, as ``LeafBlockRemovalPlan`` does) and replaces every load
+of its tensor in the consumer blocks by the producer's stored value, with the
+producer's variables expressed through the consumer's load indices.
+
+CINN substitutes the store's index variables by the load's indices. That is
+only right when the store indices are distinct plain variables. Here the
+producer's loop variables are recovered from a load's indices through the
+**proven inverse** of the store map (:func:`verified_indexing.legality.inverse`),
+so ``B[i0 + 1]`` or ``B[i0 floordiv 2, i0 mod 2]`` inline correctly, and a
+non-injective store is refused with two iterations writing one element.
+
+Legality checks (each reported, in this order): the block exists and is not
+the root; it holds a single store (after an optional ``axis.bind``) and no
+other block writes its tensor; the store does not read its own tensor (no
+reduction); the tensor is not a program output; no block writes a tensor the
+producer reads; the producer precedes every consumer; the store indices are
+injective on the producer's iteration domain; every consumer load lies in the
+stored region. After the rewrite, for every consumer block, z3 proves that the
+inlined stored value equals the original one for every consumer iteration, the
+original load of the producer tensor standing for the value the producer
+stored at that element; tensor reads, constants and value operations are
+uninterpreted functions, so the proof holds whatever they compute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from verified_indexing.engines import Verdict, Z3Encoder
+from verified_indexing.engines.z3 import Env
+from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.expr import AffineExpr, Dim
+from verified_indexing.indexing_map import IndexingMap, Variable
+from verified_indexing.interval import Interval
+from verified_indexing.legality._proofs import now, reads_inside
+from verified_indexing.legality.cinn_ir import (
+    Bind,
+    BinOp,
+    BlockContext,
+    Call,
+    For,
+    Group,
+    IndexValue,
+    Load,
+    Neg,
+    Num,
+    ScheduleBlock,
+    Stmt,
+    Store,
+    Value,
+    format_program,
+    parse_program,
+    walk_blocks,
+)
+from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
+
+__all__ = ["InlineCheck", "InlineReport", "compute_inline", "inline_candidates", "parse_program", "format_program"]
+
+InlineStatus = Literal["inlined", "refused", "unknown"]
+
+
+@dataclass(frozen=True)
+class InlineCheck:
+    """One legality check or proof: ``status`` proved / refuted / unknown / error."""
+
+    name: str
+    status: str
+    detail: str = ""
+    engine: str = ""
+    witness: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.name, "status": self.status, "detail": self.detail, "engine": self.engine,
+                "witness": self.witness}
+
+
+@dataclass(frozen=True)
+class InlineReport:
+    """The outcome of :func:`compute_inline`: ``inlined`` (``program`` is the new
+    program, every check and proof ``proved``), ``refused`` (a check failed;
+    ``reason`` and the check's witness say why) or ``unknown``."""
+
+    block: str
+    status: InlineStatus
+    reason: str
+    checks: tuple[InlineCheck, ...]
+    program: Stmt | None = None
+    store_inverse: InverseResult | None = None
+    consumers: tuple[str, ...] = field(default=())
+
+    @property
+    def exit_code(self) -> int:
+        return {"inlined": 0, "refused": 1, "unknown": 2}[self.status]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "block": self.block,
+            "status": self.status,
+            "reason": self.reason,
+            "consumers": list(self.consumers),
+            "checks": [c.to_json() for c in self.checks],
+            "store_inverse": self.store_inverse.to_json() if self.store_inverse else None,
+            "program": format_program(self.program) if self.program is not None else None,
+        }
+
+
+# ---------------------------------------------------------------------------
+# Program queries
+# ---------------------------------------------------------------------------
+
+
+def _stores(s: Stmt) -> Iterable[Store]:
+    if isinstance(s, Store):
+        yield s
+    elif isinstance(s, (For, Group, ScheduleBlock)):
+        for c in s.body:
+            yield from _stores(c)
+
+
+def _value_loads(v: Value) -> Iterable[Load]:
+    if isinstance(v, Load):
+        yield v
+    elif isinstance(v, BinOp):
+        yield from _value_loads(v.lhs)
+        yield from _value_loads(v.rhs)
+    elif isinstance(v, Neg):
+        yield from _value_loads(v.operand)
+    elif isinstance(v, Call):
+        for a in v.args:
+            yield from _value_loads(a)
+
+
+def _own_stores(ctx: BlockContext) -> list[Store]:
+    """Stores directly in the block (not in nested ScheduleBlocks)."""
+    out: list[Store] = []
+
+    def go(s: Stmt) -> None:
+        if isinstance(s, Store):
+            out.append(s)
+        elif isinstance(s, (For, Group)):
+            for c in s.body:
+                go(c)
+
+    for c in ctx.block.body:
+        go(c)
+    return out
+
+
+def _loads_of(ctx: BlockContext, tensor: str) -> list[tuple[Store, Load]]:
+    return [(st, ld) for st in _own_stores(ctx) for ld in _value_loads(st.value) if ld.tensor == tensor]
+
+
+def inline_candidates(program: Stmt) -> list[str]:
+    """Blocks whose tensor some other block reads (the ones worth inlining), in order."""
+    blocks = [b for b in walk_blocks(program) if b.loops or b.block.name != "root"]
+    out = []
+    for b in blocks:
+        tensors = {s.tensor for s in _own_stores(b)}
+        if any(_loads_of(o, t) for o in blocks if o is not b for t in tensors):
+            out.append(b.block.name)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Maps of a block: everything over the block's loop variables
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """A block's loops and how its scope (loop vars then iteration vars) is
+    expressed over the loop variables."""
+
+    ctx: BlockContext
+    bind_values: tuple[AffineExpr, ...]
+
+    @property
+    def loops(self) -> tuple[For, ...]:
+        return self.ctx.loops
+
+    def domain(self, results: Iterable[AffineExpr]) -> IndexingMap:
+        dims = [Variable(Interval(f.start, f.start + f.extent - 1), f.var) for f in self.loops]
+        return IndexingMap(dims, list(results))
+
+    def resolve(self, e: AffineExpr) -> AffineExpr:
+        """A scope expression over the loop variables only."""
+        n = len(self.loops)
+        return e.substitute(dims=[Dim(i) for i in range(n)] + list(self.bind_values))
+
+
+def _frame(ctx: BlockContext) -> _Frame:
+    binds = [s for s in ctx.block.body if isinstance(s, Bind)]
+    values: tuple[AffineExpr, ...] = ()
+    if binds:
+        values = binds[0].values
+    return _Frame(ctx, values)
+
+
+# ---------------------------------------------------------------------------
+# Rewriting
+# ---------------------------------------------------------------------------
+
+
+def _map_value(v: Value, fn: Callable[[Load], Value], idx: Callable[[AffineExpr], AffineExpr]) -> Value:
+    if isinstance(v, Load):
+        return fn(v)
+    if isinstance(v, BinOp):
+        return BinOp(v.op, _map_value(v.lhs, fn, idx), _map_value(v.rhs, fn, idx))
+    if isinstance(v, Neg):
+        return Neg(_map_value(v.operand, fn, idx))
+    if isinstance(v, Call):
+        return Call(v.name, tuple(_map_value(a, fn, idx) for a in v.args))
+    if isinstance(v, IndexValue):
+        return IndexValue(idx(v.expr))
+    return v
+
+
+def _subst_value(v: Value, sub: list[AffineExpr]) -> Value:
+    """The value with every scope variable replaced (``Dim(k) -> sub[k]``)."""
+    def idx(e: AffineExpr) -> AffineExpr:
+        return e.substitute(dims=sub)
+
+    return _map_value(v, lambda ld: Load(ld.tensor, tuple(idx(i) for i in ld.indices)), idx)
+
+
+def _replace_block(s: Stmt, name: str, fn: Callable[[ScheduleBlock], Stmt | None]) -> Stmt | None:
+    """The statement with ScheduleBlock ``name`` replaced by ``fn(block)``; loops
+    and groups left empty by a removal are removed too (never the root)."""
+    if isinstance(s, ScheduleBlock) and s.name == name:
+        return fn(s)
+    if isinstance(s, (For, Group, ScheduleBlock)):
+        body = []
+        for c in s.body:
+            r = _replace_block(c, name, fn)
+            if r is not None:
+                body.append(r)
+        if not body and s.body and not isinstance(s, ScheduleBlock):
+            return None
+        if isinstance(s, For):
+            return For(s.kind, s.var, s.start, s.extent, tuple(body))
+        if isinstance(s, Group):
+            return Group(tuple(body))
+        return ScheduleBlock(s.name, tuple(body))
+    return s
+
+
+# ---------------------------------------------------------------------------
+# The value-equality proof (z3, uninterpreted values)
+# ---------------------------------------------------------------------------
+
+
+class _ValueEncoder:
+    def __init__(self, enc: Z3Encoder) -> None:
+        self.enc = enc
+        z3 = enc.z3
+        self.sort = z3.DeclareSort("Val", enc.ctx)
+        self.funcs: dict[tuple[str, int], Any] = {}
+
+    def func(self, name: str, args: list[Any], arg_sorts: list[Any]) -> Any:
+        z3 = self.enc.z3
+        key = (name, len(args))
+        f = self.funcs.get(key)
+        if f is None:
+            f = z3.Function(f"{name}/{len(args)}", *arg_sorts, self.sort)
+            self.funcs[key] = f
+        return f(*args) if args else f
+
+    def value(self, v: Value, env: Env, load: Callable[[Load], Any] | None = None) -> Any:
+        z3 = self.enc.z3
+        ints = z3.IntSort(self.enc.ctx)
+        if isinstance(v, Num):
+            return z3.Const(f"num {v.text}", self.sort)
+        if isinstance(v, Load):
+            if load is not None:
+                hit = load(v)
+                if hit is not None:
+                    return hit
+            idx = [self.enc.expr(i, env) for i in v.indices]
+            return self.func(f"load {v.tensor}", idx, [ints] * len(idx))
+        if isinstance(v, BinOp):
+            a, b = self.value(v.lhs, env, load), self.value(v.rhs, env, load)
+            return self.func(f"op {v.op}", [a, b], [self.sort, self.sort])
+        if isinstance(v, Neg):
+            return self.func("neg", [self.value(v.operand, env, load)], [self.sort])
+        if isinstance(v, Call):
+            args = [self.value(a, env, load) for a in v.args]
+            return self.func(f"call {v.name}", args, [self.sort] * len(args))
+        return self.func("int", [self.enc.expr(v.expr, env)], [ints])
+
+
+def _prove_consumer(
+    producer: _Frame, pstore: Store, consumer: _Frame, old: Store, new: Store, tensor: str, timeout: float
+) -> Verdict:
+    """z3: for every consumer iteration, the new stored value equals the old one
+    with each load of ``tensor`` standing for the producer's value there."""
+    question = f"inlined {consumer.ctx.block.name} stores the same values as before"
+    t0 = now()
+    enc = Z3Encoder()
+    z3 = enc.z3
+    ve = _ValueEncoder(enc)
+    s = enc.solver(timeout=timeout)
+    cl = [enc.int_var(f"c_{f.var}") for f in consumer.loops]
+    for f, x in zip(consumer.loops, cl):
+        s.add(x >= f.start, x <= f.start + f.extent - 1)
+    cenv_loops: Env = {("d", i): x for i, x in enumerate(cl)}
+    cscope = list(cl) + [enc.expr(b, cenv_loops) for b in consumer.bind_values]
+    cenv: Env = {("d", i): x for i, x in enumerate(cscope)}
+    counter = [0]
+
+    def producer_value(ld: Load) -> Any:
+        if ld.tensor != tensor:
+            return None
+        counter[0] += 1
+        pl = [enc.int_var(f"p{counter[0]}_{f.var}") for f in producer.loops]
+        for f, x in zip(producer.loops, pl):
+            s.add(x >= f.start, x <= f.start + f.extent - 1)
+        penv_loops: Env = {("d", i): x for i, x in enumerate(pl)}
+        pscope = list(pl) + [enc.expr(b, penv_loops) for b in producer.bind_values]
+        penv: Env = {("d", i): x for i, x in enumerate(pscope)}
+        for si, li in zip(pstore.indices, ld.indices):
+            s.add(enc.expr(si, penv) == enc.expr(li, cenv))
+        return ve.value(pstore.value, penv)
+
+    before = ve.value(old.value, cenv, producer_value)
+    after = ve.value(new.value, cenv)
+    same_index = [enc.expr(a, cenv) == enc.expr(b, cenv) for a, b in zip(old.indices, new.indices)]
+    s.add(*enc.side_conditions)
+    s.add(z3.Not(z3.And(before == after, *same_index)))
+    r = s.check()
+    if r == z3.unsat:
+        return Verdict("proved", "z3", now() - t0, question)
+    if r == z3.sat:
+        return Verdict("error", "z3", now() - t0, question, "the inlined value differs (internal inconsistency)")
+    return Verdict("unknown", "z3", now() - t0, question, str(s.reason_unknown()))
+
+
+# ---------------------------------------------------------------------------
+# ComputeInline
+# ---------------------------------------------------------------------------
+
+
+def compute_inline(
+    program: Stmt, block: str | None = None, *, outputs: Iterable[str] | None = None, timeout: float = 10.0
+) -> InlineReport:
+    """Inline ScheduleBlock ``block`` (default: the first of :func:`inline_candidates`)
+    into every block that reads its tensor (see the module docstring).
+
+    ``outputs`` names the program's output tensors (default: every tensor that
+    is stored and never read). Raises :class:`VerifiedIndexingError` when there
+    is no such block or nothing to inline.
+    """
+    contexts = list(walk_blocks(program))
+    if block is None:
+        cands = inline_candidates(program)
+        if not cands:
+            raise VerifiedIndexingError("no block's tensor is read by another block: nothing to inline")
+        block = cands[0]
+    matches = [c for c in contexts if c.block.name == block]
+    if not matches:
+        known = ", ".join(c.block.name for c in contexts)
+        raise VerifiedIndexingError(f"no ScheduleBlock named {block!r} (blocks: {known})")
+    if len(matches) > 1:
+        raise VerifiedIndexingError(f"several ScheduleBlocks are named {block!r}")
+    pctx = matches[0]
+    checks: list[InlineCheck] = []
+
+    def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax") -> InlineReport:
+        checks.append(InlineCheck(name, "refuted", detail, engine, witness))
+        return InlineReport(block or "", "refused", detail, tuple(checks))
+
+    def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
+        checks.append(InlineCheck(name, "proved", detail, engine))
+
+    if pctx.block is program:
+        return refuse("the block is not the root", "the root block cannot be inlined")
+    body = pctx.block.body
+    own = _own_stores(pctx)
+    shape_ok = len(own) == 1 and all(isinstance(s, (Bind, Store)) for s in body) and len(body) <= 2
+    if not shape_ok:
+        return refuse("a single store in the producer block",
+                      f"block {block} holds {len(own)} store(s) and {len(body)} statement(s); "
+                      "only 'axis.bind' then one store can be inlined")
+    pstore = own[0]
+    tensor = pstore.tensor
+    writers = [c.block.name for c in contexts if c is not pctx and any(s.tensor == tensor for s in _own_stores(c))]
+    if writers:
+        return refuse("a single store in the producer block",
+                      f"{tensor} is also written by block(s) {', '.join(writers)}")
+    ok("a single store in the producer block", f"{tensor}[...] = ... is the only write of {tensor}")
+    if any(ld.tensor == tensor for ld in _value_loads(pstore.value)):
+        return refuse("no reduction", f"the store reads {tensor} itself (a reduction or update)")
+    ok("no reduction")
+    consumers = [c for c in contexts if c is not pctx and _loads_of(c, tensor)]
+    out_set = set(outputs) if outputs is not None else None
+    is_output = (tensor in out_set) if out_set is not None else not consumers
+    if is_output:
+        return refuse("the tensor is not a program output", f"{tensor} is a program output; it must stay materialized")
+    ok("the tensor is not a program output", f"{tensor} is read by {', '.join(c.block.name for c in consumers)}")
+    reads = {ld.tensor for ld in _value_loads(pstore.value)}
+    clobbered = sorted(
+        {s.tensor for c in contexts if c is not pctx for s in _own_stores(c)} & reads
+    )
+    if clobbered:
+        return refuse("no block writes a tensor the producer reads",
+                      f"{', '.join(clobbered)} read by {block} is written elsewhere; its value could change")
+    ok("no block writes a tensor the producer reads")
+    early = [c.block.name for c in consumers if c.order < pctx.order]
+    if early:
+        return refuse("the producer precedes its consumers",
+                      f"block(s) {', '.join(early)} read {tensor} before {block}")
+    ok("the producer precedes its consumers")
+    pf = _frame(pctx)
+    if len(pctx.loops) == 0:
+        return refuse("store indices are injective", f"block {block} is not inside a loop nest (nothing to invert)")
+    write = pf.domain(pf.resolve(i) for i in pstore.indices)
+    inj = is_injective(write, timeout=timeout)
+    if inj.refuted:
+        pair = collision(write, inj)
+        assert pair is not None
+        names = [f.var for f in pctx.loops]
+        w: dict[str, Any] = {
+            "iterations": [dict(zip(names, pair[0])), dict(zip(names, pair[1]))],
+            "element": list(pair[2]),
+            "note": f"iterations {pair[0]} and {pair[1]} of ({', '.join(names)}) both write {tensor}{list(pair[2])}",
+        }
+        return refuse("store indices are injective", str(w["note"]), w, inj.engine)
+    if not inj.proved:
+        checks.append(InlineCheck("store indices are injective", inj.status, inj.reason, inj.engine))
+        return InlineReport(block, "unknown", f"injectivity: {inj.reason}", tuple(checks))
+    ok("store indices are injective", "", inj.engine)
+    for cctx in consumers:
+        cf = _frame(cctx)
+        for _st, ld in _loads_of(cctx, tensor):
+            if len(ld.indices) != len(pstore.indices):
+                raise VerifiedIndexingError(
+                    f"{cctx.block.name} reads {tensor} with {len(ld.indices)} indices; {block} writes it with "
+                    f"{len(pstore.indices)}"
+                )
+            read = cf.domain(cf.resolve(i) for i in ld.indices)
+            v, rw = reads_inside(read, write, timeout)
+            name = f"{cctx.block.name}'s load of {tensor} lies in the stored region"
+            if v.refuted and rw is not None:
+                cw: dict[str, Any] = dict(rw)
+                cw["consumer_iteration"] = dict(zip([f.var for f in cctx.loops], rw["consumer_iteration"]))
+                return refuse(name, f"{cctx.block.name}: {rw['note']}", cw, v.engine)
+            if not v.proved:
+                checks.append(InlineCheck(name, v.status, v.reason, v.engine))
+                return InlineReport(block, "unknown", f"{name}: {v.reason}", tuple(checks))
+            ok(name, "", v.engine)
+    inv = inverse(write, timeout=timeout)
+    if not inv.proved or inv.inverse is None:
+        checks.append(InlineCheck("the store map has a proven inverse", inv.status, inv.reason))
+        return InlineReport(block, "unknown", f"inverse of the store map: {inv.reason}", tuple(checks),
+                            store_inverse=inv)
+    ok("the store map has a proven inverse", inv.inverse.format(one_line=True), "isl")
+    g = inv.inverse
+
+    def replacement(ld: Load, cf: _Frame) -> Value:
+        loops = [r.substitute(dims=list(ld.indices)) for r in g.results]
+        iters = [b.substitute(dims=loops) for b in pf.bind_values]
+        return _subst_value(pstore.value, loops + iters)
+
+    new_program: Stmt | None = program
+    for cctx in consumers:
+        cf = _frame(cctx)
+
+        def rewrite(sb: ScheduleBlock, cf: _Frame = cf) -> Stmt:
+            def fix(s: Stmt) -> Stmt:
+                if isinstance(s, Store):
+                    def swap(ld: Load) -> Value:
+                        return replacement(ld, cf) if ld.tensor == tensor else ld
+
+                    return Store(s.tensor, s.indices, _map_value(s.value, swap, lambda e: e), s.scope)
+                if isinstance(s, For):
+                    return For(s.kind, s.var, s.start, s.extent, tuple(fix(c) for c in s.body))
+                if isinstance(s, Group):
+                    return Group(tuple(fix(c) for c in s.body))
+                return s
+
+            return ScheduleBlock(sb.name, tuple(fix(c) for c in sb.body))
+
+        assert new_program is not None
+        new_program = _replace_block(new_program, cctx.block.name, rewrite)
+    assert new_program is not None
+    new_program = _replace_block(new_program, block, lambda sb: None)
+    assert new_program is not None
+    new_contexts = {c.block.name: c for c in walk_blocks(new_program)}
+    for cctx in consumers:
+        nctx = new_contexts[cctx.block.name]
+        for old, new in zip(_own_stores(cctx), _own_stores(nctx)):
+            v = _prove_consumer(pf, pstore, _frame(cctx), old, new, tensor, timeout)
+            checks.append(InlineCheck(v.question, v.status, v.reason, v.engine))
+            if not v.proved:
+                return InlineReport(block, "unknown", f"{v.question}: {v.status}", tuple(checks), None, inv)
+    return InlineReport(block, "inlined", "all checks proved", tuple(checks), new_program, inv,
+                        tuple(c.block.name for c in consumers))

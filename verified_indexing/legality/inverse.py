@@ -1,0 +1,167 @@
+"""Semantic injectivity, bijectivity and exact inverses of indexing maps, proven.
+
+Unlike MLIR's syntactic :func:`~verified_indexing.legality.permutation.inverse_permutation`,
+these decide the question on the map's actual domain:
+
+* :func:`is_injective` -- the isl engine decides; a refutation carries two domain
+  points with the same image, re-checked here with the plain evaluator;
+* :func:`is_bijective` -- injective and onto a box (the engines' ``is_bijective_onto``);
+* :func:`inverse` -- for an injective quasi-affine map without range or runtime
+  variables, the inverse as an :class:`IndexingMap` whose domain is the image,
+  with both ``inverse ∘ map = id`` on the map's domain and ``map ∘ inverse = id``
+  on the inverse's domain proven by :func:`verified_indexing.engines.prove_equal`
+  (together they show the inverse's domain is exactly the image).
+
+An :class:`InverseResult` is ``proved`` only when both identities are proved;
+``refuted`` when the map is not injective (with the two points); ``unknown``
+when an engine gave up or isl's inverse is not one quasi-affine piece.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from verified_indexing.engines import (
+    Verdict,
+    indexing_map_from_isl,
+    is_bijective_onto,
+    prove_equal,
+    to_isl_map,
+)
+from verified_indexing.engines import is_injective as _engine_is_injective
+from verified_indexing.errors import UnsupportedError
+from verified_indexing.expr import Dim
+from verified_indexing.indexing_map import IndexingMap, compose
+from verified_indexing.interval import Interval
+
+__all__ = ["InverseResult", "inverse", "is_injective", "is_bijective", "collision", "identity_on"]
+
+Status = Literal["proved", "refuted", "unknown", "error"]
+
+
+@dataclass(frozen=True)
+class InverseResult:
+    """The outcome of :func:`inverse`.
+
+    ``status``: ``proved`` (``inverse`` is set and both identities are proved),
+    ``refuted`` (not injective: ``collision`` holds two distinct domain points
+    and their common image, evaluator-confirmed), ``unknown`` or ``error``
+    (``reason`` says why; ``inverse`` may hold an unproven candidate).
+    """
+
+    status: Status
+    map: IndexingMap
+    inverse: IndexingMap | None
+    injectivity: Verdict
+    left_identity: Verdict | None
+    right_identity: Verdict | None
+    collision: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None
+    reason: str = ""
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "map": self.map.format(one_line=True),
+            "inverse": self.inverse.format(one_line=True) if self.inverse is not None else None,
+            "injectivity": self.injectivity.to_json(),
+            "inverse_after_map_is_identity": self.left_identity.to_json() if self.left_identity else None,
+            "map_after_inverse_is_identity": self.right_identity.to_json() if self.right_identity else None,
+            "collision": (
+                {"first": list(self.collision[0]), "second": list(self.collision[1]), "image": list(self.collision[2])}
+                if self.collision
+                else None
+            ),
+            "reason": self.reason,
+        }
+
+
+def _check_plain(m: IndexingMap, what: str) -> None:
+    if m.state != "ok":
+        raise UnsupportedError(f"{what}: the map is {m.state.replace('_', ' ')}")
+    if m.num_range_vars or m.num_rt_vars:
+        raise UnsupportedError(f"{what}: maps with range or runtime variables are not supported")
+
+
+def collision(m: IndexingMap, verdict: Verdict) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """The two points of an injectivity counterexample, re-checked with the plain
+    evaluator (both in the domain, distinct, same image); ``None`` if the verdict
+    has none or the evaluator does not confirm it."""
+    ce = verdict.counterexample
+    if ce is None or not ce.other_values:
+        return None
+    n = m.num_dims
+    p = tuple(v for _, v in ce.values[:n])
+    q = tuple(v for _, v in ce.other_values[:n])
+    if len(p) != n or len(q) != n or p == q:
+        return None
+    if not (m.contains(p) and m.contains(q)):
+        return None
+    img = m.evaluate(p)
+    if m.evaluate(q) != img:
+        return None
+    return p, q, img
+
+
+def is_injective(m: IndexingMap, *, timeout: float = 10.0) -> Verdict:
+    """Whether distinct domain points of ``m`` always have distinct images.
+
+    ``refuted`` verdicts carry an evaluator-confirmed pair (see :func:`collision`);
+    an engine counterexample the evaluator rejects becomes an ``error``.
+    """
+    _check_plain(m, "is_injective")
+    v = _engine_is_injective(m, timeout=timeout)
+    if v.refuted and collision(m, v) is None:
+        return Verdict("error", v.engine, v.seconds, v.question, "encoding disagrees with evaluator")
+    return v
+
+
+def is_bijective(m: IndexingMap, onto: Sequence[Interval | tuple[int, int]], *, timeout: float = 10.0) -> Verdict:
+    """Whether ``m`` maps its domain one-to-one onto the box ``onto``."""
+    _check_plain(m, "is_bijective")
+    box = [iv if isinstance(iv, Interval) else Interval(iv[0], iv[1]) for iv in onto]
+    if len(box) != m.num_results:
+        raise UnsupportedError(f"is_bijective: a box of {len(box)} intervals for {m.num_results} results")
+    return is_bijective_onto(m, box, timeout=timeout)
+
+
+def identity_on(m: IndexingMap) -> IndexingMap:
+    """``(d0, ..., dn-1) -> (d0, ..., dn-1)`` on ``m``'s domain."""
+    return m.replace(results=[Dim(i) for i in range(m.num_dims)])
+
+
+def inverse(m: IndexingMap, *, timeout: float = 10.0) -> InverseResult:
+    """The proven inverse of an injective map (see the module docstring).
+
+    Raises :class:`UnsupportedError` for maps with range or runtime variables
+    and for KNOWN EMPTY / UNDEFINED maps.
+    """
+    _check_plain(m, "inverse")
+    inj = is_injective(m, timeout=timeout)
+    if inj.refuted:
+        return InverseResult("refuted", m, None, inj, None, None, collision(m, inj),
+                             "the map is not injective: two domain points have the same image")
+    if not inj.proved:
+        return InverseResult(inj.status, m, None, inj, None, None, None, inj.reason or "injectivity not proved")
+    rel = to_isl_map(m).reverse()
+    inv = indexing_map_from_isl(rel)
+    if inv is None or inv.state != "ok":
+        return InverseResult("unknown", m, None, inj, None, None, None,
+                             "isl's inverse is not a single quasi-affine piece on a bounded domain")
+    left = prove_equal(compose(m, inv), identity_on(m), timeout=timeout)
+    right = prove_equal(compose(inv, m), identity_on(inv), timeout=timeout)
+    if left.proved and right.proved:
+        return InverseResult("proved", m, inv, inj, left, right, None)
+    bad = left if not left.proved else right
+    status: Status = "error" if bad.refuted else bad.status
+    reason = (
+        "the candidate inverse from isl failed its identity check (engine disagreement)"
+        if bad.refuted
+        else bad.reason or "an identity proof was not completed"
+    )
+    return InverseResult(status, m, inv, inj, left, right, None, reason)
