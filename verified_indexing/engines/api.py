@@ -47,6 +47,9 @@ __all__ = [
     "is_injective",
     "is_bijective_onto",
     "Question",
+    "answer",
+    "equality_question",
+    "expr_equality_question",
 ]
 
 ENGINES = ("auto", "isl", "z3", "enum", "all")
@@ -489,6 +492,23 @@ def _domain_only(m: IndexingMap, results: Sequence[AffineExpr]) -> IndexingMap:
     return IndexingMap(m.dims, results, m.range_vars, m.rt_vars, m.constraints, state=m.state)
 
 
+def expr_equality_question(e1: AffineExpr, e2: AffineExpr, domain: IndexingMap) -> Question | Verdict:
+    """The question "e1 == e2 on every point of domain", or a verdict when it is decided at once."""
+    if domain.is_undefined:
+        return Verdict("error", "none", 0.0, f"expr-equal: {e1} == {e2}", "an UNDEFINED map has no domain")
+    names = domain.var_name if domain.state == "ok" else None
+    t1 = format_expr(e1, names) if names else str(e1)
+    t2 = format_expr(e2, names) if names else str(e2)
+    text = f"expr-equal: {t1} == {t2} over {domain.format(one_line=True)}"
+    if domain.is_known_empty:
+        return Verdict("proved", "none", 0.0, text, "the domain is KNOWN EMPTY")
+    try:
+        a, b = _domain_only(domain, [e1]), _domain_only(domain, [e2])
+    except MapError as exc:
+        return Verdict("error", "none", 0.0, text, str(exc))
+    return _pointwise_question(a, b, text, "expr-equal")
+
+
 def prove_expr_equal(
     e1: AffineExpr,
     e2: AffineExpr,
@@ -500,15 +520,12 @@ def prove_expr_equal(
 ) -> Verdict:
     """Prove ``e1 == e2`` at every point of ``domain`` (its variables and
     constraints; its results are ignored). Every variable, range variables
-    included, is universally quantified here."""
-    _check_usable(domain)
-    text = f"expr-equal: {format_expr(e1, domain.var_name) if domain.state == 'ok' else e1} == " + (
-        f"{format_expr(e2, domain.var_name) if domain.state == 'ok' else e2} over {domain.format(one_line=True)}"
-    )
-    if domain.is_known_empty:
-        return Verdict("proved", "none", 0.0, text, "the domain is KNOWN EMPTY")
-    a, b = _domain_only(domain, [e1]), _domain_only(domain, [e2])
-    return answer(_pointwise_question(a, b, text, "expr-equal"), engine, timeout, cache)
+    included, is universally quantified here. An expression using a variable
+    the domain lacks gives ``error``."""
+    q = expr_equality_question(e1, e2, domain)
+    if isinstance(q, Verdict):
+        return q
+    return answer(q, engine, timeout, cache)
 
 
 def prove_implies(

@@ -207,9 +207,10 @@ class Z3Encoder:
                 except KeyError:
                     raise KeyError(f"no z3 term for variable {x}") from None
             elif isinstance(x, Sum):
-                out = self.int_val(x.constant)
-                for t, c in x.terms:
-                    out = out + c * go(t)
+                parts = [go(t) if c == 1 else c * go(t) for t, c in x.terms]
+                if x.constant:
+                    parts.append(self.int_val(x.constant))
+                out = parts[0] if len(parts) == 1 else z3.Sum(*parts)
             elif isinstance(x, FloorDiv):
                 out = self.floordiv(go(x.lhs), x.divisor)
             elif isinstance(x, CeilDiv):

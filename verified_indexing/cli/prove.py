@@ -1,0 +1,139 @@
+"""``verified-indexing prove-equal``: prove two maps (or two expressions) equal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from verified_indexing.affine_map import AffineMap
+from verified_indexing.cli._common import print_json, read_input
+from verified_indexing.engines.api import ENGINES, answer, equality_question, expr_equality_question
+from verified_indexing.engines.cache import ProofCache, default_cache
+from verified_indexing.engines.smtlib import write_smt2
+from verified_indexing.engines.verdict import Verdict
+from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.expr import AffineExpr, _Var
+from verified_indexing.indexing_map import IndexingMap
+from verified_indexing.interval import Interval
+from verified_indexing.syntax import parse_domain, parse_expr, parse_map
+
+EXAMPLES = """examples:
+  verified-indexing prove-equal \\
+      '(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]' \\
+      '(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]'
+  verified-indexing prove-equal 'd0 floordiv 4 * 4 + d0 mod 4' 'd0' --domain 'd0 in [-10, 10]'
+  verified-indexing prove-equal a.txt b.txt --engine all --json --smt2 out/
+
+exit codes: 0 proved, 1 refuted (counterexample printed), 2 unknown, 3 bad input,
+4 the engines or the evaluator disagree (a bug: please report it).
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "prove-equal",
+        help="prove two indexing maps (or two expressions over a domain) equal, or refute with a counterexample",
+        description=(
+            "Prove that two indexing maps are equal (same domain, same results; range variables existential), "
+            "or, with --domain, that two expressions are equal at every point of the domain."
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("a", metavar="A", help="a map (text, a file, or - for standard input) or an expression")
+    p.add_argument("b", metavar="B", help="a map (text or a file) or an expression")
+    p.add_argument(
+        "--domain",
+        metavar="DOMAIN",
+        help="compare A and B as expressions over this domain, e.g. 'd0 in [0, 9], d1 in [0, 10], d0 + d1 in [0, 12]'",
+    )
+    p.add_argument("--engine", choices=[e for e in ENGINES], default="auto", help="proof engine (default: auto = isl)")
+    p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    p.add_argument("--smt2", metavar="DIR", help="also write the z3 query as an SMT-LIB 2 file into DIR")
+    p.add_argument("--timeout", metavar="S", type=float, default=10.0, help="time limit per engine in seconds")
+    p.add_argument("--cache", metavar="PATH", help="proof cache file (default: $VERIFIED_INDEXING_CACHE or ~/.cache)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the proof cache")
+    p.set_defaults(run=run)
+
+
+def _domain_map(text: str, exprs: list[AffineExpr]) -> IndexingMap:
+    """An IndexingMap holding the variables and constraints of a --domain text."""
+    entries = parse_domain(text, source="--domain")
+    bounds: dict[tuple[str, int], Interval] = {}
+    constraints: list[tuple[AffineExpr, Interval]] = []
+    for e, iv in entries:
+        if isinstance(e, _Var):
+            key = (e.kind, e.index)
+            bounds[key] = bounds[key].intersect(iv) if key in bounds else iv
+        else:
+            constraints.append((e, iv))
+    used: set[tuple[str, int]] = set(bounds)
+    for e in [*exprs, *(c for c, _ in constraints)]:
+        used |= set(e.variables())
+    counts = {k: max((i + 1 for kk, i in used if kk == k), default=0) for k in ("d", "s", "rt")}
+    lists: dict[str, list[Interval]] = {}
+    for kind, n in counts.items():
+        lists[kind] = []
+        for i in range(n):
+            if (kind, i) not in bounds:
+                name = {"d": "d", "s": "s", "rt": "rt"}[kind] + str(i)
+                raise VerifiedIndexingError(f"--domain: the variable {name} has no bounds (add '{name} in [lo, hi]')")
+            lists[kind].append(bounds[(kind, i)])
+    return IndexingMap(lists["d"], [], lists["s"], lists["rt"], constraints)
+
+
+def _read_map(arg: str) -> IndexingMap:
+    text, source = read_input(arg)
+    m = parse_map(text.strip(), source)
+    if isinstance(m, AffineMap):
+        raise VerifiedIndexingError(
+            f"{source}: an MLIR affine_map has no domain; give an XLA indexing map with 'domain:' bounds"
+        )
+    return m
+
+
+def _exit_code(v: Verdict) -> int:
+    if v.proved:
+        return 0
+    if v.refuted:
+        return 1
+    if v.unknown:
+        return 2
+    return 3 if v.engine == "none" else 4
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise VerifiedIndexingError(f"--timeout must be positive, got {args.timeout}")
+    if args.domain is not None:
+        ta, sa = read_input(args.a)
+        tb, sb = read_input(args.b)
+        e1 = parse_expr(ta.strip(), source=sa)
+        e2 = parse_expr(tb.strip(), source=sb)
+        q = expr_equality_question(e1, e2, _domain_map(args.domain, [e1, e2]))
+    else:
+        q = equality_question(_read_map(args.a), _read_map(args.b))
+    cache: ProofCache | None
+    if args.no_cache:
+        cache = None
+    elif args.cache:
+        cache = ProofCache(args.cache)
+    else:
+        cache = default_cache()
+    if isinstance(q, Verdict):
+        verdict = q
+    else:
+        if args.smt2:
+            if q.z3_query is None:
+                print("note: no SMT-LIB query for this question (range variables need isl)", file=sys.stderr)
+            else:
+                path = write_smt2(q.z3_query(), args.smt2)
+                print(f"wrote {path}", file=sys.stderr)
+        verdict = answer(q, args.engine, args.timeout, cache)
+    if cache is not None and cache.disabled:
+        print(f"note: {cache.disabled_reason}", file=sys.stderr)
+    if args.json:
+        print_json(verdict.to_json())
+    else:
+        print(verdict)
+    return _exit_code(verdict)
