@@ -1,0 +1,764 @@
+"""Indexing maps of a whole computation (a fusion's body, or any computation).
+
+Output to input (XLA's approach): start from the identity on the root's output,
+walk the instructions in reverse topological order and compose, for every
+operand of every instruction, the maps that reach the instruction with the
+per-op ``output_to_input`` maps of :mod:`verified_indexing.hlo.ops`. Every path
+from the root to a parameter contributes one composed map; each composed map is
+simplified, and two maps that reach the same place are merged when they are
+equal (structurally, or proven equal). Input to output is the mirror walk from
+one parameter towards the root with the per-op ``input_to_output`` maps.
+
+Promises:
+
+* a map reported for a parameter is the exact composition of the per-op maps
+  along the paths it stands for; with ``verify=True`` each reported map is
+  proven equal (isl) to the exact relational composition of the per-op maps
+  and carries that verdict, and two maps are merged only when proven equal;
+* an instruction without a model stops its paths: it is named in
+  ``unsupported`` (with every parameter it hides), never guessed;
+* runtime variables keep their ``origin`` through composition: its map is
+  re-expressed from the root's index space (see docs/hlo.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from verified_indexing.engines.verdict import Verdict
+from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
+from verified_indexing.expr import AffineExpr, Const, RtSym, Sym
+from verified_indexing.hlo import relation as rel_mod
+from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
+from verified_indexing.indexing_map import IndexingMap, Variable, compose
+
+__all__ = [
+    "Direction",
+    "UnsupportedOp",
+    "AccessMap",
+    "TargetIndexing",
+    "ComputationIndexing",
+    "OpMapsFn",
+    "output_to_input_maps",
+    "input_to_output_maps",
+    "analyze_module",
+    "topological_order",
+]
+
+Direction = Literal["output-to-input", "input-to-output"]
+OpMapsFn = Callable[[Instruction, Computation, int], list[IndexingMap]]
+"""``fn(inst, comp, output_index) -> one map per operand`` (output to input)."""
+
+
+@dataclass(frozen=True)
+class UnsupportedOp:
+    """An instruction whose indexing is unknown; ``hides`` names the parameters
+    (or outputs) whose maps through it are therefore missing."""
+
+    instruction: str
+    opcode: str
+    reason: str
+    hides: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "instruction": self.instruction,
+            "opcode": self.opcode,
+            "reason": self.reason,
+            "hides": list(self.hides),
+        }
+
+
+@dataclass
+class AccessMap:
+    """One composed map; ``paths`` counts the paths merged into it; ``verdict`` is
+    the proof that it equals the exact composition (None when not verified);
+    ``merges`` are the verdicts of the proofs that merged other paths into it."""
+
+    map: IndexingMap
+    paths: int = 1
+    verdict: Verdict | None = None
+    merges: list[Verdict] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        from verified_indexing.serialize import map_to_json
+
+        return {
+            "map": str(self.map),
+            "json": map_to_json(self.map),
+            "paths": self.paths,
+            "verdict": self.verdict.to_json() if self.verdict is not None else None,
+            "merge_proofs": [v.to_json() for v in self.merges],
+            "rt_origins": [_origin_json(v.origin) for v in self.map.rt_vars],
+        }
+
+
+@dataclass
+class TargetIndexing:
+    """The maps to one target: a parameter (output to input) or an output of the
+    computation (input to output). ``index`` is the parameter number or output index."""
+
+    index: int
+    name: str
+    shape: Shape
+    maps: list[AccessMap] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)  # names of the ops hiding some of its maps
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "shape": str(self.shape),
+            "maps": [m.to_json() for m in self.maps],
+            "unsupported": list(self.unsupported),
+        }
+
+
+@dataclass
+class ComputationIndexing:
+    """The result for one computation, one direction, one source (the root's
+    ``output_index`` or the ``parameter`` we map from)."""
+
+    computation: str
+    direction: Direction
+    source: int
+    targets: list[TargetIndexing]
+    unsupported: list[UnsupportedOp]
+    verified: bool
+    seconds: float = 0.0
+    fusion: str | None = None  # the fusion instruction calling the computation, if any
+
+    @property
+    def num_maps(self) -> int:
+        return sum(len(t.maps) for t in self.targets)
+
+    def verdicts(self) -> list[Verdict]:
+        out: list[Verdict] = []
+        for t in self.targets:
+            for m in t.maps:
+                if m.verdict is not None:
+                    out.append(m.verdict)
+                out.extend(m.merges)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "computation": self.computation,
+            "fusion": self.fusion,
+            "direction": self.direction,
+            "source": self.source,
+            "verified": self.verified,
+            "targets": [t.to_json() for t in self.targets],
+            "unsupported": [u.to_json() for u in self.unsupported],
+            "seconds": self.seconds,
+        }
+
+
+# -- the per-op models, the simplifier and the equality prover (imported lazily) ------------------
+
+
+def _default_output_to_input(inst: Instruction, comp: Computation, output_index: int) -> list[IndexingMap]:
+    from verified_indexing.hlo.ops import output_to_input
+
+    return output_to_input(inst, comp, output_index)
+
+
+def _default_input_to_output(inst: Instruction, comp: Computation, operand_index: int) -> list[IndexingMap]:
+    """One map per output of ``inst`` (a single one unless ``inst`` has a tuple shape)."""
+    from verified_indexing.hlo import ops
+
+    fn = getattr(ops, "input_to_output", None)
+    if fn is None:
+        raise UnsupportedError(f"{inst.opcode}: no input-to-output model")
+    result = fn(inst, comp, operand_index)
+    return list(result) if isinstance(result, (list, tuple)) else [result]
+
+
+_SIMPLIFY: list[Callable[[IndexingMap], IndexingMap] | None] = []
+
+
+def _simplifier() -> Callable[[IndexingMap], IndexingMap] | None:
+    """The project's verified simplifier, adapted to ``map -> map``; None until it exists."""
+    if not _SIMPLIFY:
+        fn: Callable[[IndexingMap], IndexingMap] | None = None
+        try:
+            from verified_indexing import simplify as simplify_pkg
+
+            raw = getattr(simplify_pkg, "simplify", None)
+            if callable(raw):
+                fn = _adapt_simplify(raw)
+        except ImportError:
+            fn = None
+        _SIMPLIFY.append(fn)
+    return _SIMPLIFY[0]
+
+
+def _adapt_simplify(raw: Callable[..., Any]) -> Callable[[IndexingMap], IndexingMap]:
+    # Unverified: the walk proves every final map against the exact composition itself.
+    def run(m: IndexingMap) -> IndexingMap:
+        try:
+            out = raw(m, verify=False)
+        except (NotImplementedError, UnsupportedError):
+            return m
+        if isinstance(out, IndexingMap):
+            return out
+        inner = getattr(out, "map", None)
+        return inner if isinstance(inner, IndexingMap) else m
+
+    return run
+
+
+def _prove_equal(a: IndexingMap, b: IndexingMap) -> Verdict | None:
+    """The engines' ``prove_equal`` verdict, or None while it is not available."""
+    try:
+        from verified_indexing.engines import prove_equal
+
+        return prove_equal(a, b)
+    except (ImportError, NotImplementedError):
+        return None
+
+
+# -- runtime-variable origins ----------------------------------------------------------------------
+#
+# A runtime variable's origin (``hlo.ops.RuntimeOrigin``) holds a map from the
+# variables of the map that owns the runtime variable to the element of the
+# operand holding its value. Here every origin map is kept *aligned*: it has
+# exactly the owning map's dims, range variables and runtime variables (same
+# order), so composition and renumbering apply to it the same substitution.
+
+
+def _origin_map(origin: object) -> IndexingMap | None:
+    m = getattr(origin, "map", None)
+    return m if isinstance(m, IndexingMap) else None
+
+
+def _with_origin_map(origin: object, results: Sequence[AffineExpr], owner: IndexingMap) -> object:
+    """``origin`` with its map replaced by ``owner``'s variables -> ``results``."""
+    if not dataclasses.is_dataclass(origin) or isinstance(origin, type):
+        return origin
+    plain = IndexingMap(
+        [Variable(v.bounds, v.name) for v in owner.dims],
+        results,
+        [Variable(v.bounds, v.name) for v in owner.range_vars],
+        [Variable(v.bounds, v.name) for v in owner.rt_vars],
+    )
+    return dataclasses.replace(origin, map=plain)
+
+
+def _origin_json(origin: object) -> Any:
+    if origin is None:
+        return None
+    out: dict[str, Any] = {}
+    for key in ("operand_index", "operand_name"):
+        value = getattr(origin, key, None)
+        if isinstance(value, (str, int)):
+            out[key] = value
+    om = _origin_map(origin)
+    if om is not None:
+        out["map"] = om.format(one_line=True)
+    return out or str(origin)
+
+
+def _origins(m: IndexingMap) -> tuple[object, ...]:
+    return tuple(v.origin for v in m.rt_vars)
+
+
+def _compose(first: IndexingMap, second: IndexingMap) -> IndexingMap:
+    """``compose(first, second)`` with every runtime-variable origin re-expressed
+    over the composed map's variables."""
+    out = compose(first, second)
+    if out.state != "ok" or not out.num_rt_vars:
+        return out
+    ns2, nrt2 = second.num_range_vars, second.num_rt_vars
+    lifted = [
+        r.substitute(
+            syms=[Sym(ns2 + i) for i in range(first.num_range_vars)],
+            rts=[RtSym(nrt2 + k) for k in range(first.num_rt_vars)],
+        )
+        for r in first.results
+    ]
+    rts = list(out.rt_vars)
+    for k, v in enumerate(second.rt_vars):  # over second's dims (and a prefix of its range vars)
+        om = _origin_map(v.origin)
+        if om is not None:
+            res = [r.substitute(dims=lifted) for r in om.results]
+            rts[k] = dataclasses.replace(rts[k], origin=_with_origin_map(v.origin, res, out))
+    for k, v in enumerate(first.rt_vars):  # over first's variables: shift its symbols
+        om = _origin_map(v.origin)
+        if om is not None:
+            res = [
+                r.substitute(
+                    syms=[Sym(ns2 + i) for i in range(om.num_range_vars)],
+                    rts=[RtSym(nrt2 + j) for j in range(om.num_rt_vars)],
+                )
+                for r in om.results
+            ]
+            rts[nrt2 + k] = dataclasses.replace(rts[nrt2 + k], origin=_with_origin_map(v.origin, res, out))
+    return out.replace(rt_vars=rts)
+
+
+def _needed_vars(m: IndexingMap) -> frozenset[tuple[str, int]]:
+    """The variables of ``m`` used by a result, a constraint, or the origin of a
+    needed runtime variable."""
+    needed = set(m.used_vars())
+    todo = [k for kind, k in needed if kind == "rt"]
+    while todo:
+        om = _origin_map(m.rt_vars[todo.pop()].origin)
+        if om is None:
+            continue
+        for r in om.results:
+            for var in r.variables():
+                if var not in needed:
+                    needed.add(var)
+                    if var[0] == "rt":
+                        todo.append(var[1])
+    return frozenset(needed)
+
+
+def _drop_unneeded(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
+    """``m`` without the range and runtime variables nothing needs (origins
+    renumbered alike); also returns the indices of the dropped runtime variables."""
+    if m.state != "ok":
+        return m, []
+    needed = _needed_vars(m)
+    keep_s = [i for i in range(m.num_range_vars) if ("s", i) in needed]
+    keep_rt = [k for k in range(m.num_rt_vars) if ("rt", k) in needed]
+    dropped = [k for k in range(m.num_rt_vars) if ("rt", k) not in needed]
+    if len(keep_s) == m.num_range_vars and not dropped:
+        return m, []
+    s_map: list[AffineExpr] = [Const(0)] * m.num_range_vars
+    for new, old in enumerate(keep_s):
+        s_map[old] = Sym(new)
+    rt_map: list[AffineExpr] = [Const(0)] * m.num_rt_vars
+    for new, old in enumerate(keep_rt):
+        rt_map[old] = RtSym(new)
+    out = IndexingMap(
+        m.dims,
+        [r.substitute(syms=s_map, rts=rt_map) for r in m.results],
+        [m.range_vars[i] for i in keep_s],
+        [m.rt_vars[k] for k in keep_rt],
+        [(e.substitute(syms=s_map, rts=rt_map), iv) for e, iv in m.constraints],
+    )
+    rts = list(out.rt_vars)
+    for k, v in enumerate(rts):
+        om = _origin_map(v.origin)
+        if om is not None:
+            res = [r.substitute(syms=s_map, rts=rt_map) for r in om.results]
+            rts[k] = dataclasses.replace(v, origin=_with_origin_map(v.origin, res, out))
+    return out.replace(rt_vars=rts), dropped
+
+
+def _refresh_origins(m: IndexingMap) -> IndexingMap:
+    """Origins re-aligned with ``m``'s (possibly tightened) variable bounds."""
+    if m.state != "ok" or not m.num_rt_vars:
+        return m
+    rts = list(m.rt_vars)
+    for k, v in enumerate(rts):
+        om = _origin_map(v.origin)
+        if om is not None:
+            rts[k] = dataclasses.replace(v, origin=_with_origin_map(v.origin, om.results, m))
+    return m.replace(rt_vars=rts)
+
+
+# -- the walk ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    map: IndexingMap
+    rel: Any  # the exact relation (isl) when verifying
+    paths: int = 1
+    merges: list[Verdict] = field(default_factory=list)
+
+
+class _Walker:
+    def __init__(self, comp: Computation, verify: bool, simplify: bool) -> None:
+        self.comp = comp
+        self.verify = verify
+        self.simplify = _simplifier() if simplify else None
+
+    def step(self, entry: _Entry, op_map: IndexingMap) -> _Entry | None:
+        """``entry`` followed by ``op_map``, simplified; None when the result is
+        KNOWN EMPTY (the path reads nothing)."""
+        m = _compose(entry.map, op_map)
+        if m.is_known_empty:
+            return None
+        if m.is_undefined:
+            raise UnsupportedError("undefined indexing")
+        rel = rel_mod.chain(entry.rel, entry.map.num_dims, op_map) if self.verify else None
+        if self.simplify is not None:
+            s = _simplify_keeping_vars(self.simplify, m)
+            if s is None:
+                return None
+            m = s
+        m, dropped = _drop_unneeded(m)
+        if dropped and rel is not None:
+            rel = rel_mod.drop_rt_inputs(rel, m.num_dims, dropped)
+        return _Entry(m, rel, entry.paths)
+
+    def add(self, entries: list[_Entry], new: _Entry) -> None:
+        """Append ``new`` unless an entry is equal to it (then merge the paths)."""
+        for e in entries:
+            if e.map == new.map and _origins(e.map) == _origins(new.map):
+                e.paths += new.paths
+                return
+        if self.verify:
+            for e in entries:
+                if _shape_of(e.map) != _shape_of(new.map) or _origins(e.map) != _origins(new.map):
+                    continue
+                verdict = _prove_equal(e.map, new.map)
+                if verdict is None:  # the engines' prover is not there yet: isl on the exact relations
+                    start = time.perf_counter()
+                    same = rel_mod.relations_equal(e.rel, new.rel)
+                    verdict = Verdict(
+                        "proved" if same else "error",
+                        "isl",
+                        time.perf_counter() - start,
+                        f"{e.map.format(one_line=True)} == {new.map.format(one_line=True)}",
+                        reason="" if same else "not equal",
+                    )
+                if verdict.proved:
+                    e.paths += new.paths
+                    e.merges.append(verdict)
+                    return
+        entries.append(new)
+
+
+def _simplify_keeping_vars(
+    simplify: Callable[[IndexingMap], IndexingMap], m: IndexingMap
+) -> IndexingMap | None:
+    """``m`` simplified with every variable kept in place (the origins refer to
+    them): the variables are pinned as extra results while simplifying. None when
+    the simplifier finds the domain empty; ``m`` itself when it changes the
+    variables' roles."""
+    pins = [Sym(i) for i in range(m.num_range_vars)] + [RtSym(k) for k in range(m.num_rt_vars)]
+    pinned = m.replace(results=[*m.results, *pins]) if pins else m
+    s = simplify(pinned)
+    if s.is_known_empty:
+        return None
+    if s.state != "ok" or (s.num_dims, s.num_range_vars, s.num_rt_vars, s.num_results) != (
+        m.num_dims,
+        m.num_range_vars,
+        m.num_rt_vars,
+        pinned.num_results,
+    ):
+        return m
+    rts = [Variable(v.bounds, v.name, old.origin) for v, old in zip(s.rt_vars, m.rt_vars)]
+    out = IndexingMap(s.dims, s.results[: m.num_results], s.range_vars, rts, s.constraints)
+    return _refresh_origins(out) if out.num_rt_vars else out
+
+
+def _shape_of(m: IndexingMap) -> tuple[int, int, int]:
+    return (m.num_dims, m.num_results, m.num_rt_vars)
+
+
+def topological_order(comp: Computation, roots: Sequence[Instruction] | None = None) -> list[Instruction]:
+    """The instructions reachable from ``roots`` (default: the root), operands
+    before users (text order among independent ones)."""
+    order: list[Instruction] = []
+    state: dict[str, int] = {}
+    position = {inst.name: k for k, inst in enumerate(comp.instructions)}
+    for start in roots if roots is not None else [comp.root]:
+        stack: list[tuple[Instruction, int]] = [(start, 0)]
+        while stack:
+            inst, k = stack.pop()
+            if k == 0:
+                if state.get(inst.name) == 2:
+                    continue
+                state[inst.name] = 1
+            ops = sorted(set(inst.operands), key=lambda n: position[n])
+            if k < len(ops):
+                stack.append((inst, k + 1))
+                child = comp.by_name[ops[k]]
+                if state.get(child.name) == 1:
+                    raise UnsupportedError(f"{comp.name}: cycle through {child.name}")
+                if state.get(child.name) is None:
+                    stack.append((child, 0))
+            else:
+                state[inst.name] = 2
+                order.append(inst)
+    return order
+
+
+def _output_shape(inst: Instruction, index: int) -> Shape:
+    if inst.shape.is_tuple:
+        if not 0 <= index < len(inst.shape.tuple_shapes):
+            raise UnsupportedError(f"{inst.name} has no output {index}")
+        return inst.shape.tuple_shapes[index]
+    if index != 0:
+        raise UnsupportedError(f"{inst.name} has one output, not output {index}")
+    return inst.shape
+
+
+def _reachable_parameters(comp: Computation, inst: Instruction) -> tuple[str, ...]:
+    return tuple(i.name for i in topological_order(comp, [inst]) if i.opcode == "parameter")
+
+
+def output_to_input_maps(
+    comp: Computation,
+    *,
+    output_index: int = 0,
+    verify: bool = True,
+    simplify: bool = True,
+    op_maps: OpMapsFn | None = None,
+) -> ComputationIndexing:
+    """The maps from output ``output_index`` of ``comp``'s root to each parameter.
+
+    ``op_maps`` replaces the per-op model (default: ``hlo.ops.output_to_input``).
+    With ``verify`` each map is proven equal to the exact composition (isl) and
+    maps are merged only when proven equal; without it, only structurally
+    equal maps are merged.
+    """
+    start = time.perf_counter()
+    per_op = op_maps or _default_output_to_input
+    walker = _Walker(comp, verify, simplify)
+    root = comp.root
+    order = topological_order(comp)
+    maps: dict[tuple[str, int], list[_Entry]] = {}
+    init = IndexingMap.identity(_output_shape(root, output_index).dims)
+    maps[(root.name, output_index)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
+    unsupported: list[UnsupportedOp] = []
+    for inst in reversed(order):
+        if inst.opcode == "parameter":
+            continue
+        keys = sorted(k for k in maps if k[0] == inst.name)
+        for key in keys:
+            entries = maps.pop(key)
+            try:
+                steps = _operand_steps(inst, comp, key[1], per_op)
+            except UnsupportedError as exc:
+                unsupported.append(
+                    UnsupportedOp(inst.name, inst.opcode, str(exc), _reachable_parameters(comp, inst))
+                )
+                continue
+            for operand_name, operand_output, op_map in steps:
+                if op_map.is_undefined:
+                    hides = _reachable_parameters(comp, comp.by_name[operand_name])
+                    unsupported.append(
+                        UnsupportedOp(inst.name, inst.opcode, f"no indexing for operand {operand_name}", hides)
+                    )
+                    continue
+                bucket = maps.setdefault((operand_name, operand_output), [])
+                for entry in entries:
+                    new = walker.step(entry, op_map)
+                    if new is not None:
+                        walker.add(bucket, new)
+    targets = []
+    hidden: dict[str, list[str]] = {}
+    for u in unsupported:
+        for p in u.hides:
+            hidden.setdefault(p, []).append(u.instruction)
+    for param in comp.parameters():
+        target = TargetIndexing(param.parameter_number or 0, param.name, param.shape)
+        for entry in maps.get((param.name, 0), []):
+            verdict = None
+            if verify:
+                verdict = rel_mod.check_equal(
+                    entry.map, entry.rel, f"{comp.name}: composed map to {param.name} == exact composition"
+                )
+            target.maps.append(AccessMap(entry.map, entry.paths, verdict, entry.merges))
+        target.maps.sort(key=lambda a: str(a.map))
+        target.unsupported = sorted(set(hidden.get(param.name, [])))
+        targets.append(target)
+    return ComputationIndexing(
+        comp.name, "output-to-input", output_index, targets, unsupported, verify, time.perf_counter() - start
+    )
+
+
+def _operand_steps(
+    inst: Instruction, comp: Computation, output_index: int, per_op: OpMapsFn
+) -> list[tuple[str, int, IndexingMap]]:
+    """``(operand name, operand output index, map)`` for each operand read by
+    output ``output_index`` of ``inst``."""
+    if inst.opcode == "tuple":
+        operand = inst.operands[output_index]
+        shape = _output_shape(inst, output_index)
+        if comp.by_name[operand].shape.is_tuple:
+            raise UnsupportedError("a tuple of tuples")
+        return [(operand, 0, IndexingMap.identity(shape.dims))]
+    if inst.opcode == "get-tuple-element":
+        if inst.tuple_index is None:
+            raise UnsupportedError("get-tuple-element without index=")
+        return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims))]
+    op_maps = per_op(inst, comp, output_index)
+    if len(op_maps) != len(inst.operands):
+        raise UnsupportedError(f"the model gave {len(op_maps)} maps for {len(inst.operands)} operands")
+    return [(name, 0, m) for name, m in zip(inst.operands, op_maps)]
+
+
+def input_to_output_maps(
+    comp: Computation,
+    parameter: int,
+    *,
+    verify: bool = True,
+    simplify: bool = True,
+    op_maps: Callable[[Instruction, Computation, int], list[IndexingMap]] | None = None,
+) -> ComputationIndexing:
+    """The maps from parameter number ``parameter`` of ``comp`` to each output of
+    its root (one target per output), composed forward along every path with
+    the per-op ``input_to_output`` maps (``op_maps(inst, comp, operand_index)``
+    gives one map per output of ``inst``)."""
+    start = time.perf_counter()
+    per_op = op_maps or _default_input_to_output
+    walker = _Walker(comp, verify, simplify)
+    params = [p for p in comp.parameters() if p.parameter_number == parameter]
+    if not params:
+        raise VerifiedIndexingError(f"computation {comp.name!r} has no parameter {parameter}")
+    param = params[0]
+    order = topological_order(comp)
+    users: dict[str, list[Instruction]] = {}
+    for inst in order:
+        for name in dict.fromkeys(inst.operands):
+            users.setdefault(name, []).append(inst)
+    maps: dict[tuple[str, int], list[_Entry]] = {}
+    init = IndexingMap.identity(param.shape.dims)
+    maps[(param.name, 0)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
+    unsupported: list[UnsupportedOp] = []
+    root = comp.root
+    for inst in order:
+        keys = sorted(k for k in maps if k[0] == inst.name)
+        if inst is root:
+            break
+        for key in keys:
+            entries = maps.pop(key)
+            for user in users.get(inst.name, []):
+                for j, operand in enumerate(user.operands):
+                    if operand != inst.name:
+                        continue
+                    try:
+                        steps = _user_steps(user, comp, j, key[1], per_op)
+                    except UnsupportedError as exc:
+                        unsupported.append(UnsupportedOp(user.name, user.opcode, str(exc), (root.name,)))
+                        continue
+                    for out_index, op_map in steps:
+                        if op_map.is_undefined:
+                            unsupported.append(
+                                UnsupportedOp(user.name, user.opcode, f"no indexing from operand {j}", (root.name,))
+                            )
+                            continue
+                        bucket = maps.setdefault((user.name, out_index), [])
+                        for entry in entries:
+                            new = walker.step(entry, op_map)
+                            if new is not None:
+                                walker.add(bucket, new)
+    outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple else range(1)
+    targets = []
+    for k in outputs:
+        target = TargetIndexing(k, root.name if not root.shape.is_tuple else f"{root.name}[{k}]",
+                                _output_shape(root, k))
+        for entry in maps.get((root.name, k), []):
+            verdict = None
+            if verify:
+                verdict = rel_mod.check_equal(
+                    entry.map, entry.rel, f"{comp.name}: composed map from {param.name} == exact composition"
+                )
+            target.maps.append(AccessMap(entry.map, entry.paths, verdict, entry.merges))
+        target.maps.sort(key=lambda a: str(a.map))
+        target.unsupported = sorted({u.instruction for u in unsupported})
+        targets.append(target)
+    return ComputationIndexing(
+        comp.name, "input-to-output", parameter, targets, unsupported, verify, time.perf_counter() - start
+    )
+
+
+def _user_steps(
+    user: Instruction, comp: Computation, operand_index: int, operand_output: int, per_op: Callable[..., Any]
+) -> list[tuple[int, IndexingMap]]:
+    """``(output index of user, map)`` from output ``operand_output`` of operand
+    ``operand_index`` of ``user``."""
+    operand = comp.by_name[user.operands[operand_index]]
+    if user.opcode == "tuple":
+        if operand.shape.is_tuple:
+            raise UnsupportedError("a tuple of tuples")
+        return [(operand_index, IndexingMap.identity(operand.shape.dims))]
+    if user.opcode == "get-tuple-element":
+        if user.tuple_index != operand_output:
+            return []
+        return [(0, IndexingMap.identity(user.shape.dims))]
+    if operand.shape.is_tuple:
+        raise UnsupportedError(f"{user.opcode} of a tuple-shaped operand")
+    maps: list[IndexingMap] = per_op(user, comp, operand_index)
+    return list(enumerate(maps))
+
+
+def analyze_module(
+    module: Module,
+    *,
+    computation: str | None = None,
+    instruction: str | None = None,
+    direction: Direction = "output-to-input",
+    operand: int | None = None,
+    verify: bool = True,
+    simplify: bool = True,
+) -> list[ComputationIndexing]:
+    """The analyses the ``analyze`` command prints.
+
+    * default: every fusion of the module (its called computation);
+    * ``computation``: that computation (fused or not);
+    * ``instruction`` (in ``computation``, default the entry): that one
+      instruction alone, with its per-op maps.
+
+    ``direction`` and ``operand`` choose output-to-input (every output of the
+    root; ``operand`` restricts the parameters shown) or input-to-output (from
+    parameter ``operand``, default every parameter).
+    """
+    jobs: list[tuple[Computation, str | None]] = []
+    if instruction is not None:
+        comp = _computation(module, computation or module.entry_name)
+        if instruction not in comp.by_name:
+            raise VerifiedIndexingError(f"no instruction {instruction!r} in computation {comp.name!r}")
+        jobs.append((_single_instruction(comp, comp.by_name[instruction]), None))
+    elif computation is not None:
+        jobs.append((_computation(module, computation), None))
+    else:
+        jobs = [(called, inst.name) for inst, called in module.fusions()]
+    results: list[ComputationIndexing] = []
+    for comp, fusion_name in jobs:
+        for result in _analyze(comp, direction, operand, verify, simplify):
+            result.fusion = fusion_name
+            results.append(result)
+    return results
+
+
+def _analyze(
+    comp: Computation, direction: Direction, operand: int | None, verify: bool, simplify: bool
+) -> list[ComputationIndexing]:
+    root = comp.root
+    if direction == "output-to-input":
+        outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple and root.opcode == "tuple" else range(1)
+        results = []
+        for k in outputs:
+            r = output_to_input_maps(comp, output_index=k, verify=verify, simplify=simplify)
+            if operand is not None:
+                r.targets = [t for t in r.targets if t.index == operand]
+            results.append(r)
+        return results
+    numbers = [p.parameter_number or 0 for p in comp.parameters()] if operand is None else [operand]
+    return [input_to_output_maps(comp, n, verify=verify, simplify=simplify) for n in numbers]
+
+
+def _computation(module: Module, name: str) -> Computation:
+    key = name.lstrip("%")
+    if key not in module.computations:
+        raise VerifiedIndexingError(f"no computation {name!r} (the module has: {', '.join(module.computations)})")
+    return module.computations[key]
+
+
+def _single_instruction(comp: Computation, inst: Instruction) -> Computation:
+    """A computation holding ``inst`` with its operands turned into parameters
+    (so its per-op maps are what the analysis reports)."""
+    from verified_indexing.hlo.ir import Instruction as Inst
+
+    params = []
+    renamed = []
+    for k, name in enumerate(dict.fromkeys(inst.operands)):
+        src = comp.by_name[name]
+        params.append(Inst(name, "parameter", src.shape, parameter_number=k, offset=src.offset,
+                           source_text=src.source_text))
+        renamed.append(name)
+    copy = dataclasses.replace(inst, is_root=True)
+    return Computation(f"{comp.name}/{inst.name}", [*params, copy])

@@ -1,0 +1,80 @@
+"""Exact relations of composed indexing maps (isl), the independent side of a fusion proof.
+
+A map ``(d)[s]{rt} -> (r)`` is the relation ``{[d, rt] -> [r] : exists s in the
+domain}`` (:func:`verified_indexing.engines.to_isl_map`): range variables are
+existential, runtime variables are inputs. :func:`chain` composes such relations
+exactly with the variable order of :func:`verified_indexing.compose` (the
+runtime variables of the later map first), so a composed-and-simplified map can
+be checked for equality against the relation built from the per-op maps alone.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import islpy as isl
+
+from verified_indexing.engines.isl import to_isl_map
+from verified_indexing.engines.verdict import Verdict
+from verified_indexing.indexing_map import IndexingMap
+
+__all__ = ["relation", "chain", "drop_rt_inputs", "check_equal", "relations_equal"]
+
+
+def relation(m: IndexingMap) -> Any:
+    """The exact relation of ``m`` (inputs ``[d..., rt...]``)."""
+    return to_isl_map(m)
+
+
+def chain(first: Any, num_dims: int, second: IndexingMap) -> Any:
+    """The relation of ``first`` followed by the map ``second``.
+
+    ``first`` has inputs ``[d (num_dims), rt_first...]``; ``second``'s runtime
+    variables become inputs placed right after ``d`` (``[d, rt_second, rt_first]``),
+    the order :func:`verified_indexing.compose` gives its result.
+    """
+    n_in = first.dim(isl.dim_type.in_)
+    n_rt = second.num_rt_vars
+    lifted = first.insert_dims(isl.dim_type.in_, num_dims, n_rt)
+    if n_rt:
+        names = [f"i{k}" for k in range(n_in + n_rt)]
+        picked = names[num_dims : num_dims + n_rt]
+        proj = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(picked)}] }}")
+        lifted = lifted.flat_range_product(proj)
+    return lifted.apply_range(to_isl_map(second))
+
+
+def drop_rt_inputs(rel: Any, num_dims: int, rt_indices: list[int]) -> Any:
+    """Project out the runtime-variable inputs ``rt_indices`` (existentially)."""
+    for k in sorted(rt_indices, reverse=True):
+        rel = rel.project_out(isl.dim_type.in_, num_dims + k, 1)
+    return rel
+
+
+def relations_equal(a: Any, b: Any) -> bool:
+    """Exact equality of two relations (False when their arities differ)."""
+    for kind in (isl.dim_type.in_, isl.dim_type.out):
+        if a.dim(kind) != b.dim(kind):
+            return False
+    return bool(a.is_equal(b))
+
+
+def check_equal(m: IndexingMap, rel: Any, question: str) -> Verdict:
+    """Prove ``m`` equal to the exact relation ``rel`` (isl): ``proved``, or
+    ``error`` naming a point where they differ (never a guess)."""
+    start = time.perf_counter()
+    mine = to_isl_map(m)
+    if not relations_equal(mine, rel):
+        diff = mine.subtract(rel).union(rel.subtract(mine)) if mine.get_space() == rel.get_space() else None
+        where = ""
+        if diff is not None and not diff.is_empty():
+            where = f": they differ at {diff.sample().wrap().sample_point()}"
+        return Verdict(
+            "error",
+            "isl",
+            time.perf_counter() - start,
+            question,
+            reason="the composed map is not equal to the exact composition of the per-op maps" + where,
+        )
+    return Verdict("proved", "isl", time.perf_counter() - start, question)
