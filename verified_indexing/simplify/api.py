@@ -244,7 +244,15 @@ def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
         return None
     if alt.num_range_vars or alt.num_rt_vars:
         return None
-    return m.replace(results=alt.results)
+    # isl's form, polished by our own rules; kept per result only where cheaper.
+    rw = Rewriter(m, exact=False)
+    results = []
+    for mine, theirs in zip(m.results, alt.results):
+        theirs = rw.simplify(theirs)
+        results.append(theirs if cost(theirs) < cost(mine) else mine)
+    if tuple(results) == m.results:
+        return None
+    return m.replace(results=results)
 
 
 def simplify(m: IndexingMap, *, verify: bool = True, timeout: float = 10.0) -> IndexingMap:
@@ -253,7 +261,9 @@ def simplify(m: IndexingMap, *, verify: bool = True, timeout: float = 10.0) -> I
     return simplify_with_report(m, verify=verify, timeout=timeout).map
 
 
-def simplify_expr(expr: AffineExpr, domain_map: IndexingMap, *, verify: bool = True, timeout: float = 10.0) -> AffineExpr:
+def simplify_expr(
+    expr: AffineExpr, domain_map: IndexingMap, *, verify: bool = True, timeout: float = 10.0
+) -> AffineExpr:
     """``expr`` simplified using the bounds of ``domain_map``'s domain; with
     ``verify``, the result is proven equal to ``expr`` on that domain (else
     ``expr`` is returned)."""

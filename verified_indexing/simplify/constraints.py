@@ -86,7 +86,8 @@ def _merge_mods(cons: list[tuple[AffineExpr, Interval]]) -> tuple[list[tuple[Aff
                 lcm = abs(a * b) // math.gcd(a, b)
                 merged = e1.lhs.mod(lcm if r >= 0 else -lcm)
                 new = [c for k, c in enumerate(cons) if k not in (i, j)] + [(merged, iv1)]
-                steps.append(Step("constraint_mod_merge", "domain", f"{e1} in {iv1}, {e2} in {iv2}", f"{merged} in {iv1}"))
+                before = f"{e1} in {iv1}, {e2} in {iv2}"
+                steps.append(Step("constraint_mod_merge", "domain", before, f"{merged} in {iv1}"))
                 cons = new
                 changed = True
                 break
@@ -115,8 +116,32 @@ def simplify_domain(
     constraints and tight variable bounds.
     """
     steps: list[Step] = []
+    for _ in range(4):
+        before = m
+        m = _interval_domain(m, simplify_expr, steps, name)
+        if exact and m.state == "ok":
+            m, more = _exact_domain(m, name)
+            steps += more
+        if m == before or not exact:
+            break
+    if replace_point_dims and m.state == "ok":
+        values = [Const(v.bounds.lo) if v.bounds.is_point() else Dim(i) for i, v in enumerate(m.dims)]
+        if any(isinstance(v, Const) for v in values):
+            new = m.replace(
+                results=[r.substitute(dims=values) for r in m.results],
+                constraints=[(e.substitute(dims=values), iv) for e, iv in m.constraints],
+            )
+            if new != m:
+                steps.append(Step("point_dims", "domain", "dims with one value", "replaced by constants"))
+                m = new
+    return m, steps
+
+
+def _interval_domain(
+    m: IndexingMap, simplify_expr: Simplifier, steps: list[Step], name: Callable[[AffineExpr], str]
+) -> IndexingMap:
     if m.state != "ok":
-        return m, steps
+        return m
     for _ in range(20):
         before = m
         cons: list[tuple[AffineExpr, Interval]] = []
@@ -142,7 +167,7 @@ def simplify_domain(
             else:
                 kept.append((e, iv))
         if m.state != "ok":
-            return m, steps
+            return m
         final: list[tuple[AffineExpr, Interval]] = []
         for e, iv in kept:
             r = m.range_of(e)
@@ -151,27 +176,12 @@ def simplify_domain(
                 continue
             if r.intersect(iv).is_empty():
                 steps.append(Step("constraint_never_true", "domain", f"{name(e)} in {iv}", "KNOWN EMPTY"))
-                return IndexingMap.known_empty(), steps
+                return IndexingMap.known_empty()
             final.append((e, iv))
         m = m.replace(constraints=final)
-        if m.state != "ok":
-            return m, steps
-        if m == before:
+        if m.state != "ok" or m == before:
             break
-    if exact:
-        m, more = _exact_domain(m, name)
-        steps += more
-    if replace_point_dims and m.state == "ok":
-        values = [Const(v.bounds.lo) if v.bounds.is_point() else Dim(i) for i, v in enumerate(m.dims)]
-        if any(isinstance(v, Const) for v in values):
-            new = m.replace(
-                results=[r.substitute(dims=values) for r in m.results],
-                constraints=[(e.substitute(dims=values), iv) for e, iv in m.constraints],
-            )
-            if new != m:
-                steps.append(Step("point_dims", "domain", "dims with one value", "replaced by constants"))
-                m = new
-    return m, steps
+    return m
 
 
 def _exact_domain(m: IndexingMap, name: Callable[[AffineExpr], str]) -> tuple[IndexingMap, list[Step]]:

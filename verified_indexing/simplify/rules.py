@@ -245,7 +245,7 @@ def _gcd_splits(s: AffineExpr, m: int, rng: RangeFn) -> Iterator[Binding]:
                 has_x = True
             else:
                 y = y + t * coef
-        if not has_x or isinstance(y, Const) and y.value == 0:
+        if not has_x or (isinstance(y, Const) and y.value == 0):
             continue
         r = rng(y)
         if r.lo >= 0 and r.hi <= g - 1:
