@@ -354,7 +354,7 @@ def check_fusion(producer: GenericOp, consumer: GenericOp, *, timeout: float = 1
     obligations = (o1, o2, o3)
     refuted = [o for o in obligations if o.verdict.refuted and o.witness is not None]
     if refuted:
-        why = refuted[0].verdict.reason or refuted[0].name
+        why = str(refuted[0].witness["note"]) if refuted[0].witness else refuted[0].name
         return FusionReport(producer, consumer, k, mv, "illegal", why, obligations)
     if not all(o.verdict.proved for o in obligations):
         bad = next(o for o in obligations if not o.verdict.proved)

@@ -1,0 +1,175 @@
+"""``verified-indexing fuse``, ``inline`` and ``invert``: legality, decided and proven.
+
+Exit codes: 0 legal / inlined / proved, 1 illegal / refused / refuted (with a
+counterexample or the rule that refuses), 2 unknown, 3 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from verified_indexing.affine_map import AffineMap
+from verified_indexing.cli._common import print_json, read_input
+from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
+from verified_indexing.legality.cinn_ir import format_program, parse_program
+from verified_indexing.legality.inline import compute_inline
+from verified_indexing.legality.inverse import inverse
+from verified_indexing.legality.linalg import check_fusion, format_report, fusion_pairs, parse_linalg
+from verified_indexing.legality.permutation import inverse_permutation, is_permutation
+from verified_indexing.serialize import indexing_map_to_affine_map
+from verified_indexing.syntax import parse_map
+
+FUSE_EXAMPLES = """examples:
+  verified-indexing fuse examples/mlir/transpose.mlir
+  verified-indexing fuse examples/mlir/skew_legal.mlir --producer %producer --consumer %consumer --json
+"""
+INLINE_EXAMPLES = """examples:
+  verified-indexing inline examples/cinn/compute_inline.txt
+  verified-indexing inline examples/cinn/split_store.txt --block B --json
+"""
+INVERT_EXAMPLES = """examples:
+  verified-indexing invert '(d0, d1) -> (d0 + d1, d0), domain: d0 in [0, 3], d1 in [0, 3]'
+  verified-indexing invert '(d0) -> (d0 floordiv 8, d0 mod 8), domain: d0 in [0, 31]'
+  verified-indexing invert 'affine_map<(d0, d1, d2) -> (d2, d0, d1)>'
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "fuse",
+        help="linalg.generic elementwise fusion: MLIR's verdict and ours, with proofs",
+        description="Check fusing a producer linalg.generic into a consumer: MLIR's checks in its order, then "
+        "three proof obligations and the fused op's maps, each proven. Without --producer/--consumer every "
+        "producer-consumer pair of the file is checked.",
+        epilog=FUSE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="MLIR text with linalg.generic ops (or - for standard input)")
+    p.add_argument("--producer", metavar="NAME", help="the producer's result value, e.g. %%0")
+    p.add_argument("--consumer", metavar="NAME", help="the consumer's result value, e.g. %%1")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.set_defaults(run=run_fuse)
+
+    p = sub.add_parser(
+        "inline",
+        help="CINN ComputeInline on ScheduleBlock IR: legality checked, result proven",
+        description="Inline a producer ScheduleBlock into the blocks that read its tensor, through the proven "
+        "inverse of its store indices, and prove the consumers store the same values.",
+        epilog=INLINE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="the loop-nest IR (or - for standard input)")
+    p.add_argument("--block", metavar="NAME", help="the block to inline (default: the first whose tensor is read)")
+    p.add_argument("--output", metavar="TENSOR", action="append",
+                   help="a program output tensor (repeatable; default: tensors stored and never read)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.set_defaults(run=run_inline)
+
+    p = sub.add_parser(
+        "invert",
+        help="prove a map injective and compute its exact inverse (or give two points with one image)",
+        description="For an indexing map with a domain: injectivity, the inverse on the image, and proofs of "
+        "inverse . map = id and map . inverse = id. For a plain affine_map: MLIR's inversePermutation.",
+        epilog=INVERT_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("map", metavar="MAP_OR_FILE", help="the map text, a file holding it, or - for standard input")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.set_defaults(run=run_invert)
+
+
+def _name(s: str | None) -> str | None:
+    if s is None:
+        return None
+    return s if s.startswith("%") else "%" + s
+
+
+def run_fuse(args: argparse.Namespace) -> int:
+    text, source = read_input(args.file)
+    ops = parse_linalg(text, source)
+    prod, cons = _name(args.producer), _name(args.consumer)
+    by_name = {op.name: op for op in ops}
+    for n in (prod, cons):
+        if n is not None and n not in by_name:
+            raise VerifiedIndexingError(f"no linalg.generic named {n} (ops: {', '.join(by_name)})")
+    pairs = [
+        (p, c) for p, c in fusion_pairs(ops) if (prod is None or p.name == prod) and (cons is None or c.name == cons)
+    ]
+    if not pairs:
+        raise VerifiedIndexingError("no producer-consumer pair of linalg.generic ops matches")
+    reports = [check_fusion(p, c) for p, c in pairs]
+    if args.json:
+        print_json(reports[0].to_json() if len(reports) == 1 else [r.to_json() for r in reports])
+    else:
+        print("\n\n".join(format_report(r) for r in reports))
+    return max(r.exit_code for r in reports)
+
+
+def run_inline(args: argparse.Namespace) -> int:
+    text, source = read_input(args.file)
+    program = parse_program(text, source)
+    rep = compute_inline(program, args.block, outputs=args.output)
+    if args.json:
+        print_json(rep.to_json())
+        return rep.exit_code
+    print(f"inline {rep.block}: {rep.status}" + ("" if rep.status == "inlined" else f": {rep.reason}"))
+    for c in rep.checks:
+        line = f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else "")
+        print(line)
+    if rep.program is not None:
+        print(format_program(rep.program))
+    return rep.exit_code
+
+
+def run_invert(args: argparse.Namespace) -> int:
+    text, source = read_input(args.map)
+    m = parse_map(text, source)
+    am = m if isinstance(m, AffineMap) else None
+    if am is None:
+        assert not isinstance(m, AffineMap)
+        try:
+            am = indexing_map_to_affine_map(m) if m.state == "ok" and not m.num_rt_vars else None
+        except VerifiedIndexingError:
+            am = None
+    mlir = None
+    if am is not None and not am.num_symbols:
+        inv_p = inverse_permutation(am)
+        mlir = {"is_permutation": is_permutation(am), "inverse_permutation": str(inv_p) if inv_p else None}
+    if isinstance(m, AffineMap):
+        if mlir is None:
+            raise UnsupportedError("MLIR's inversePermutation needs a map without symbols")
+        if args.json:
+            print_json({"map": str(m), "mlir": mlir})
+        else:
+            print(f"map: {m}")
+            print(f"MLIR isPermutation: {str(mlir['is_permutation']).lower()}")
+            print(f"MLIR inversePermutation: {mlir['inverse_permutation'] or 'null'}")
+            print("(the semantic inverse needs a domain: give an indexing map with 'domain:')")
+        return 0
+    res = inverse(m)
+    code = {"proved": 0, "refuted": 1, "unknown": 2, "error": 4}[res.status]
+    if args.json:
+        data = res.to_json()
+        data["mlir"] = mlir
+        print_json(data)
+        return code
+    print(f"map: {m.format(one_line=True)}")
+    if mlir is not None:
+        print(f"MLIR inversePermutation: {mlir['inverse_permutation'] or 'null'}")
+    print(f"injective: {res.injectivity.status} ({res.injectivity.engine})")
+    if res.collision is not None:
+        a, b, img = res.collision
+        print(f"  counterexample: {_point(a)} and {_point(b)} both map to ({', '.join(map(str, img))})")
+    if res.status == "proved" and res.inverse is not None:
+        print(f"inverse: {res.inverse.format(one_line=True)}")
+        assert res.left_identity is not None and res.right_identity is not None
+        left, right = res.left_identity, res.right_identity
+        print(f"  inverse . map = id on the map's domain: {left.status} ({left.engine})")
+        print(f"  map . inverse = id on the inverse's domain: {right.status} ({right.engine})")
+    elif res.status != "refuted":
+        print(f"inverse: {res.status}: {res.reason}")
+    return code
+
+
+def _point(p: tuple[int, ...]) -> str:
+    return "(" + ", ".join(f"d{i} = {v}" for i, v in enumerate(p)) + ")"
