@@ -505,13 +505,15 @@ def output_to_input_maps(
     verify: bool = True,
     simplify: bool = True,
     op_maps: OpMapsFn | None = None,
+    module: Module | None = None,
 ) -> ComputationIndexing:
     """The maps from output ``output_index`` of ``comp``'s root to each parameter.
 
     ``op_maps`` replaces the per-op model (default: ``hlo.ops.output_to_input``).
     With ``verify`` each map is proven equal to the exact composition (isl) and
     maps are merged only when proven equal; without it, only structurally
-    equal maps are merged.
+    equal maps are merged. With ``module``, a ``fusion`` or ``call`` inside
+    ``comp`` is analyzed through its called computation (its maps, composed).
     """
     start = time.perf_counter()
     per_op = op_maps or _default_output_to_input
@@ -529,24 +531,24 @@ def output_to_input_maps(
         for key in keys:
             entries = maps.pop(key)
             try:
-                steps = _operand_steps(inst, comp, key[1], per_op)
+                steps = _operand_steps(inst, comp, key[1], per_op, module, verify, simplify)
             except UnsupportedError as exc:
                 unsupported.append(
                     UnsupportedOp(inst.name, inst.opcode, str(exc), _reachable_parameters(comp, inst))
                 )
                 continue
-            for operand_name, operand_output, op_map in steps:
+            for operand_name, operand_output, op_map, why in steps:
                 if op_map.is_undefined:
                     hides = _reachable_parameters(comp, comp.by_name[operand_name])
-                    unsupported.append(
-                        UnsupportedOp(inst.name, inst.opcode, f"no indexing for operand {operand_name}", hides)
-                    )
+                    reason = why or f"no indexing for operand {operand_name}"
+                    unsupported.append(UnsupportedOp(inst.name, inst.opcode, reason, hides))
                     continue
                 bucket = maps.setdefault((operand_name, operand_output), [])
                 for entry in entries:
                     new = walker.step(entry, op_map)
                     if new is not None:
                         walker.add(bucket, new)
+    unsupported = _merge_unsupported(unsupported)
     targets = []
     hidden: dict[str, list[str]] = {}
     for u in unsupported:
@@ -569,25 +571,59 @@ def output_to_input_maps(
     )
 
 
+def _merge_unsupported(items: list[UnsupportedOp]) -> list[UnsupportedOp]:
+    """One entry per (instruction, reason), the hidden parameters united."""
+    merged: dict[tuple[str, str, str], list[str]] = {}
+    for u in items:
+        hides = merged.setdefault((u.instruction, u.opcode, u.reason), [])
+        hides.extend(h for h in u.hides if h not in hides)
+    return [UnsupportedOp(i, o, r, tuple(h)) for (i, o, r), h in merged.items()]
+
+
 def _operand_steps(
-    inst: Instruction, comp: Computation, output_index: int, per_op: OpMapsFn
-) -> list[tuple[str, int, IndexingMap]]:
-    """``(operand name, operand output index, map)`` for each operand read by
-    output ``output_index`` of ``inst``."""
+    inst: Instruction,
+    comp: Computation,
+    output_index: int,
+    per_op: OpMapsFn,
+    module: Module | None = None,
+    verify: bool = True,
+    simplify: bool = True,
+) -> list[tuple[str, int, IndexingMap, str]]:
+    """``(operand name, operand output index, map, reason)`` for each map by
+    which output ``output_index`` of ``inst`` reads an operand (an UNDEFINED map,
+    with the reason, for an operand whose indexing is unknown)."""
     if inst.opcode == "tuple":
         operand = inst.operands[output_index]
         shape = _output_shape(inst, output_index)
         if comp.by_name[operand].shape.is_tuple:
             raise UnsupportedError("a tuple of tuples")
-        return [(operand, 0, IndexingMap.identity(shape.dims))]
+        return [(operand, 0, IndexingMap.identity(shape.dims), "")]
     if inst.opcode == "get-tuple-element":
         if inst.tuple_index is None:
             raise UnsupportedError("get-tuple-element without index=")
-        return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims))]
+        return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims), "")]
+    called = inst.called_computation()
+    if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
+        sub = output_to_input_maps(
+            module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
+        )
+        steps: list[tuple[str, int, IndexingMap, str]] = []
+        for target in sub.targets:
+            if not 0 <= target.index < len(inst.operands):
+                raise UnsupportedError(f"{called} has parameter {target.index}, {inst.name} has no such operand")
+            operand = inst.operands[target.index]
+            if target.unsupported:
+                why = f"unknown indexing through {', '.join(target.unsupported)} in {called}"
+                steps.append((operand, 0, IndexingMap.undefined(), why))
+            for access in target.maps:
+                if access.verdict is not None and not access.verdict.proved:
+                    raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
+                steps.append((operand, 0, access.map, ""))
+        return steps
     op_maps = per_op(inst, comp, output_index)
     if len(op_maps) != len(inst.operands):
         raise UnsupportedError(f"the model gave {len(op_maps)} maps for {len(inst.operands)} operands")
-    return [(name, 0, m) for name, m in zip(inst.operands, op_maps)]
+    return [(name, 0, m, "") for name, m in zip(inst.operands, op_maps)]
 
 
 def input_to_output_maps(
@@ -718,21 +754,21 @@ def analyze_module(
         jobs = [(called, inst.name) for inst, called in module.fusions()]
     results: list[ComputationIndexing] = []
     for comp, fusion_name in jobs:
-        for result in _analyze(comp, direction, operand, verify, simplify):
+        for result in _analyze(module, comp, direction, operand, verify, simplify):
             result.fusion = fusion_name
             results.append(result)
     return results
 
 
 def _analyze(
-    comp: Computation, direction: Direction, operand: int | None, verify: bool, simplify: bool
+    module: Module, comp: Computation, direction: Direction, operand: int | None, verify: bool, simplify: bool
 ) -> list[ComputationIndexing]:
     root = comp.root
     if direction == "output-to-input":
         outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple and root.opcode == "tuple" else range(1)
         results = []
         for k in outputs:
-            r = output_to_input_maps(comp, output_index=k, verify=verify, simplify=simplify)
+            r = output_to_input_maps(comp, output_index=k, verify=verify, simplify=simplify, module=module)
             if operand is not None:
                 r.targets = [t for t in r.targets if t.index == operand]
             results.append(r)
