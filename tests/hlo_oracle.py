@@ -1,0 +1,247 @@
+"""A small numpy interpreter of HLO data-movement ops: the independent oracle of the
+per-op indexing maps.
+
+It runs an instruction on *tagged* inputs: every element of operand ``k`` at index
+``x`` is the set ``{(k, x)}``; an output element is the set of every operand element
+it was computed from (one element for data movement, many for reductions, dot,
+windows; elementwise ops unite their operands). Operands that hold integers used
+as indices (dynamic-slice offsets, gather indices) also get concrete values.
+
+Written from the HLO operation semantics (openxla.org/xla/operation_semantics),
+independently of :mod:`verified_indexing.hlo.ops`: it does not import it and uses
+no indexing map. Test-only code.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+from verified_indexing.hlo.ir import Computation, Instruction, Shape
+
+Tag = frozenset[tuple[int, tuple[int, ...]]]
+
+__all__ = ["ELEMENTWISE_FOR_ORACLE", "run", "tagged"]
+
+ELEMENTWISE_FOR_ORACLE = {"add", "multiply", "select", "clamp", "exponential", "compare", "convert", "copy", "negate"}
+
+
+def tagged(dims: Sequence[int], k: int) -> np.ndarray:
+    """An object array of ``dims`` whose element ``x`` is ``{(k, x)}``."""
+    a = np.empty(tuple(dims), dtype=object)
+    for idx in np.ndindex(*dims):
+        a[idx] = frozenset({(k, tuple(int(i) for i in idx))})
+    return a
+
+
+def _empty(dims: Sequence[int]) -> np.ndarray:
+    a = np.empty(tuple(dims), dtype=object)
+    for idx in np.ndindex(*dims):
+        a[idx] = frozenset()
+    return a
+
+
+def _all_tags(a: np.ndarray) -> Tag:
+    out: set[tuple[int, tuple[int, ...]]] = set()
+    for v in a.flat:
+        out |= v
+    return frozenset(out)
+
+
+def _clamp(v: int, lo: int, hi: int) -> int:
+    return max(lo, min(v, hi))
+
+
+def _dims(shape: Shape) -> tuple[int, ...]:
+    return shape.dims
+
+
+def run(
+    inst: Instruction, comp: Computation, values: dict[int, np.ndarray] | None = None
+) -> list[np.ndarray]:
+    """The tagged outputs of ``inst`` (one array per output), with every operand
+    ``k`` tagged ``k`` and the integer operands given in ``values`` (operand index
+    -> int array)."""
+    values = values or {}
+    ops = [tagged(_dims(comp.operand(inst, k).shape), k) for k in range(len(inst.operands))]
+    shapes = list(inst.shape.tuple_shapes) if inst.shape.is_tuple else [inst.shape]
+    out = [_dims(s) for s in shapes]
+    op = inst.opcode
+    if op in ELEMENTWISE_FOR_ORACLE:
+        res = _empty(out[0])
+        for idx in np.ndindex(*out[0]):
+            acc: set[tuple[int, tuple[int, ...]]] = set()
+            for a in ops:
+                acc |= a[()] if a.ndim == 0 else a[idx]  # type: ignore[arg-type]
+            res[idx] = frozenset(acc)
+        return [res]
+    if op == "broadcast":
+        dims = inst.dimensions()
+        res = _empty(out[0])
+        for idx in np.ndindex(*out[0]):
+            res[idx] = ops[0][tuple(idx[d] for d in dims)]
+        return [res]
+    if op == "transpose":
+        # Output dimension i is operand dimension dimensions[i].
+        return [np.transpose(ops[0], inst.dimensions())]
+    if op == "reverse":
+        a = ops[0]
+        for d in inst.dimensions():
+            a = np.flip(a, axis=d)
+        return [a]
+    if op == "slice":
+        sl = tuple(slice(s.start, s.limit, s.stride) for s in inst.slice_dims())
+        return [ops[0][sl]]
+    if op == "reshape":
+        return [ops[0].reshape(out[0])]  # row-major, numpy's default
+    if op == "bitcast":
+        src_major = list(reversed(comp.operand(inst, 0).shape.minor_to_major()))
+        dst_major = list(reversed(inst.shape.minor_to_major()))
+        buffer = np.transpose(ops[0], src_major).ravel()
+        phys = buffer.reshape([inst.shape.dims[k] for k in dst_major])
+        return [np.transpose(phys, list(np.argsort(dst_major)))]
+    if op == "concatenate":
+        return [np.concatenate(ops, axis=inst.dimensions()[0])]
+    if op == "pad":
+        return [_pad(inst, ops, out[0])]
+    if op == "dynamic-slice":
+        operand = ops[0]
+        offs = [int(values[k]) for k in range(1, len(ops))]
+        starts = [_clamp(o, 0, n - s) for o, n, s in zip(offs, operand.shape, out[0])]
+        res = operand[tuple(slice(st, st + s) for st, s in zip(starts, out[0]))].copy()
+        extra = frozenset().union(*(ops[k][()] for k in range(1, len(ops))))
+        return [_add(res, extra)]
+    if op == "dynamic-update-slice":
+        res = ops[0].copy()
+        upd = ops[1]
+        offs = [int(values[k]) for k in range(2, len(ops))]
+        starts = [_clamp(o, 0, n - s) for o, n, s in zip(offs, res.shape, upd.shape)]
+        res[tuple(slice(st, st + s) for st, s in zip(starts, upd.shape))] = upd
+        extra = frozenset().union(*(ops[k][()] for k in range(2, len(ops))))
+        return [_add(res, extra)]
+    if op == "gather":
+        return [_gather(inst, ops, values[1], out[0])]
+    if op == "reduce":
+        return _reduce(inst, ops, out)
+    if op == "reduce-window":
+        return _reduce_window(inst, ops, out)
+    if op == "dot":
+        return [_dot(inst, ops, out[0])]
+    raise NotImplementedError(f"oracle: no interpreter for {op}")
+
+
+def _add(a: np.ndarray, extra: Tag) -> np.ndarray:
+    res = _empty(a.shape)
+    for idx in np.ndindex(*a.shape):
+        res[idx] = a[idx] | extra
+    return res
+
+
+def _pad(inst: Instruction, ops: list[np.ndarray], out: tuple[int, ...]) -> np.ndarray:
+    src, value = ops
+    pads = inst.padding()
+    res = np.empty(out, dtype=object)
+    for idx in np.ndindex(*out):
+        res[idx] = value[()]
+    # Place the operand on the interior-dilated grid, then drop what falls outside.
+    for idx in np.ndindex(*src.shape):
+        pos = tuple(p.low + i * (p.interior + 1) for i, p in zip(idx, pads))
+        if all(0 <= q < n for q, n in zip(pos, out)):
+            res[pos] = src[idx]
+    return res
+
+
+def _gather(inst: Instruction, ops: list[np.ndarray], indices: np.ndarray, out: tuple[int, ...]) -> np.ndarray:
+    operand, idx_tags = ops
+    g = inst.gather_dims()
+    res = _empty(out)
+    batch_dims = [d for d in range(len(out)) if d not in g.offset_dims]
+    kept = [d for d in range(operand.ndim) if d not in g.collapsed_slice_dims]
+    ivd = g.index_vector_dim
+    for o in np.ndindex(*out):
+        batch = [o[d] for d in batch_dims]
+        # The start vector: the indices at the batch position, along index_vector_dim.
+        pos: list[int | slice] = list(batch)
+        if ivd < indices.ndim:
+            pos.insert(ivd, slice(None))
+        vec = np.atleast_1d(indices[tuple(pos)])
+        vec_tags = np.atleast_1d(idx_tags[tuple(pos)])
+        start = [0] * operand.ndim
+        for k, d in enumerate(g.start_index_map):
+            start[d] = _clamp(int(vec[k]), 0, operand.shape[d] - g.slice_sizes[d])
+        full = list(start)
+        for od, d in zip(g.offset_dims, kept):
+            full[d] += o[od]
+        res[o] = operand[tuple(full)] | frozenset().union(*vec_tags)
+    return res
+
+
+def _reduce(inst: Instruction, ops: list[np.ndarray], out: list[tuple[int, ...]]) -> list[np.ndarray]:
+    n = len(ops) // 2
+    rdims = set(inst.dimensions())
+    shape = ops[0].shape
+    init = frozenset().union(*(ops[n + k][()] for k in range(n)))
+    res = _empty(out[0])
+    for idx in np.ndindex(*shape):
+        o = tuple(i for d, i in enumerate(idx) if d not in rdims)
+        for k in range(n):
+            res[o] = res[o] | ops[k][idx]
+    res = _add(res, init)
+    # Every output of a variadic reduce is computed from every input (the reducer
+    # combines them all).
+    return [res.copy() for _ in range(n)]
+
+
+def _reduce_window(inst: Instruction, ops: list[np.ndarray], out: list[tuple[int, ...]]) -> list[np.ndarray]:
+    n = len(ops) // 2
+    win = inst.window()
+    shape = ops[0].shape
+    init = frozenset().union(*(ops[n + k][()] for k in range(n)))
+    res = _empty(out[0])
+    for o in np.ndindex(*out[0]):
+        acc = set(init)
+        for kpos in itertools.product(*(range(w.size) for w in win)):
+            src = []
+            for oi, ki, w, size in zip(o, kpos, win, shape):
+                p = oi * w.stride + ki * w.window_dilation - w.pad_low  # position in the dilated input
+                if p < 0 or p % w.base_dilation or p // w.base_dilation >= size:
+                    break
+                src.append(p // w.base_dilation)
+            else:
+                for k in range(n):
+                    acc |= ops[k][tuple(src)]
+        res[o] = frozenset(acc)
+    return [res.copy() for _ in range(n)]
+
+
+def _dot(inst: Instruction, ops: list[np.ndarray], out: tuple[int, ...]) -> np.ndarray:
+    lhs, rhs = ops
+    dd = inst.dot_dims()
+    lfree = [d for d in range(lhs.ndim) if d not in dd.lhs_batch and d not in dd.lhs_contracting]
+    rfree = [d for d in range(rhs.ndim) if d not in dd.rhs_batch and d not in dd.rhs_contracting]
+    res = _empty(out)
+    csizes = [lhs.shape[d] for d in dd.lhs_contracting]
+    nb = len(dd.lhs_batch)
+    for o in np.ndindex(*out):
+        acc: set[tuple[int, tuple[int, ...]]] = set()
+        for c in itertools.product(*(range(s) for s in csizes)):
+            li = [0] * lhs.ndim
+            ri = [0] * rhs.ndim
+            for i, (a, b) in enumerate(zip(dd.lhs_batch, dd.rhs_batch)):
+                li[a] = ri[b] = o[i]
+            for i, d in enumerate(lfree):
+                li[d] = o[nb + i]
+            for i, d in enumerate(rfree):
+                ri[d] = o[nb + len(lfree) + i]
+            for i, (a, b) in enumerate(zip(dd.lhs_contracting, dd.rhs_contracting)):
+                li[a] = ri[b] = c[i]
+            acc |= lhs[tuple(li)] | rhs[tuple(ri)]
+        res[o] = frozenset(acc)
+    return res
+
+
+def all_tags(a: np.ndarray) -> Tag:
+    """Every tag in an array (for tests)."""
+    return _all_tags(a)
