@@ -42,7 +42,7 @@ def _blocks(out: str) -> list[str]:
         text = line.strip()
         if text.startswith("(") and "->" in text:
             current = [text]
-        elif current and (text.startswith(("d", "s", "rt")) and " in [" in text or text == "domain:"):
+        elif current and (" in [" in text or text == "domain:"):
             current.append(text)
         elif current:
             maps.append("\n".join(current))
