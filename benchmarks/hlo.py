@@ -1,0 +1,101 @@
+"""HLO benchmark: parse time and analysis time per corpus module, proofs on and off.
+
+For every module of the corpus (``../shared/corpus/jax_hlo`` or the bundled
+``examples/jax_hlo``): the parse time, the analysis time of every fusion (the
+entry computation for a module without fusions) with proofs on, first with a
+cold proof cache (a fresh cache file, first analysis of the module in this
+process), then warm (median of 3), and with proofs off (median of 3), and the
+cost of proofs as the ratio on/off. Run: ``python benchmarks/hlo.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from verified_indexing.hlo.ir import Module
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _corpus() -> list[Path]:
+    shared = ROOT.parent / "shared" / "corpus" / "jax_hlo"
+    base = shared if shared.is_dir() else ROOT / "examples" / "jax_hlo"
+    return sorted(base.glob("*.hlo"))
+
+
+def _run(module: Module, name: str, verify: bool) -> tuple[float, int]:
+    """Seconds to analyze every fusion (or the entry computation), and the number of maps."""
+    from verified_indexing.hlo.fusion import analyze_module
+
+    computation = None if module.fusions() else module.entry_name
+    start = time.perf_counter()
+    results = analyze_module(module, computation=computation, verify=verify)
+    seconds = time.perf_counter() - start
+    if verify:
+        for r in results:
+            for v in r.verdicts():
+                if not v.proved:
+                    raise SystemExit(f"{name}: a proof is {v.status}: {v.reason}")
+    return seconds, sum(r.num_maps for r in results)
+
+
+def main() -> int:
+    cache_dir = tempfile.mkdtemp(prefix="vi-bench-hlo-")
+    os.environ["VERIFIED_INDEXING_CACHE"] = str(Path(cache_dir) / "proofs.sqlite")  # cold: a fresh cache
+
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.parser import parse_module
+    from verified_indexing.hlo.report import load_hlo
+
+    t0 = time.perf_counter()
+    # Imports and engine start-up (isl, z3, simplifier tables), reported apart.
+    analyze_module(load_hlo("p = f32[2,3] parameter(0)\nROOT t = f32[3,2] transpose(p), dimensions={1,0}\n"))
+    startup = time.perf_counter() - t0
+
+    paths = _corpus()
+    header = (
+        f"{'module':<28}{'fusions':>8}{'maps':>6}{'parse ms':>10}{'cold on ms':>12}"
+        f"{'warm on ms':>12}{'off ms':>9}{'on/off':>8}"
+    )
+    print(f"HLO analysis benchmark: {len(paths)} modules (start-up {startup * 1000:.0f} ms, not counted)")
+    print(header)
+    print("-" * len(header))
+    colds: list[float] = []
+    ratios: list[float] = []
+    worst = ("", 0.0)
+    for path in paths:
+        text = path.read_text()
+        start = time.perf_counter()
+        module = parse_module(text, str(path))
+        parse_s = time.perf_counter() - start
+        cold, maps = _run(module, path.name, True)
+        warm = statistics.median(_run(module, path.name, True)[0] for _ in range(3))
+        off = statistics.median(_run(module, path.name, False)[0] for _ in range(3))
+        ratio = warm / off if off > 0 else float("inf")
+        colds.append(cold + parse_s)
+        ratios.append(ratio)
+        if cold + parse_s > worst[1]:
+            worst = (path.name, cold + parse_s)
+        print(
+            f"{path.name:<28}{len(module.fusions()):>8}{maps:>6}{parse_s * 1000:>10.2f}{cold * 1000:>12.1f}"
+            f"{warm * 1000:>12.1f}{off * 1000:>9.1f}{ratio:>8.2f}"
+        )
+    print("-" * len(header))
+    print(
+        f"parse + cold analysis with proofs: median {statistics.median(colds) * 1000:.1f} ms, "
+        f"max {worst[1] * 1000:.1f} ms ({worst[0]}); target < 1000 ms per module: "
+        f"{'met' if worst[1] < 1.0 else 'NOT met'}"
+    )
+    print(f"cost of proofs (warm on / off): median x{statistics.median(ratios):.2f}, max x{max(ratios):.2f}")
+    return 0 if worst[1] < 1.0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
