@@ -212,16 +212,6 @@ def _adapt_simplify(raw: Callable[..., Any]) -> Callable[[IndexingMap], Indexing
     return run
 
 
-def _prove_equal(a: IndexingMap, b: IndexingMap) -> Verdict | None:
-    """The engines' ``prove_equal`` verdict, or None while it is not available."""
-    try:
-        from verified_indexing.engines import prove_equal
-
-        return prove_equal(a, b)
-    except (ImportError, NotImplementedError):
-        return None
-
-
 # -- runtime-variable origins ----------------------------------------------------------------------
 #
 # A runtime variable's origin (``hlo.ops.RuntimeOrigin``) holds a map from the
@@ -392,39 +382,38 @@ class _Walker:
         rel = rel_mod.chain(entry.rel, entry.map.num_dims, op_map) if self.verify else None
         if self.simplify is not None:
             s = _simplify_keeping_vars(self.simplify, m)
-            if s is None:
-                return None
-            m = s
+            if s is None:  # the (unverified) simplifier says empty: trusted only when isl agrees
+                if rel is None or rel.is_empty():
+                    return None
+            else:
+                m = s
         m, dropped = _drop_unneeded(m)
         if dropped and rel is not None:
             rel = rel_mod.drop_rt_inputs(rel, m.num_dims, dropped)
         return _Entry(m, rel, entry.paths)
 
     def add(self, entries: list[_Entry], new: _Entry) -> None:
-        """Append ``new`` unless an entry is equal to it (then merge the paths)."""
+        """Append ``new`` unless an entry is equal to it: then merge the paths.
+
+        Verifying, "equal" is decided by isl on the exact relations of the two
+        compositions (not on the simplified maps, which are proven equal to
+        their relations only at the end); otherwise it is structural equality.
+        Runtime-variable origins must match in both cases.
+        """
         for e in entries:
-            if e.map == new.map and _origins(e.map) == _origins(new.map):
+            if _shape_of(e.map) != _shape_of(new.map) or _origins(e.map) != _origins(new.map):
+                continue
+            if not self.verify:
+                if e.map == new.map:
+                    e.paths += new.paths
+                    return
+                continue
+            start = time.perf_counter()
+            if rel_mod.relations_equal(e.rel, new.rel):
+                question = f"{e.map.format(one_line=True)} == {new.map.format(one_line=True)} (exact compositions)"
+                e.merges.append(Verdict("proved", "isl", time.perf_counter() - start, question))
                 e.paths += new.paths
                 return
-        if self.verify:
-            for e in entries:
-                if _shape_of(e.map) != _shape_of(new.map) or _origins(e.map) != _origins(new.map):
-                    continue
-                verdict = _prove_equal(e.map, new.map)
-                if verdict is None:  # the engines' prover is not there yet: isl on the exact relations
-                    start = time.perf_counter()
-                    same = rel_mod.relations_equal(e.rel, new.rel)
-                    verdict = Verdict(
-                        "proved" if same else "error",
-                        "isl",
-                        time.perf_counter() - start,
-                        f"{e.map.format(one_line=True)} == {new.map.format(one_line=True)}",
-                        reason="" if same else "not equal",
-                    )
-                if verdict.proved:
-                    e.paths += new.paths
-                    e.merges.append(verdict)
-                    return
         entries.append(new)
 
 
