@@ -129,6 +129,8 @@ def run(
         return _reduce_window(inst, ops, out)
     if op == "dot":
         return [_dot(inst, ops, out[0])]
+    if op == "convolution":
+        return [_convolution(inst, ops, out[0])]
     raise NotImplementedError(f"oracle: no interpreter for {op}")
 
 
@@ -238,6 +240,41 @@ def _dot(inst: Instruction, ops: list[np.ndarray], out: tuple[int, ...]) -> np.n
             for i, (a, b) in enumerate(zip(dd.lhs_contracting, dd.rhs_contracting)):
                 li[a] = ri[b] = c[i]
             acc |= lhs[tuple(li)] | rhs[tuple(ri)]
+        res[o] = frozenset(acc)
+    return res
+
+
+def _convolution(inst: Instruction, ops: list[np.ndarray], out: tuple[int, ...]) -> np.ndarray:
+    """out[b, o.., f] = sum over window positions k.. and input features c of
+    lhs[b, x.., c] * rhs[k.., c, f], where x is the (padded, base-dilated) input
+    position of o * stride + k * rhs_dilate; padding positions read no lhs
+    element, but the kernel element is read for every window position."""
+    lhs, rhs = ops
+    lhs_l, rest = (inst.attributes["dim_labels"]).split("_")
+    rhs_l, out_l = rest.split("->")
+    nsp = len(lhs_l) - 2
+    win = inst.window() if nsp else []
+    res = _empty(out)
+    for o in np.ndindex(*out):
+        acc: set[tuple[int, tuple[int, ...]]] = set()
+        b, f = o[out_l.index("b")], o[out_l.index("f")]
+        for kpos in itertools.product(*(range(w.size) for w in win)):
+            for c in range(lhs.shape[lhs_l.index("f")]):
+                ri = [0] * rhs.ndim
+                ri[rhs_l.index("i")], ri[rhs_l.index("o")] = c, f
+                li = [0] * lhs.ndim
+                li[lhs_l.index("b")], li[lhs_l.index("f")] = b, c
+                real = True
+                for i, (w, k) in enumerate(zip(win, kpos)):
+                    ri[rhs_l.index(str(i))] = w.size - 1 - k if w.reversal else k
+                    p = o[out_l.index(str(i))] * w.stride + k * w.window_dilation - w.pad_low
+                    x, r = divmod(p, w.base_dilation)
+                    if p < 0 or r or x >= lhs.shape[lhs_l.index(str(i))]:
+                        real = False
+                    li[lhs_l.index(str(i))] = x
+                acc |= rhs[tuple(ri)]
+                if real:
+                    acc |= lhs[tuple(li)]
         res[o] = frozenset(acc)
     return res
 

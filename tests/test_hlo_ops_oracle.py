@@ -355,6 +355,42 @@ def test_dot(data: st.DataObject) -> None:
     check(*build("dot", _shape(out), [_shape(lhs), _shape(rhs)], attrs))
 
 
+@settings(max_examples=60)
+@given(st.integers(0, 2), st.data())
+def test_convolution(nsp: int, data: st.DataObject) -> None:
+    batch, cin, cout = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+    spatial, kernel, out_sp = [], [], []
+    fields: dict[str, list[str]] = defaultdict(list)
+    for _ in range(nsp):
+        n, size, stride = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2))
+        lo, hi = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+        bdil, wdil, rev = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)), data.draw(st.booleans())
+        padded, span = lo + hi + (n - 1) * bdil + 1, (size - 1) * wdil + 1
+        assume(padded >= span)
+        spatial.append(n)
+        kernel.append(size)
+        out_sp.append((padded - span) // stride + 1)
+        for key, v in (("size", size), ("stride", stride), ("lhs_dilate", bdil), ("rhs_dilate", wdil)):
+            fields[key].append(str(v))
+        fields["pad"].append(f"{lo}_{hi}")
+        fields["rhs_reversal"].append("1" if rev else "0")
+    digits = [str(i) for i in range(nsp)]
+    lhs_l = "".join(data.draw(st.permutations(["b", "f", *digits])))
+    rhs_l = "".join(data.draw(st.permutations(["i", "o", *digits])))
+    out_l = "".join(data.draw(st.permutations(["b", "f", *digits])))
+
+    def dims(labels: str, table: dict[str, int]) -> list[int]:
+        return [table[c] for c in labels]
+
+    lhs = dims(lhs_l, {"b": batch, "f": cin, **{str(i): n for i, n in enumerate(spatial)}})
+    rhs = dims(rhs_l, {"i": cin, "o": cout, **{str(i): n for i, n in enumerate(kernel)}})
+    out = dims(out_l, {"b": batch, "f": cout, **{str(i): n for i, n in enumerate(out_sp)}})
+    attrs = {"dim_labels": f"{lhs_l}_{rhs_l}->{out_l}"}
+    if nsp:
+        attrs["window"] = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
+    check(*build("convolution", _shape(out), [_shape(lhs), _shape(rhs)], attrs))
+
+
 @given(small_dims, st.sampled_from(["select", "clamp", "add", "exponential", "convert"]), st.data())
 def test_elementwise_with_scalar_operands(dims: list[int], opcode: str, data: st.DataObject) -> None:
     arity = {"select": 3, "clamp": 3, "add": 2, "exponential": 1, "convert": 1}[opcode]
