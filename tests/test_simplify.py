@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verified_indexing import AffineExpr, IndexingMap, Interval, compose, parse_indexing_map
-from verified_indexing.expr import Dim
+from verified_indexing.expr import Dim, Sym, emax, emin
 from verified_indexing.simplify import cost, map_cost, simplify, simplify_expr, simplify_with_report
 
 
@@ -115,10 +115,16 @@ def test_unused_range_variable_removed() -> None:
 
 
 def test_correlated_subterms_use_exact_range() -> None:
-    m = P("(d0)[s0] -> ((s0 + d0 * 32 - (s0 floordiv 32) * 32) floordiv 32), domain: d0 in [0, 5], s0 in [0, 63]")
+    # Interval bounds say d0 + d1 in [0, 30]; isl's exact range over the domain says [0, 15].
+    m = P("(d0, d1) -> ((d0 + d1) floordiv 16, (d0 + d1) mod 16), domain: d0 in [0, 15], d1 in [0, 15],"
+          " d0 + d1 in [0, 15]")
     out = simplify(m)
-    assert out.results == (Dim(0),)
-    assert points(out.replace()) == points(m) if out.num_range_vars == m.num_range_vars else True
+    assert out == P("(d0, d1) -> (0, d0 + d1), domain: d0 in [0, 15], d1 in [0, 15], d0 + d1 in [0, 15]")
+    assert points(out) == points(m)
+    assert simplify_with_report(m, verify=False).map == m  # intervals alone cannot do it
+    m2 = P("(d0)[s0] -> ((s0 + d0 * 32 - (s0 floordiv 32) * 32) floordiv 32), domain: d0 in [0, 5], s0 in [0, 63]")
+    out2 = simplify_with_report(m2, isl_candidate=False).map
+    assert out2.results == (Dim(0),)
 
 
 def test_simplify_expr_and_no_verify() -> None:
@@ -131,14 +137,19 @@ def test_simplify_expr_and_no_verify() -> None:
 
 # -- random maps ---------------------------------------------------------------------
 @st.composite
-def exprs(draw: st.DrawFn, ndims: int, depth: int = 2) -> AffineExpr:
+def exprs(draw: st.DrawFn, ndims: int, depth: int = 2, nsyms: int = 0) -> AffineExpr:
     if depth == 0 or draw(st.integers(0, 3)) == 0:
-        e: AffineExpr = Dim(draw(st.integers(0, ndims - 1))) * draw(st.sampled_from([1, 1, 2, 3, -1, 4, 8]))
+        i = draw(st.integers(0, ndims + nsyms - 1))
+        var: AffineExpr = Dim(i) if i < ndims else Sym(i - ndims)
+        e = var * draw(st.sampled_from([1, 1, 2, 3, -1, 4, 8]))
         return e + draw(st.integers(-6, 6))
-    kind = draw(st.sampled_from(["add", "add", "floordiv", "mod", "mul"]))
-    a = draw(exprs(ndims, depth - 1))
+    kind = draw(st.sampled_from(["add", "add", "floordiv", "mod", "mul", "minmax"]))
+    a = draw(exprs(ndims, depth - 1, nsyms))
     if kind == "add":
-        return a + draw(exprs(ndims, depth - 1))
+        return a + draw(exprs(ndims, depth - 1, nsyms))
+    if kind == "minmax":
+        b = draw(exprs(ndims, depth - 1, nsyms))
+        return emin(a, b) if draw(st.booleans()) else emax(a, b)
     if kind == "mul":
         return a * draw(st.sampled_from([2, 3, -2, 4]))
     c = draw(st.sampled_from([2, 3, 4, 8, 16, -2, -3, -4]))
@@ -152,13 +163,15 @@ def maps(draw: st.DrawFn) -> IndexingMap:
     for _ in range(n):
         lo = draw(st.integers(-6, 6))
         dims.append((lo, lo + draw(st.integers(0, 12))))
-    results = [draw(exprs(n)) for _ in range(draw(st.integers(1, 2)))]
+    ns = draw(st.integers(0, 1)) if n == 1 else 0
+    syms = [(0, draw(st.integers(0, 5))) for _ in range(ns)]
+    results = [draw(exprs(n, 2, ns)) for _ in range(draw(st.integers(1, 2)))]
     cons = []
     if draw(st.booleans()):
-        e = draw(exprs(n, 1))
+        e = draw(exprs(n, 1, ns))
         lo = draw(st.integers(-10, 10))
         cons.append((e, Interval(lo, lo + draw(st.integers(0, 20)))))
-    return IndexingMap(dims, results, constraints=cons)
+    return IndexingMap(dims, results, syms, constraints=cons)
 
 
 @settings(max_examples=300)
@@ -170,7 +183,10 @@ def test_random_maps_verified_enumeration_idempotent_cost(m: IndexingMap) -> Non
     if out.is_known_empty:
         assert list(m.domain_points()) == []
         return
-    assert points(out) == points(m)  # same domain, same results at every point
+    if out.num_range_vars == m.num_range_vars:
+        assert points(out) == points(m)  # same domain, same results at every point
+    else:  # an unused range variable was removed: compare the relations
+        assert {(p[0], v) for p, v in points(out).items()} == {(p[0], v) for p, v in points(m).items()}
     assert map_cost(out) <= map_cost(m)
     for r_in, r_out in zip(m.results, out.results):
         assert cost(r_out) <= cost(r_in)
@@ -185,5 +201,37 @@ def test_random_maps_unverified_agree_with_enumeration(m: IndexingMap) -> None:
     if out.is_known_empty:
         assert list(m.domain_points()) == []
         return
-    assert points(out) == points(m)
+    if out.num_range_vars == m.num_range_vars:
+        assert points(out) == points(m)
+    else:
+        assert {(p[0], v) for p, v in points(out).items()} == {(p[0], v) for p, v in points(m).items()}
     assert map_cost(out) <= map_cost(m)
+
+
+# -- command line ------------------------------------------------------------------
+def run_cli(*args: str) -> tuple[int, str, str]:
+    import contextlib
+    import io
+    import json
+
+    from verified_indexing.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    if "--json" in args and code == 0:
+        json.loads(out.getvalue())
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_simplify_outputs_and_errors() -> None:
+    code, out, _ = run_cli("simplify", SPEC_EXAMPLES[3][0])
+    assert code == 0 and parse_indexing_map(out) == P(SPEC_EXAMPLES[3][1])
+    code, out, _ = run_cli("simplify", "--json", SPEC_EXAMPLES[0][0])
+    assert code == 0 and '"verified": true' in out and '"rule": "mod_nowrap"' in out
+    code, out, _ = run_cli("simplify", "KNOWN EMPTY")
+    assert code == 0 and out.strip() == "KNOWN EMPTY"
+    code, _, err = run_cli("simplify", "(d0) -> (d0 floordiv 0), domain: d0 in [0, 3]")
+    assert code == 3 and "^" in err
+    code, _, err = run_cli("simplify", "(d0) -> (d0 + ), domain: d0 in [0, 3]")
+    assert code == 3 and "1:" in err

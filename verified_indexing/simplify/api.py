@@ -91,11 +91,16 @@ def prove_maps_pointwise(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.
     """Prove that ``a`` and ``b`` (same variables) have the same domain and the same
     results at every point ``(dims, range vars, rt vars)`` (range variables are
     compared as inputs, not existentially)."""
-    from verified_indexing.engines import prove_equal
+    from verified_indexing.engines import Verdict, prove_equal
 
-    if a.state != "ok" or b.state != "ok":
-        return prove_equal(a, b, timeout=timeout)
-    return prove_equal(_with_vars_as_results(a), _with_vars_as_results(b), timeout=timeout)
+    start = time.perf_counter()
+    try:
+        if a.state != "ok" or b.state != "ok":
+            return prove_equal(a, b, timeout=timeout)
+        return prove_equal(_with_vars_as_results(a), _with_vars_as_results(b), timeout=timeout)
+    except Exception as exc:  # an engine fault is never a proof
+        return Verdict("error", "isl", time.perf_counter() - start, f"{a.format(True)} == {b.format(True)}",
+                       reason=f"engine failure: {type(exc).__name__}: {exc}")
 
 
 def _rewrite_map(
@@ -132,7 +137,10 @@ def _rewrite_map(
         from verified_indexing.engines import prove_expr_equal
 
         def check(before: AffineExpr, after: AffineExpr) -> Any:
-            return prove_expr_equal(before, after, dm, timeout=timeout)
+            try:
+                return prove_expr_equal(before, after, dm, timeout=timeout)
+            except Exception:  # an engine fault is never a proof
+                return None
 
     results = []
     rw = Rewriter(dm, exact=exact, check=check, rules=rules, names=names)
@@ -202,8 +210,11 @@ def simplify_with_report(
     if final is not cand and final != cand:
         from verified_indexing.engines import prove_equal
 
-        v2 = prove_equal(cand, final, timeout=timeout)
-        if v2.proved:
+        try:
+            v2 = prove_equal(cand, final, timeout=timeout)
+        except Exception:  # an engine fault is never a proof: keep the variables
+            v2 = None
+        if v2 is not None and v2.proved:
             report.steps.append(Step("remove_unused_symbols", "map", cand.format(True), final.format(True), v2))
             cand = final
     if isl_candidate and cand.state == "ok":
