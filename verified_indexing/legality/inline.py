@@ -344,6 +344,10 @@ def _prove_consumer(
 # ---------------------------------------------------------------------------
 
 
+def _assign(names: list[str], values: tuple[int, ...]) -> str:
+    return ", ".join(f"{n} = {v}" for n, v in zip(names, values))
+
+
 def compute_inline(
     program: Stmt, block: str | None = None, *, outputs: Iterable[str] | None = None, timeout: float = 10.0
 ) -> InlineReport:
@@ -426,7 +430,8 @@ def compute_inline(
         w: dict[str, Any] = {
             "iterations": [dict(zip(names, pair[0])), dict(zip(names, pair[1]))],
             "element": list(pair[2]),
-            "note": f"iterations {pair[0]} and {pair[1]} of ({', '.join(names)}) both write {tensor}{list(pair[2])}",
+            "note": f"iterations ({_assign(names, pair[0])}) and ({_assign(names, pair[1])}) both write "
+            f"{tensor}{list(pair[2])}",
         }
         return refuse("store indices are injective", str(w["note"]), w, inj.engine)
     if not inj.proved:
@@ -446,8 +451,13 @@ def compute_inline(
             name = f"{cctx.block.name}'s load of {tensor} lies in the stored region"
             if v.refuted and rw is not None:
                 cw: dict[str, Any] = dict(rw)
-                cw["consumer_iteration"] = dict(zip([f.var for f in cctx.loops], rw["consumer_iteration"]))
-                return refuse(name, f"{cctx.block.name}: {rw['note']}", cw, v.engine)
+                loop_names = [f.var for f in cctx.loops]
+                cw["consumer_iteration"] = dict(zip(loop_names, rw["consumer_iteration"]))
+                cw["note"] = (
+                    f"{cctx.block.name}'s iteration ({_assign(loop_names, tuple(rw['consumer_iteration']))}) reads "
+                    f"{tensor}{list(rw['element'])}, which {block} never writes"
+                )
+                return refuse(name, cw["note"], cw, v.engine)
             if not v.proved:
                 checks.append(InlineCheck(name, v.status, v.reason, v.engine))
                 return InlineReport(block, "unknown", f"{name}: {v.reason}", tuple(checks))

@@ -135,6 +135,18 @@ def identity_on(m: IndexingMap) -> IndexingMap:
     return m.replace(results=[Dim(i) for i in range(m.num_dims)])
 
 
+def _tidy(candidate: IndexingMap) -> IndexingMap:
+    """The candidate through the verified simplifier (cosmetic: the identities
+    are proven on whatever this returns, so a failure just keeps the input)."""
+    try:
+        from verified_indexing.simplify import simplify
+
+        out = simplify(candidate)
+    except Exception:  # the simplifier is optional here; the proofs below decide
+        return candidate
+    return out if isinstance(out, IndexingMap) and out.state == "ok" else candidate
+
+
 def inverse(m: IndexingMap, *, timeout: float = 10.0) -> InverseResult:
     """The proven inverse of an injective map (see the module docstring).
 
@@ -153,6 +165,7 @@ def inverse(m: IndexingMap, *, timeout: float = 10.0) -> InverseResult:
     if inv is None or inv.state != "ok":
         return InverseResult("unknown", m, None, inj, None, None, None,
                              "isl's inverse is not a single quasi-affine piece on a bounded domain")
+    inv = _tidy(inv)
     left = prove_equal(compose(m, inv), identity_on(m), timeout=timeout)
     right = prove_equal(compose(inv, m), identity_on(inv), timeout=timeout)
     if left.proved and right.proved:
