@@ -18,7 +18,9 @@ daemon thread prepares them ahead of time), so queries never share solver state.
     solver.add(c > 0, *enc.side_conditions, enc.z3.Not(claim))
     assert solver.check() == enc.z3.unsat
 
-The ``side_conditions`` are the defining constraints of every auxiliary
+Build every term before reading ``side_conditions`` (``s.add(*enc.side_conditions,
+enc.mod(x, c) >= 0)`` would unpack the list before ``mod`` adds to it). The
+``side_conditions`` are the defining constraints of every auxiliary
 quotient/remainder variable the encoder introduced; a query must assert them
 (they are satisfiable for every value of the inputs with a nonzero divisor). For a
 symbolic divisor ``b`` (a z3 term) the definition is

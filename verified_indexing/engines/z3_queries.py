@@ -29,6 +29,10 @@ __all__ = [
 ]
 
 
+SMALL = 16
+"""Counterexample values up to this magnitude are not worth an optimization query."""
+
+
 @dataclass
 class Z3Query:
     """``formula`` is satisfiable iff the claim fails; ``extract`` lists the
@@ -49,8 +53,9 @@ def solve(
 ) -> tuple[str, list[int], str]:
     """``(status, values, reason)`` with status ``sat``/``unsat``/``unknown``.
 
-    On ``sat``, a second (cheap, time-capped) optimization query prefers values
-    near zero; if it does not finish, the first model is used.
+    On ``sat`` with some value beyond ``SMALL`` in magnitude, a second (cheap,
+    time-capped) optimization query prefers values near zero; if it does not
+    finish, the first model is used.
     """
     s = q.enc.solver(timeout, rlimit)
     s.add(*q.assertions())
@@ -61,7 +66,7 @@ def solve(
         return "unknown", [], str(s.reason_unknown())
     model = s.model()
     values = [model.eval(x, model_completion=True).as_long() for x in q.extract]
-    if minimize and q.extract and any(v != 0 for v in values):
+    if minimize and q.extract and any(abs(v) > SMALL for v in values):
         opt = z3.Optimize(ctx=q.enc.ctx)
         opt.set("timeout", max(1, int(min(timeout, 1.0) * 1000)))
         opt.set("rlimit", rlimit)
