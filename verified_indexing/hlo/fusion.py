@@ -131,19 +131,16 @@ class ComputationIndexing:
     verified: bool
     seconds: float = 0.0
     fusion: str | None = None  # the fusion instruction calling the computation, if any
+    merge_proofs: list[Verdict] = field(default_factory=list)  # every merge of two paths, anywhere
 
     @property
     def num_maps(self) -> int:
         return sum(len(t.maps) for t in self.targets)
 
     def verdicts(self) -> list[Verdict]:
-        out: list[Verdict] = []
-        for t in self.targets:
-            for m in t.maps:
-                if m.verdict is not None:
-                    out.append(m.verdict)
-                out.extend(m.merges)
-        return out
+        """Every proof: one per reported map, one per merge of two paths."""
+        out = [m.verdict for t in self.targets for m in t.maps if m.verdict is not None]
+        return out + list(self.merge_proofs)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -154,6 +151,7 @@ class ComputationIndexing:
             "verified": self.verified,
             "targets": [t.to_json() for t in self.targets],
             "unsupported": [u.to_json() for u in self.unsupported],
+            "merge_proofs": len(self.merge_proofs),
             "seconds": self.seconds,
         }
 
@@ -368,6 +366,7 @@ class _Entry:
 class _Walker:
     def __init__(self, comp: Computation, verify: bool, simplify: bool) -> None:
         self.comp = comp
+        self.merge_proofs: list[Verdict] = []
         self.verify = verify
         self.simplify = _simplifier() if simplify else None
 
@@ -411,7 +410,9 @@ class _Walker:
             start = time.perf_counter()
             if rel_mod.relations_equal(e.rel, new.rel):
                 question = f"{e.map.format(one_line=True)} == {new.map.format(one_line=True)} (exact compositions)"
-                e.merges.append(Verdict("proved", "isl", time.perf_counter() - start, question))
+                verdict = Verdict("proved", "isl", time.perf_counter() - start, question)
+                e.merges.append(verdict)
+                self.merge_proofs.append(verdict)
                 e.paths += new.paths
                 return
         entries.append(new)
@@ -556,7 +557,14 @@ def output_to_input_maps(
         target.unsupported = sorted(set(hidden.get(param.name, [])))
         targets.append(target)
     return ComputationIndexing(
-        comp.name, "output-to-input", output_index, targets, unsupported, verify, time.perf_counter() - start
+        comp.name,
+        "output-to-input",
+        output_index,
+        targets,
+        unsupported,
+        verify,
+        time.perf_counter() - start,
+        merge_proofs=walker.merge_proofs,
     )
 
 
@@ -686,7 +694,14 @@ def input_to_output_maps(
         target.unsupported = sorted({u.instruction for u in unsupported})
         targets.append(target)
     return ComputationIndexing(
-        comp.name, "input-to-output", parameter, targets, unsupported, verify, time.perf_counter() - start
+        comp.name,
+        "input-to-output",
+        parameter,
+        targets,
+        unsupported,
+        verify,
+        time.perf_counter() - start,
+        merge_proofs=walker.merge_proofs,
     )
 
 

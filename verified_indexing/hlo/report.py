@@ -76,9 +76,8 @@ def format_result(result: ComputationIndexing) -> str:
             if a.verdict is None:
                 lines.append(f"    ({paths}; not verified)")
             else:
-                merged = f", {len(a.merges)} merge(s) proven" if a.merges else ""
                 status = a.verdict.status if a.verdict.proved else f"{a.verdict.status.upper()}: {a.verdict.reason}"
-                lines.append(f"    ({paths}{merged}; {status} by {a.verdict.engine})")
+                lines.append(f"    ({paths}; {status} by {a.verdict.engine})")
         if t.unsupported:
             lines.append(f"    unknown indexing through: {', '.join(t.unsupported)}")
     for u in result.unsupported:
