@@ -87,7 +87,7 @@ def _with_vars_as_results(m: IndexingMap) -> IndexingMap:
     return m.replace(results=list(m.results) + extra)
 
 
-def prove_maps_pointwise(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0) -> Any:
+def prove_maps_pointwise(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0, cache: Any = None) -> Any:
     """Prove that ``a`` and ``b`` (same variables) have the same domain and the same
     results at every point ``(dims, range vars, rt vars)`` (range variables are
     compared as inputs, not existentially)."""
@@ -96,8 +96,8 @@ def prove_maps_pointwise(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.
     start = time.perf_counter()
     try:
         if a.state != "ok" or b.state != "ok":
-            return prove_equal(a, b, timeout=timeout)
-        return prove_equal(_with_vars_as_results(a), _with_vars_as_results(b), timeout=timeout)
+            return prove_equal(a, b, timeout=timeout, cache=cache)
+        return prove_equal(_with_vars_as_results(a), _with_vars_as_results(b), timeout=timeout, cache=cache)
     except Exception as exc:  # an engine fault is never a proof
         return Verdict("error", "isl", time.perf_counter() - start, f"{a.format(True)} == {b.format(True)}",
                        reason=f"engine failure: {type(exc).__name__}: {exc}")
@@ -109,6 +109,7 @@ def _rewrite_map(
     exact: bool,
     check_results: bool,
     timeout: float,
+    cache: Any,
     rules: Sequence[Rule],
     replace_point_dims: bool,
 ) -> tuple[IndexingMap, list[Step], list[Step]]:
@@ -138,7 +139,7 @@ def _rewrite_map(
 
         def check(before: AffineExpr, after: AffineExpr) -> Any:
             try:
-                return prove_expr_equal(before, after, dm, timeout=timeout)
+                return prove_expr_equal(before, after, dm, timeout=timeout, cache=cache)
             except Exception:  # an engine fault is never a proof
                 return None
 
@@ -161,6 +162,8 @@ def simplify_with_report(
     replace_point_dims: bool = False,
     rules: Sequence[Rule] = RULES,
     isl_candidate: bool = True,
+    per_rewrite: bool = False,
+    cache: Any = None,
 ) -> SimplifyReport:
     """Simplify ``m`` and say how (see the module docstring for the discipline).
 
@@ -174,35 +177,53 @@ def simplify_with_report(
         rules: the catalogue (tests pass modified copies).
         isl_candidate: also try isl's own quasi-affine form of the map's results,
             kept only when proven equal and cheaper (needs ``verify``).
+        per_rewrite: prove every rewrite as it is applied from the start (instead
+            of proving the whole result first); for measurements.
+        cache: the engines' proof cache argument (``None``/``False``: none,
+            ``True``: the default cache, or a ``ProofCache``).
     """
     use_exact = verify if exact is None else exact
-    report = SimplifyReport(input=m, map=m, mode="whole" if verify else "unverified")
+    mode = ("per-rewrite" if per_rewrite else "whole") if verify else "unverified"
+    report = SimplifyReport(input=m, map=m, mode=mode)
     if m.state != "ok":
         report.verified = True
         return report
     t0 = time.perf_counter()
-    cand, steps, _ = _rewrite_map(
-        m, exact=use_exact, check_results=False, timeout=timeout, rules=rules, replace_point_dims=replace_point_dims
+    cand, steps, rejected = _rewrite_map(
+        m,
+        exact=use_exact,
+        check_results=per_rewrite and verify,
+        timeout=timeout,
+        cache=cache,
+        rules=rules,
+        replace_point_dims=replace_point_dims,
     )
+    report.rejected = rejected
     report.seconds_rewrite = time.perf_counter() - t0
     report.steps = steps
     if not verify:
         report.map = _finish(cand)
         return report
     t1 = time.perf_counter()
-    verdict = _prove(m, cand, timeout)
+    verdict = _prove(m, cand, timeout, cache)
     if verdict is not None and not verdict.proved:
         # Fallback: prove each rewrite before applying it.
         report.mode = "per-rewrite"
         if verdict.refuted:
             report.rejected.append(Step("whole-result", "map", m.format(True), cand.format(True), verdict))
         cand, steps, rejected = _rewrite_map(
-            m, exact=use_exact, check_results=True, timeout=timeout, rules=rules, replace_point_dims=replace_point_dims
+            m,
+            exact=use_exact,
+            check_results=True,
+            timeout=timeout,
+            cache=cache,
+            rules=rules,
+            replace_point_dims=replace_point_dims,
         )
         report.steps, report.rejected = steps, report.rejected + rejected
-        verdict = _prove(m, cand, timeout)
+        verdict = _prove(m, cand, timeout, cache)
         if verdict is not None and not verdict.proved:
-            # The domain steps failed: keep the input domain, rewrite results only.
+            # Still not proven: the input itself is the only safe answer.
             cand = m
             report.steps = []
             verdict = None
@@ -211,7 +232,7 @@ def simplify_with_report(
         from verified_indexing.engines import prove_equal
 
         try:
-            v2 = prove_equal(cand, final, timeout=timeout)
+            v2 = prove_equal(cand, final, timeout=timeout, cache=cache)
         except Exception:  # an engine fault is never a proof: keep the variables
             v2 = None
         if v2 is not None and v2.proved:
@@ -220,7 +241,7 @@ def simplify_with_report(
     if isl_candidate and cand.state == "ok":
         alt = _isl_candidate(cand)
         if alt is not None and map_cost(alt) < map_cost(cand):
-            v3 = prove_maps_pointwise(cand, alt, timeout=timeout)
+            v3 = prove_maps_pointwise(cand, alt, timeout=timeout, cache=cache)
             if v3.proved:
                 report.steps.append(Step("isl_quasi_affine", "results", cand.format(True), alt.format(True), v3))
                 cand = alt
@@ -231,10 +252,10 @@ def simplify_with_report(
     return report
 
 
-def _prove(m: IndexingMap, cand: IndexingMap, timeout: float) -> Any:
+def _prove(m: IndexingMap, cand: IndexingMap, timeout: float, cache: Any) -> Any:
     if cand == m:
         return None
-    return prove_maps_pointwise(m, cand, timeout=timeout)
+    return prove_maps_pointwise(m, cand, timeout=timeout, cache=cache)
 
 
 def _finish(m: IndexingMap) -> IndexingMap:
