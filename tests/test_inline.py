@@ -393,3 +393,20 @@ def test_interpreter_oracle_sanity() -> None:
     for i, j, k in itertools.product(range(0, 32, 7), range(0, 32, 5), range(0, 32, 11)):
         assert t["C"][(i, j, k)] == 2 * (1 + _input("A", (j, i, k)))
 
+
+
+def test_shared_loops_and_nested_loops_are_unsupported_not_guessed() -> None:
+    shared = (
+        "ScheduleBlock(root)\n{\n  serial for (i, 0, 8)\n  {\n"
+        "    ScheduleBlock(B)\n    {\n      i0 = axis.bind(i)\n      B[i0] = A[i0]\n    }\n"
+        "    ScheduleBlock(C)\n    {\n      i0 = axis.bind(i)\n      C[i0] = B[i0]\n    }\n  }\n}"
+    )
+    rep = compute_inline(parse_program(shared), "B")
+    assert rep.status == "unknown" and "share the loop(s) i" in rep.reason
+    nested = (
+        "ScheduleBlock(root)\n{\n  serial for (i, 0, 8)\n  {\n"
+        "    ScheduleBlock(B)\n    {\n      i0 = axis.bind(i)\n      B[i0] = A[i0]\n    }\n  }\n"
+        "  ScheduleBlock(C)\n  {\n    serial for (j, 0, 8)\n    {\n      C[j] = B[j]\n    }\n  }\n}"
+    )
+    rep = compute_inline(parse_program(nested), "B")
+    assert rep.status == "unknown" and "loops inside its body" in rep.reason

@@ -344,6 +344,22 @@ def _prove_consumer(
 # ---------------------------------------------------------------------------
 
 
+def _unsupported(ctx: BlockContext, producer: BlockContext, tensor: str) -> str | None:
+    """Why the block's structure is outside the model (``None`` when it is inside)."""
+    name = ctx.block.name
+    if sum(1 for s in ctx.block.body if isinstance(s, Bind)) > 1:
+        return f"block {name} has several axis.bind statements"
+    direct = [s for s in ctx.block.body if isinstance(s, Store)]
+    if len(direct) != len(_own_stores(ctx)):
+        return f"block {name} has loops inside its body"
+    if ctx is not producer:
+        shared = [f.var for f in ctx.loops if any(f is g for g in producer.loops)]
+        if shared:
+            return (f"blocks {producer.block.name} and {name} share the loop(s) {', '.join(shared)}: a read of "
+                    f"{tensor} may run before its write; that ordering is not modelled")
+    return None
+
+
 def _assign(names: list[str], values: tuple[int, ...]) -> str:
     return ", ".join(f"{n} = {v}" for n, v in zip(names, values))
 
@@ -418,6 +434,11 @@ def compute_inline(
         return refuse("the producer precedes its consumers",
                       f"block(s) {', '.join(early)} read {tensor} before {block}")
     ok("the producer precedes its consumers")
+    for cctx in [pctx, *consumers]:
+        why = _unsupported(cctx, pctx, tensor)
+        if why is not None:
+            checks.append(InlineCheck("the loop structure is modelled", "unknown", why))
+            return InlineReport(block, "unknown", f"unsupported: {why}", tuple(checks))
     pf = _frame(pctx)
     if len(pctx.loops) == 0:
         return refuse("store indices are injective", f"block {block} is not inside a loop nest (nothing to invert)")

@@ -20,7 +20,7 @@ when an engine gave up or isl's inverse is not one quasi-affine piece.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from verified_indexing.engines import (
@@ -108,16 +108,27 @@ def collision(m: IndexingMap, verdict: Verdict) -> tuple[tuple[int, ...], tuple[
     return p, q, img
 
 
-def is_injective(m: IndexingMap, *, timeout: float = 10.0) -> Verdict:
+def is_injective(m: IndexingMap, *, timeout: float = 10.0, cross_check: bool = True) -> Verdict:
     """Whether distinct domain points of ``m`` always have distinct images.
 
-    ``refuted`` verdicts carry an evaluator-confirmed pair (see :func:`collision`);
-    an engine counterexample the evaluator rejects becomes an ``error``.
+    isl decides; with ``cross_check`` z3 answers the same question independently
+    (bounded by ``min(timeout, 2 s)``): when both decide they must agree (the
+    engine is then ``isl+z3``), a disagreement is an ``error``, and a z3
+    ``unknown`` leaves isl's verdict (engine ``isl``). ``refuted`` verdicts
+    carry an evaluator-confirmed pair (see :func:`collision`); an engine
+    counterexample the evaluator rejects becomes an ``error``.
     """
     _check_plain(m, "is_injective")
     v = _engine_is_injective(m, timeout=timeout)
     if v.refuted and collision(m, v) is None:
         return Verdict("error", v.engine, v.seconds, v.question, "encoding disagrees with evaluator")
+    if cross_check and v.status in ("proved", "refuted") and v.engine == "isl":
+        w = _engine_is_injective(m, engine="z3", timeout=min(timeout, 2.0))
+        if w.status in ("proved", "refuted"):
+            if w.status != v.status:
+                return Verdict("error", "isl+z3", v.seconds + w.seconds, v.question,
+                               f"ENGINES DISAGREE: isl={v.status}, z3={w.status}")
+            return replace(v, engine="isl+z3", seconds=v.seconds + w.seconds)
     return v
 
 
