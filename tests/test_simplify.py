@@ -235,3 +235,14 @@ def test_cli_simplify_outputs_and_errors() -> None:
     assert code == 3 and "^" in err
     code, _, err = run_cli("simplify", "(d0) -> (d0 + ), domain: d0 in [0, 3]")
     assert code == 3 and "1:" in err
+
+
+def test_isl_candidate_accepted_only_when_proven_and_cheaper() -> None:
+    m = P("(d0) -> ((d0 * 3) floordiv 2 - d0), domain: d0 in [0, 9]")
+    assert simplify_with_report(m, verify=False).map == m  # no rule applies
+    rep = simplify_with_report(m)
+    assert rep.map == P("(d0) -> (d0 floordiv 2), domain: d0 in [0, 9]")
+    step = next(s for s in rep.steps if s.rule == "isl_quasi_affine")
+    assert step.verdict is not None and step.verdict.proved
+    assert points(rep.map) == points(m)
+    assert simplify_with_report(m, isl_candidate=False).map == m
