@@ -223,7 +223,7 @@ def prove_rule(rule: Rule, *, timeout: float = 10.0, evidence: bool = True) -> V
 def _unknown(rule: Rule, question: str, seconds: float, why: str, evidence: bool) -> Verdict:
     reason = f"z3: {why}"
     if evidence:
-        ok, text, ce = exhaustive_evidence(rule)
+        _ok, text, ce = exhaustive_evidence(rule)
         if ce is not None:
             return Verdict("refuted", "enum", seconds, question, counterexample=ce)
         reason += f"; evidence: {text}"

@@ -258,7 +258,7 @@ def parse_conditions(text: str, source: str = "<where>") -> list[tuple[str, Node
             p.expect("]")
             out += [(">=", a, lo), ("<=", a, hi)]
         else:
-            kind, op, _ = p.tok
+            _kind, op, _ = p.tok
             if op not in _CMP:
                 raise p.error("expected a comparison (< <= > >= == != or 'in [lo, hi]')")
             p.i += 1
