@@ -184,7 +184,7 @@ def _factorizations(total: int, rank: int, data: st.DataObject) -> list[int]:
 def test_broadcast(src: list[int], data: st.DataObject) -> None:
     extra = data.draw(st.lists(st.integers(1, 3), max_size=2))
     rank = len(src) + len(extra)
-    positions = sorted(data.draw(st.permutations(list(range(rank))))[: len(src)])
+    positions = data.draw(st.permutations(list(range(rank))))[: len(src)]  # any order
     out = [0] * rank
     for i, p in enumerate(positions):
         out[p] = src[i]
@@ -193,8 +193,8 @@ def test_broadcast(src: list[int], data: st.DataObject) -> None:
     check(*build("broadcast", _shape(out), [_shape(src)], {"dimensions": _ints(positions)}))
 
 
-@given(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.data())
-def test_broadcast_of_scalars_and_unsorted_free_dims(extra: list[int], data: st.DataObject) -> None:
+@given(st.lists(st.integers(1, 3), min_size=0, max_size=2))
+def test_broadcast_of_scalars(extra: list[int]) -> None:
     check(*build("broadcast", _shape(extra), [_shape([])], {"dimensions": "{}"}))
 
 

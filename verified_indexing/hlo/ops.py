@@ -161,7 +161,7 @@ def _unsupported(inst: Instruction, reason: str) -> UnsupportedError:
 
 def _array(shape: Shape, inst: Instruction, what: str) -> tuple[int, ...]:
     if shape.is_tuple:
-        raise _bad(inst, f"{what} has the tuple shape {shape}, expected an array")
+        raise _unsupported(inst, f"{what} has the tuple shape {shape} (nested tuples are not modeled)")
     return shape.dims
 
 
@@ -742,7 +742,7 @@ def _window_parts(
         span = (w.size - 1) * w.window_dilation + 1
         expect = (padded - span) // w.stride + 1 if padded >= span else 0
         if o != expect:
-            raise _bad(inst, f"output dimension {o} does not match the window (expected {expect})")
+            raise _bad(inst, f"input dimension {i}: the window gives {expect} outputs, the output has {o}")
     return win
 
 
@@ -859,8 +859,6 @@ def _conv_parts(inst: Instruction, comp: Computation) -> _Conv:
     win = _window_parts(inst, lhs, [out[i] for i in osp], lsp)
     if any(w.size != rhs[r] for w, r in zip(win, rsp)):
         raise _bad(inst, "window sizes do not match the kernel's spatial dimensions")
-    if not win:
-        win = [WindowDim(rhs[r]) for r in rsp]
     return _Conv(lhs_l, rhs_l, out_l, lhs, rhs, out, lsp, rsp, osp, win)
 
 
