@@ -60,7 +60,7 @@ def chains(draw: st.DrawFn) -> str:
             pos = draw(st.integers(0, len(dims)))
             size = draw(st.integers(1, 3))
             kept = [i if i < pos else i + 1 for i in range(len(dims))]
-            dims = dims[:pos] + [size] + dims[pos:]
+            dims = [*dims[:pos], size, *dims[pos:]]
             lines.append(f"  {name} = {_shape(dims)} broadcast({cur}), dimensions={{{','.join(map(str, kept))}}}")
         elif op == "pad":
             cfg, new = [], []
