@@ -231,3 +231,47 @@ def test_typed_accessor_errors_are_positioned() -> None:
     with pytest.raises(ParseError) as info:
         comp.root.padding()
     assert info.value.line == 2 and info.value.column == 1
+
+
+WHILE_LOOP = """HloModule m, frontend_attributes={a="b"}
+
+// a comment line
+%cond (p: (s32[], f32[4])) -> pred[] {
+  %p = (s32[], f32[4]{0}) parameter(0), parameter_replication={false}
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(10)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}, execution_thread="main"
+
+%body (p: (s32[], f32[4])) -> (s32[], f32[4]) {
+  %p = (s32[], f32[4]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %x = f32[4]{0:T(128)S(1)} get-tuple-element(%p), index=1
+  %c = f32[4]{0} custom-call(%x), custom_call_target="foo", api_version=API_VERSION_TYPED_FFI, backend_config={}
+  ROOT %t = (s32[], f32[4]{0}) tuple(%i, %c), control-predecessors={%x}
+}
+
+ENTRY %main () -> f32[4] {
+  %z = s32[] constant(0)
+  %v = f32[4]{0} constant({1, 2, 3, 4}), statistics={visualizing_index=1,stat-index-1=0.5}
+  %init = (s32[], f32[4]{0}) tuple(%z, %v)
+  %w = (s32[], f32[4]{0}) while(%init), condition=%cond, body=%body
+  ROOT %r = f32[4]{0} get-tuple-element(%w), index=1
+}
+"""
+
+
+def test_control_flow_custom_calls_and_trailing_attributes() -> None:
+    module = parse_module(WHILE_LOOP)
+    assert list(module.computations) == ["cond", "body", "main"]
+    assert module.entry_name == "main"
+    w = module.entry.by_name["w"]
+    assert w.attributes == {"condition": "%cond", "body": "%body"}
+    body = module.computations["body"]
+    assert body.by_name["x"].shape.layout == (0,) and body.by_name["x"].tuple_index == 1
+    assert body.by_name["c"].attributes["custom_call_target"] == '"foo"'
+    assert body.root.attributes["control-predecessors"] == "{%x}"
+    assert module.computations["cond"].by_name["p"].shape.tuple_shapes[1].dims == (4,)
+    with pytest.raises(ParseError) as info:
+        parse_module(WHILE_LOOP.replace('}, execution_thread="main"', "} junk"))
+    assert (info.value.line, info.value.column) == (9, 3)

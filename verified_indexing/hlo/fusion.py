@@ -5,16 +5,18 @@ walk the instructions in reverse topological order and compose, for every
 operand of every instruction, the maps that reach the instruction with the
 per-op ``output_to_input`` maps of :mod:`verified_indexing.hlo.ops`. Every path
 from the root to a parameter contributes one composed map; each composed map is
-simplified, and two maps that reach the same place are merged when they are
-equal (structurally, or proven equal). Input to output is the mirror walk from
-one parameter towards the root with the per-op ``input_to_output`` maps.
+simplified, and two maps that reach the same instruction are merged when isl
+proves their exact compositions equal (structural equality without proofs).
+Input to output is the mirror walk from one parameter towards the root with the
+per-op ``input_to_output`` maps.
 
 Promises:
 
 * a map reported for a parameter is the exact composition of the per-op maps
   along the paths it stands for; with ``verify=True`` each reported map is
   proven equal (isl) to the exact relational composition of the per-op maps
-  and carries that verdict, and two maps are merged only when proven equal;
+  and carries that verdict, and two paths are merged only when their exact
+  compositions are proven equal;
 * an instruction without a model stops its paths: it is named in
   ``unsupported`` (with every parameter it hides), never guessed;
 * runtime variables keep their ``origin`` through composition: its map is
@@ -769,7 +771,7 @@ def _analyze(
 ) -> list[ComputationIndexing]:
     root = comp.root
     if direction == "output-to-input":
-        outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple and root.opcode == "tuple" else range(1)
+        outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple else range(1)
         results = []
         for k in outputs:
             r = output_to_input_maps(comp, output_index=k, verify=verify, simplify=simplify, module=module)
@@ -791,14 +793,13 @@ def _computation(module: Module, name: str) -> Computation:
 def _single_instruction(comp: Computation, inst: Instruction) -> Computation:
     """A computation holding ``inst`` with its operands turned into parameters
     (so its per-op maps are what the analysis reports)."""
-    from verified_indexing.hlo.ir import Instruction as Inst
-
     params = []
-    renamed = []
     for k, name in enumerate(dict.fromkeys(inst.operands)):
         src = comp.by_name[name]
-        params.append(Inst(name, "parameter", src.shape, parameter_number=k, offset=src.offset,
-                           source_text=src.source_text))
-        renamed.append(name)
+        params.append(
+            Instruction(
+                name, "parameter", src.shape, parameter_number=k, offset=src.offset, source_text=src.source_text
+            )
+        )
     copy = dataclasses.replace(inst, is_root=True)
     return Computation(f"{comp.name}/{inst.name}", [*params, copy])

@@ -399,6 +399,19 @@ def _computation(cur: _Cursor) -> Computation:
         inst, where = _instruction(cur)
         instructions.append(inst)
         positions[inst.name] = where
+    # Attributes after the closing brace (``}, execution_thread="main"``) are skipped.
+    cur.skip(newlines=False)
+    while cur.accept(","):
+        cur.skip(newlines=False)
+        if not cur.match(_ATTR_KEY_RE):
+            raise cur.error(f"expected an attribute name, found {cur.describe_here()}")
+        cur.skip(newlines=False)
+        cur.expect("=", "'='")
+        cur.skip(newlines=False)
+        cur.value()
+        cur.skip(newlines=False)
+    if not cur.at_line_end():
+        raise cur.error(f"unexpected {cur.describe_here()} after the computation {name!r}")
     if not instructions:
         raise cur.error(f"computation {name!r} has no instructions", offset=start)
     comp = Computation(name, instructions, is_entry=is_entry, offset=start)
