@@ -127,5 +127,5 @@ def test_demo_hlo_on_bundled_examples(capsys: pytest.CaptureFixture[str]) -> Non
     assert demo_hlo(paths) == 0
     out = capsys.readouterr().out
     assert out.count("== ") == len(paths)
-    assert out.strip().splitlines()[-1].startswith(f"total over {len(paths)} modules: ")
+    assert out.strip().splitlines()[-1].startswith(f"total: {len(paths)} modules, ")
     assert "0 unsupported ops" in out.strip().splitlines()[-1]

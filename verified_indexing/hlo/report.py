@@ -141,7 +141,7 @@ def demo_hlo(paths: Sequence[str | Path], *, verify: bool = True) -> int:
     ``examples/jax_hlo/*.post.hlo``), print the maps and one summary line per
     file and a total; returns the exit code (see :func:`exit_code`)."""
     code = 0
-    total: list[ComputationIndexing] = []
+    totals = {"fusions": 0, "maps": 0, "proofs": 0, "proved": 0, "unsupported": 0}
     elapsed = 0.0
     for path in paths:
         p = Path(path)
@@ -156,7 +156,16 @@ def demo_hlo(paths: Sequence[str | Path], *, verify: bool = True) -> int:
             print(format_results(results))
         print(summary_line(results, seconds))
         print()
-        total.extend(results)
+        s = summary(results, seconds)
+        totals["fusions"] += s["fusions"]
+        totals["maps"] += s["maps"]
+        totals["proofs"] += s["proofs"]
+        totals["proved"] += s["proof_status"].get("proved", 0)
+        totals["unsupported"] += len(s["unsupported_ops"])
         code = max(code, exit_code(results))
-    print(f"total over {len(paths)} modules: " + summary_line(total, elapsed).removeprefix("summary: "))
+    print(
+        f"total: {len(paths)} modules, {totals['fusions']} fusions, {totals['maps']} maps, "
+        f"{totals['proofs']} proofs ({totals['proved']} proved), {totals['unsupported']} unsupported ops, "
+        f"{elapsed * 1000:.1f} ms"
+    )
     return code
