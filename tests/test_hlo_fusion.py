@@ -409,3 +409,27 @@ def test_input_to_output_is_the_inverse_relation(name: str, text: str) -> None:
         assert got == expected, (name, param.name)
         for a in back.targets[0].maps:
             assert a.verdict is not None and a.verdict.proved
+
+
+def test_a_wrong_simplification_is_caught_not_reported_proved(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verified_indexing.expr import Const
+    from verified_indexing.hlo import fusion
+
+    def wrong(m: IndexingMap) -> IndexingMap:  # a planted simplifier bug: the first result becomes 0
+        if m.num_results and m.results[0] != Const(0):
+            return m.replace(results=[Const(0), *m.results[1:]])
+        return m
+
+    monkeypatch.setattr(fusion, "_SIMPLIFY", [wrong])
+    comp = parse_hlo_snippet("p = f32[4,6] parameter(0)\nROOT t = f32[6,4] transpose(p), dimensions={1,0}\n")
+    result = output_to_input_maps(comp)
+    (access,) = result.targets[0].maps
+    assert access.verdict is not None and access.verdict.status == "error"
+    assert "not equal to the exact composition" in access.verdict.reason
+    assert "differ at" in access.verdict.reason
+    from verified_indexing.hlo.report import exit_code
+
+    assert exit_code([result]) == 4
+    # Without the planted bug the same analysis is proven.
+    monkeypatch.setattr(fusion, "_SIMPLIFY", [])
+    assert output_to_input_maps(comp).targets[0].maps[0].verdict.proved  # type: ignore[union-attr]
