@@ -352,6 +352,11 @@ def test_random_legal_fusions_agree_with_numpy(case: dict[str, object]) -> None:
         v = f([float(env[fo.value][fo.map.evaluate(c)]) for fo in producer_side])
         got[out_map.evaluate(c)] = g([v])
     assert np.array_equal(got, want)
+    from verified_indexing.legality.linalg import fused_generic_text
+
+    text = fused_generic_text(rep)
+    assert text is not None
+    assert [o.map for o in parse_linalg(text)[0].operands] == [fo.map for fo in rep.fused]
     # MLIR's own construction gives the same maps for the producer inputs.
     assert rep.mlir.fused_producer_maps is not None
     for fo, mm in zip(producer_side, rep.mlir.fused_producer_maps):
@@ -438,3 +443,29 @@ def test_random_non_permutation_fusions_agree_with_numpy(a: int, b: int, kind: s
     assert np.array_equal(got, want)
     # Reading back through the inverse lands on the same iteration.
     assert all(fa.map.evaluate(c) == c for c in itertools.product(range(a), range(b)))
+
+
+def test_fused_op_text_round_trips_through_the_parser() -> None:
+    from verified_indexing.legality.linalg import fused_generic_text
+
+    rep = _report("skew_legal.mlir")
+    text = fused_generic_text(rep)
+    assert text is not None
+    (op,) = parse_linalg(text)
+    assert rep.fused is not None
+    assert [o.map for o in op.operands] == [f.map for f in rep.fused]
+    assert [o.value for o in op.operands] == ["%A", "%init2"]
+    # The consumer's negation now takes the producer's exp, through renamed SSA values.
+    assert "%p_e = math.exp %arg0 : f32" in op.payload and "%c_n = arith.negf %p_e : f32" in op.payload
+    assert fused_generic_text(_report("skew_illegal.mlir")) is None
+    # A producer that reads its init: the init becomes a fused input with its own proven map.
+    src = (EXAMPLES / "transpose.mlir").read_text(encoding="utf-8").replace(
+        "linalg.yield %in : f32", "%s = arith.addf %in, %out : f32\n    linalg.yield %s : f32", 1)
+    rep = check_fusion(*fusion_pairs(parse_linalg(src))[0])
+    assert rep.status == "legal" and rep.fused is not None
+    assert [f.value for f in rep.fused] == ["%A", "%init", "%init2"]
+    init = rep.fused[1]
+    assert init.proof is not None and init.proof.proved
+    assert init.map == AffineMap(2, 0, [Dim(0), Dim(1)])  # the consumer reads %producer[d0, d1] = %init[d0, d1]
+    text = fused_generic_text(rep)
+    assert text is not None and "%p_s = arith.addf %arg0, %arg1 : f32" in text

@@ -33,6 +33,7 @@ is ``unknown`` with a reason (dynamic shapes, an engine giving up).
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,7 +46,7 @@ from verified_indexing.interval import Interval
 from verified_indexing.legality._proofs import now as _now
 from verified_indexing.legality._proofs import reads_inside as _reads_inside
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
-from verified_indexing.legality.linalg_ir import GenericOp, Operand, loop_bounds, parse_linalg
+from verified_indexing.legality.linalg_ir import _BLOCK_RE, GenericOp, Operand, loop_bounds, parse_linalg
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.syntax import format_affine_map
 
@@ -58,6 +59,7 @@ __all__ = [
     "mlir_fusable",
     "check_fusion",
     "fusion_pairs",
+    "fused_generic_text",
     "parse_linalg",
     "GenericOp",
     "Operand",
@@ -164,6 +166,7 @@ class FusionReport:
                         }
                         for f in self.fused
                     ],
+                    "mlir": fused_generic_text(self),
                 }
                 if self.fused is not None
                 else None
@@ -429,4 +432,94 @@ def format_report(rep: FusionReport) -> str:
             kind = "ins" if f.is_input else "outs"
             proof = f"  [{f.proof.status}: {f.proof.question} ({f.proof.engine})]" if f.proof else ""
             lines.append(f"  {kind} {f.value} : {f.type}  {format_affine_map(f.map.num_dims, 0, f.map.results)}{proof}")
+        text = fused_generic_text(rep)
+        if text is not None:
+            lines.append("fused op as MLIR (payloads copied, not interpreted):")
+            lines += ["  " + ln for ln in text.splitlines()]
+    return "\n".join(lines)
+
+
+_SSA_RE = re.compile(r"%[\w.$-]+")
+_YIELD_RE = re.compile(r"^\s*linalg\.yield\b(.*)$", re.MULTILINE)
+
+
+def _payload_lines(op: GenericOp) -> tuple[list[str], list[str]] | None:
+    """The payload's body lines (block header and yield removed) and the yielded
+    values; ``None`` when the payload is not one block ending in a yield."""
+    header = _BLOCK_RE.search(op.payload)
+    if header is None:
+        return None
+    body = op.payload[header.end() :]
+    yields = list(_YIELD_RE.finditer(body))
+    if len(yields) != 1 or body.count("^") or "{" in body:
+        return None
+    values = _SSA_RE.findall(yields[0].group(1).split(":")[0])
+    lines = [ln.strip() for ln in body[: yields[0].start()].splitlines() if ln.strip()]
+    return lines, values
+
+
+def _rename(line: str, table: dict[str, str], prefix: str) -> str:
+    return _SSA_RE.sub(lambda m: table.get(m.group(), prefix + m.group()[1:]), line)
+
+
+def fused_generic_text(rep: FusionReport) -> str | None:
+    """The fused ``linalg.generic`` as MLIR text, for a ``legal`` report.
+
+    The indexing maps are the proven ones; the payload is the producer's body
+    (its block arguments renamed to the fused op's, its values prefixed
+    ``%p_``) followed by the consumer's (values prefixed ``%c_``), the
+    consumer's fused block argument replaced by the producer's yielded value.
+    Payloads are copied as text, not interpreted. ``None`` when the report is
+    not legal or a payload is not a single block ending in ``linalg.yield``.
+    """
+    if rep.status != "legal" or rep.fused is None:
+        return None
+    prod, cons = _payload_lines(rep.producer), _payload_lines(rep.consumer)
+    if prod is None or cons is None or len(rep.producer.block_args) != len(rep.producer.operands):
+        return None
+    if len(rep.consumer.block_args) != len(rep.consumer.operands):
+        return None
+    operand = rep.consumer.operands[rep.operand_index]
+    r = rep.producer.results.index(operand.value)
+    if r >= len(prod[1]):
+        return None
+    args = [f"%arg{i}" for i in range(len(rep.fused))]
+    ptable: dict[str, str] = {}
+    ctable: dict[str, str] = {}
+    k = 0
+    for i in range(rep.operand_index):
+        ctable[rep.consumer.block_args[i]] = args[k]
+        k += 1
+    for i, _ in enumerate(rep.producer.inputs):
+        ptable[rep.producer.block_args[i]] = args[k]
+        k += 1
+    out_arg = len(rep.producer.inputs) + r
+    if rep.producer.payload_uses(out_arg):
+        ptable[rep.producer.block_args[out_arg]] = args[k]
+        k += 1
+    for i in range(rep.operand_index + 1, len(rep.consumer.operands)):
+        ctable[rep.consumer.block_args[i]] = args[k]
+        k += 1
+    yielded = _rename(prod[1][r], ptable, "%p_")
+    ctable[rep.consumer.block_args[rep.operand_index]] = yielded
+    body = [_rename(ln, ptable, "%p_") for ln in prod[0]] + [_rename(ln, ctable, "%c_") for ln in cons[0]]
+    results = [_rename(v, ctable, "%c_") for v in cons[1]]
+    ins = [f for f in rep.fused if f.is_input]
+    outs = [f for f in rep.fused if not f.is_input]
+    maps = ", ".join(str(f.map) for f in rep.fused)
+    iters = ", ".join(f'"{t}"' for t in rep.iterator_types)
+    elems = [f.type[f.type.find("<") + 1 : -1].split("x")[-1] for f in rep.fused]
+    header = ", ".join(f"{a}: {e}" for a, e in zip(args, elems))
+    out_elems = [elems[len(ins) + i] for i in range(len(outs))]
+    result_types = ", ".join(str(t) for t in rep.consumer.result_types)
+    lines = [
+        f"%fused = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iters}]}}",
+        f"    ins({', '.join(f.value for f in ins)} : {', '.join(f.type for f in ins)})"
+        f" outs({', '.join(f.value for f in outs)} : {', '.join(f.type for f in outs)}) {{",
+        f"^bb0({header}):",
+        *(f"  {ln}" for ln in body),
+        f"  linalg.yield {', '.join(results)} : {', '.join(out_elems)}",
+        "}" + (f" -> {result_types}" if len(rep.consumer.result_types) == 1 else
+               (f" -> ({result_types})" if result_types else "")),
+    ]
     return "\n".join(lines)
