@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Dim
-from verified_indexing.legality.linalg import FusionReport, check_fusion, fusion_pairs, parse_linalg
+from verified_indexing.legality.linalg import FusionReport, check_fusion, fused_generic_text, fusion_pairs, parse_linalg
 from verified_indexing.legality.linalg_ir import loop_bounds
 from verified_indexing.legality.permutation import inverse_permutation
 from verified_indexing.syntax import format_affine_map, parse_affine_map
@@ -352,11 +352,9 @@ def test_random_legal_fusions_agree_with_numpy(case: dict[str, object]) -> None:
         v = f([float(env[fo.value][fo.map.evaluate(c)]) for fo in producer_side])
         got[out_map.evaluate(c)] = g([v])
     assert np.array_equal(got, want)
-    from verified_indexing.legality.linalg import fused_generic_text
-
-    text = fused_generic_text(rep)
-    assert text is not None
-    assert [o.map for o in parse_linalg(text)[0].operands] == [fo.map for fo in rep.fused]
+    fused_text = fused_generic_text(rep)
+    assert fused_text is not None
+    assert [o.map for o in parse_linalg(fused_text)[0].operands] == [fo.map for fo in rep.fused]
     # MLIR's own construction gives the same maps for the producer inputs.
     assert rep.mlir.fused_producer_maps is not None
     for fo, mm in zip(producer_side, rep.mlir.fused_producer_maps):
@@ -446,8 +444,6 @@ def test_random_non_permutation_fusions_agree_with_numpy(a: int, b: int, kind: s
 
 
 def test_fused_op_text_round_trips_through_the_parser() -> None:
-    from verified_indexing.legality.linalg import fused_generic_text
-
     rep = _report("skew_legal.mlir")
     text = fused_generic_text(rep)
     assert text is not None
