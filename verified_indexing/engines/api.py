@@ -492,6 +492,13 @@ def _domain_only(m: IndexingMap, results: Sequence[AffineExpr]) -> IndexingMap:
     return IndexingMap(m.dims, results, m.range_vars, m.rt_vars, m.constraints, state=m.state)
 
 
+def _domain_text(m: IndexingMap) -> str:
+    """The domain part of a map's one-line text (``domain: d0 in [0, 9], ...``)."""
+    full = m.format(one_line=True)
+    i = full.find("domain:")
+    return full[i:] if i >= 0 else full
+
+
 def expr_equality_question(e1: AffineExpr, e2: AffineExpr, domain: IndexingMap) -> Question | Verdict:
     """The question "e1 == e2 on every point of domain", or a verdict when it is decided at once."""
     if domain.is_undefined:
@@ -499,7 +506,7 @@ def expr_equality_question(e1: AffineExpr, e2: AffineExpr, domain: IndexingMap) 
     names = domain.var_name if domain.state == "ok" else None
     t1 = format_expr(e1, names) if names else str(e1)
     t2 = format_expr(e2, names) if names else str(e2)
-    text = f"expr-equal: {t1} == {t2} over {domain.format(one_line=True)}"
+    text = f"expr-equal: {t1} == {t2} over {_domain_text(domain)}"
     if domain.is_known_empty:
         return Verdict("proved", "none", 0.0, text, "the domain is KNOWN EMPTY")
     try:
@@ -540,7 +547,7 @@ def prove_implies(
     """Prove that ``expr`` lies in ``interval`` at every point of ``domain``."""
     _check_usable(domain)
     shown = format_expr(expr, domain.var_name) if domain.state == "ok" else str(expr)
-    text = f"implies: {domain.format(one_line=True)}  =>  {shown} in {interval}"
+    text = f"implies: {shown} in {interval} over {_domain_text(domain)}"
     if domain.is_known_empty:
         return Verdict("proved", "none", 0.0, text, "the domain is KNOWN EMPTY")
     m = domain
