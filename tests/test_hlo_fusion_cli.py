@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import io
 import json
 from pathlib import Path
@@ -129,3 +130,22 @@ def test_demo_hlo_on_bundled_examples(capsys: pytest.CaptureFixture[str]) -> Non
     assert out.count("== ") == len(paths)
     assert out.strip().splitlines()[-1].startswith(f"total: {len(paths)} modules, ")
     assert "0 unsupported ops" in out.strip().splitlines()[-1]
+
+
+def test_input_to_output_through_nested_fusions() -> None:
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.parser import parse_module
+
+    module = parse_module((EXAMPLES / "softmax.post.hlo").read_text())
+    (result,) = analyze_module(module, computation="main.3", direction="input-to-output")
+    assert not result.unsupported
+    assert all(v.proved for v in result.verdicts())
+    # x[i, j] is read by out[i, j] (the numerator) and by every out[i, *] (max and sum of row i).
+    for i, j in [(0, 0), (3, 5), (7, 127)]:
+        reads = set()
+        for a in result.targets[0].maps:
+            m = a.map
+            for s in itertools.product(*(range(v.bounds.lo, v.bounds.hi + 1) for v in m.range_vars)):
+                if m.contains((i, j), s):
+                    reads.add(m.evaluate((i, j), s))
+        assert reads == {(i, k) for k in range(128)}

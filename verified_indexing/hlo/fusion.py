@@ -632,11 +632,13 @@ def input_to_output_maps(
     verify: bool = True,
     simplify: bool = True,
     op_maps: Callable[[Instruction, Computation, int], list[IndexingMap]] | None = None,
+    module: Module | None = None,
 ) -> ComputationIndexing:
     """The maps from parameter number ``parameter`` of ``comp`` to each output of
     its root (one target per output), composed forward along every path with
     the per-op ``input_to_output`` maps (``op_maps(inst, comp, operand_index)``
-    gives one map per output of ``inst``)."""
+    gives one map per output of ``inst``). With ``module``, a ``fusion`` or
+    ``call`` inside ``comp`` is followed through its called computation."""
     start = time.perf_counter()
     per_op = op_maps or _default_input_to_output
     walker = _Walker(comp, verify, simplify)
@@ -665,26 +667,26 @@ def input_to_output_maps(
                     if operand != inst.name:
                         continue
                     try:
-                        steps = _user_steps(user, comp, j, key[1], per_op)
+                        steps = _user_steps(user, comp, j, key[1], per_op, module, verify, simplify)
                     except UnsupportedError as exc:
                         unsupported.append(UnsupportedOp(user.name, user.opcode, str(exc), (root.name,)))
                         continue
-                    for out_index, op_map in steps:
+                    for out_index, op_map, why in steps:
                         if op_map.is_undefined:
-                            unsupported.append(
-                                UnsupportedOp(user.name, user.opcode, f"no indexing from operand {j}", (root.name,))
-                            )
+                            reason = why or f"no indexing from operand {j}"
+                            unsupported.append(UnsupportedOp(user.name, user.opcode, reason, (root.name,)))
                             continue
                         bucket = maps.setdefault((user.name, out_index), [])
                         for entry in entries:
                             new = walker.step(entry, op_map)
                             if new is not None:
                                 walker.add(bucket, new)
+    unsupported = _merge_unsupported(unsupported)
     outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple else range(1)
     targets = []
     for k in outputs:
-        target = TargetIndexing(k, root.name if not root.shape.is_tuple else f"{root.name}[{k}]",
-                                _output_shape(root, k))
+        label = f"{root.name}[{k}]" if root.shape.is_tuple else root.name
+        target = TargetIndexing(k, label, _output_shape(root, k))
         for entry in maps.get((root.name, k), []):
             verdict = None
             if verify:
@@ -708,23 +710,46 @@ def input_to_output_maps(
 
 
 def _user_steps(
-    user: Instruction, comp: Computation, operand_index: int, operand_output: int, per_op: Callable[..., Any]
-) -> list[tuple[int, IndexingMap]]:
-    """``(output index of user, map)`` from output ``operand_output`` of operand
-    ``operand_index`` of ``user``."""
+    user: Instruction,
+    comp: Computation,
+    operand_index: int,
+    operand_output: int,
+    per_op: Callable[..., Any],
+    module: Module | None = None,
+    verify: bool = True,
+    simplify: bool = True,
+) -> list[tuple[int, IndexingMap, str]]:
+    """``(output index of user, map, reason)`` from output ``operand_output`` of
+    operand ``operand_index`` of ``user`` (an UNDEFINED map, with the reason, for
+    an output whose indexing is unknown)."""
     operand = comp.by_name[user.operands[operand_index]]
     if user.opcode == "tuple":
         if operand.shape.is_tuple:
             raise UnsupportedError("a tuple of tuples")
-        return [(operand_index, IndexingMap.identity(operand.shape.dims))]
+        return [(operand_index, IndexingMap.identity(operand.shape.dims), "")]
     if user.opcode == "get-tuple-element":
         if user.tuple_index != operand_output:
             return []
-        return [(0, IndexingMap.identity(user.shape.dims))]
+        return [(0, IndexingMap.identity(user.shape.dims), "")]
     if operand.shape.is_tuple:
         raise UnsupportedError(f"{user.opcode} of a tuple-shaped operand")
+    called = user.called_computation()
+    if user.opcode in ("call", "fusion") and module is not None and called in module.computations:
+        sub = input_to_output_maps(
+            module.computations[called], operand_index, verify=verify, simplify=simplify, module=module
+        )
+        steps: list[tuple[int, IndexingMap, str]] = []
+        for target in sub.targets:
+            if target.unsupported:
+                why = f"unknown indexing through {', '.join(target.unsupported)} in {called}"
+                steps.append((target.index, IndexingMap.undefined(), why))
+            for access in target.maps:
+                if access.verdict is not None and not access.verdict.proved:
+                    raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
+                steps.append((target.index, access.map, ""))
+        return steps
     maps: list[IndexingMap] = per_op(user, comp, operand_index)
-    return list(enumerate(maps))
+    return [(k, m, "") for k, m in enumerate(maps)]
 
 
 def analyze_module(
@@ -780,7 +805,7 @@ def _analyze(
             results.append(r)
         return results
     numbers = [p.parameter_number or 0 for p in comp.parameters()] if operand is None else [operand]
-    return [input_to_output_maps(comp, n, verify=verify, simplify=simplify) for n in numbers]
+    return [input_to_output_maps(comp, n, verify=verify, simplify=simplify, module=module) for n in numbers]
 
 
 def _computation(module: Module, name: str) -> Computation:
