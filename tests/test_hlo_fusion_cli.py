@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import io
+import itertools
 import json
 from pathlib import Path
 
