@@ -122,23 +122,35 @@ def is_injective(m: IndexingMap, *, timeout: float = 10.0, cross_check: bool = T
     v = _engine_is_injective(m, timeout=timeout)
     if v.refuted and collision(m, v) is None:
         return Verdict("error", v.engine, v.seconds, v.question, "encoding disagrees with evaluator")
-    if cross_check and v.status in ("proved", "refuted") and v.engine == "isl":
-        w = _engine_is_injective(m, engine="z3", timeout=min(timeout, 2.0))
-        if w.status in ("proved", "refuted"):
-            if w.status != v.status:
-                return Verdict("error", "isl+z3", v.seconds + w.seconds, v.question,
-                               f"ENGINES DISAGREE: isl={v.status}, z3={w.status}")
-            return replace(v, engine="isl+z3", seconds=v.seconds + w.seconds)
+    if cross_check:
+        return _cross_check(v, _engine_is_injective(m, engine="z3", timeout=min(timeout, 2.0)))
     return v
 
 
-def is_bijective(m: IndexingMap, onto: Sequence[Interval | tuple[int, int]], *, timeout: float = 10.0) -> Verdict:
-    """Whether ``m`` maps its domain one-to-one onto the box ``onto``."""
+def _cross_check(v: Verdict, w: Verdict) -> Verdict:
+    """isl's verdict ``v`` checked against z3's ``w`` on the same question."""
+    if v.engine != "isl" or v.status not in ("proved", "refuted") or w.status not in ("proved", "refuted"):
+        return v
+    if w.status != v.status:
+        return Verdict("error", "isl+z3", v.seconds + w.seconds, v.question,
+                       f"ENGINES DISAGREE: isl={v.status}, z3={w.status}")
+    return replace(v, engine="isl+z3", seconds=v.seconds + w.seconds)
+
+
+def is_bijective(
+    m: IndexingMap, onto: Sequence[Interval | tuple[int, int]], *, timeout: float = 10.0, cross_check: bool = True
+) -> Verdict:
+    """Whether ``m`` maps its domain one-to-one onto the box ``onto`` (isl). z3
+    cross-checks as in :func:`is_injective` when it decides; it cannot prove
+    surjectivity (a quantifier alternation), so a proof stays isl's alone."""
     _check_plain(m, "is_bijective")
     box = [iv if isinstance(iv, Interval) else Interval(iv[0], iv[1]) for iv in onto]
     if len(box) != m.num_results:
         raise UnsupportedError(f"is_bijective: a box of {len(box)} intervals for {m.num_results} results")
-    return is_bijective_onto(m, box, timeout=timeout)
+    v = is_bijective_onto(m, box, timeout=timeout)
+    if cross_check:
+        return _cross_check(v, is_bijective_onto(m, box, engine="z3", timeout=min(timeout, 2.0)))
+    return v
 
 
 def identity_on(m: IndexingMap) -> IndexingMap:
