@@ -196,3 +196,26 @@ def test_injectivity_agrees_with_enumeration_on_small_maps() -> None:
         v = is_injective(m)
         assert v.status in ("proved", "refuted")
         assert v.proved == expected, (e1, e2)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(d0, d1) -> (d0 + d1), domain: d0 in [0, 3], d1 in [0, 3], d0 - d1 in [0, 0]",  # injective by constraint
+        "(d0, d1) -> (d0 * 2 + d1 * 3), domain: d0 in [0, 2], d1 in [0, 1]",  # a lattice image
+        "(d0) -> (d0 * 3 + 1), domain: d0 in [0, 5]",  # a strided image
+        "(d0, d1) -> (min(d0, 2), d1), domain: d0 in [0, 2], d1 in [0, 3]",  # min that never clips
+        "(d0, d1) -> (d1 * 4 + d0 mod 4, d0 floordiv 4), domain: d0 in [0, 7], d1 in [0, 2]",
+    ],
+)
+def test_inverses_with_strides_constraints_and_divisions(text: str) -> None:
+    _check_inverse_by_enumeration(parse_indexing_map(text))
+
+
+def test_injectivity_is_cross_checked_by_z3() -> None:
+    m = parse_indexing_map("(d0, d1) -> (d0 * 3 + d1), domain: d0 in [0, 3], d1 in [0, 2]")
+    assert is_injective(m).engine == "isl+z3"
+    assert is_injective(m, cross_check=False).engine == "isl"
+    bad = parse_indexing_map("(d0, d1) -> (d0 * 3 + d1), domain: d0 in [0, 3], d1 in [0, 3]")
+    v = is_injective(bad)
+    assert v.refuted and v.engine == "isl+z3"
