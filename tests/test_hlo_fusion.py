@@ -433,3 +433,34 @@ def test_a_wrong_simplification_is_caught_not_reported_proved(monkeypatch: pytes
     # Without the planted bug the same analysis is proven.
     monkeypatch.setattr(fusion, "_SIMPLIFY", [])
     assert output_to_input_maps(comp).targets[0].maps[0].verdict.proved  # type: ignore[union-attr]
+
+
+TUPLE_PARAMETER = """HloModule m
+body {
+  p = (s32[], f32[4,3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4,3] get-tuple-element(p), index=1
+  t = f32[3,4] transpose(x), dimensions={1,0}
+  ROOT r = (s32[], f32[3,4]) tuple(i, t)
+}
+ENTRY e {
+  a = (s32[], f32[4,3]) parameter(0)
+  ROOT c = (s32[], f32[3,4]) call(a), to_apply=body
+}
+"""
+
+
+def test_tuple_shaped_parameters_and_calls() -> None:
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.parser import parse_module
+
+    module = parse_module(TUPLE_PARAMETER)
+    for computation in ("body", "e"):
+        out0, out1 = analyze_module(module, computation=computation)
+        assert [(t.name.split("[")[1], t.element, len(t.maps)) for t in out0.targets] == [("0]", 0, 1), ("1]", 1, 0)]
+        assert [len(t.maps) for t in out1.targets] == [0, 1]
+        transpose = out1.targets[1].maps[0]
+        assert str(transpose.map).splitlines()[0] == "(d0, d1) -> (d1, d0),"
+        assert transpose.verdict is not None and transpose.verdict.proved
+    (backwards,) = analyze_module(module, computation="body", direction="input-to-output")
+    assert [u.reason for u in backwards.unsupported] == ["p: input-to-output from a tuple-shaped parameter"]

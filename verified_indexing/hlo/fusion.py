@@ -109,6 +109,7 @@ class TargetIndexing:
     shape: Shape
     maps: list[AccessMap] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)  # names of the ops hiding some of its maps
+    element: int | None = None  # the element of a tuple-shaped parameter or output
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -117,6 +118,7 @@ class TargetIndexing:
             "shape": str(self.shape),
             "maps": [m.to_json() for m in self.maps],
             "unsupported": list(self.unsupported),
+            "element": self.element,
         }
 
 
@@ -547,17 +549,24 @@ def output_to_input_maps(
         for p in u.hides:
             hidden.setdefault(p, []).append(u.instruction)
     for param in comp.parameters():
-        target = TargetIndexing(param.parameter_number or 0, param.name, param.shape)
-        for entry in maps.get((param.name, 0), []):
-            verdict = None
-            if verify:
-                verdict = rel_mod.check_equal(
-                    entry.map, entry.rel, f"{comp.name}: composed map to {param.name} == exact composition"
-                )
-            target.maps.append(AccessMap(entry.map, entry.paths, verdict, entry.merges))
-        target.maps.sort(key=lambda a: str(a.map))
-        target.unsupported = sorted(set(hidden.get(param.name, [])))
-        targets.append(target)
+        # A tuple-shaped parameter has one target per element (reached through get-tuple-element).
+        parts: list[tuple[int | None, str, Shape]] = (
+            [(k, f"{param.name}[{k}]", shape) for k, shape in enumerate(param.shape.tuple_shapes)]
+            if param.shape.is_tuple
+            else [(None, param.name, param.shape)]
+        )
+        for element, label, shape in parts:
+            target = TargetIndexing(param.parameter_number or 0, label, shape, element=element)
+            for entry in maps.get((param.name, element or 0), []):
+                verdict = None
+                if verify:
+                    verdict = rel_mod.check_equal(
+                        entry.map, entry.rel, f"{comp.name}: composed map to {label} == exact composition"
+                    )
+                target.maps.append(AccessMap(entry.map, entry.paths, verdict, entry.merges))
+            target.maps.sort(key=lambda a: str(a.map))
+            target.unsupported = sorted(set(hidden.get(param.name, [])))
+            targets.append(target)
     return ComputationIndexing(
         comp.name,
         "output-to-input",
@@ -613,11 +622,11 @@ def _operand_steps(
             operand = inst.operands[target.index]
             if target.unsupported:
                 why = f"unknown indexing through {', '.join(target.unsupported)} in {called}"
-                steps.append((operand, 0, IndexingMap.undefined(), why))
+                steps.append((operand, target.element or 0, IndexingMap.undefined(), why))
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:
                     raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
-                steps.append((operand, 0, access.map, ""))
+                steps.append((operand, target.element or 0, access.map, ""))
         return steps
     op_maps = per_op(inst, comp, output_index)
     if len(op_maps) != len(inst.operands):
@@ -646,6 +655,8 @@ def input_to_output_maps(
     if not params:
         raise VerifiedIndexingError(f"computation {comp.name!r} has no parameter {parameter}")
     param = params[0]
+    if param.shape.is_tuple:
+        raise UnsupportedError(f"{param.name}: input-to-output from a tuple-shaped parameter")
     order = topological_order(comp)
     users: dict[str, list[Instruction]] = {}
     for inst in order:
@@ -686,7 +697,7 @@ def input_to_output_maps(
     targets = []
     for k in outputs:
         label = f"{root.name}[{k}]" if root.shape.is_tuple else root.name
-        target = TargetIndexing(k, label, _output_shape(root, k))
+        target = TargetIndexing(k, label, _output_shape(root, k), element=k if root.shape.is_tuple else None)
         for entry in maps.get((root.name, k), []):
             verdict = None
             if verify:
@@ -805,7 +816,15 @@ def _analyze(
             results.append(r)
         return results
     numbers = [p.parameter_number or 0 for p in comp.parameters()] if operand is None else [operand]
-    return [input_to_output_maps(comp, n, verify=verify, simplify=simplify, module=module) for n in numbers]
+    results = []
+    for n in numbers:
+        try:
+            results.append(input_to_output_maps(comp, n, verify=verify, simplify=simplify, module=module))
+        except UnsupportedError as exc:
+            param = next(p for p in comp.parameters() if p.parameter_number == n)
+            unsupported = [UnsupportedOp(param.name, param.opcode, str(exc), (comp.root.name,))]
+            results.append(ComputationIndexing(comp.name, "input-to-output", n, [], unsupported, verify))
+    return results
 
 
 def _computation(module: Module, name: str) -> Computation:
