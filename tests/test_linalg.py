@@ -465,3 +465,28 @@ def test_fused_op_text_round_trips_through_the_parser() -> None:
     assert init.map == AffineMap(2, 0, [Dim(0), Dim(1)])  # the consumer reads %producer[d0, d1] = %init[d0, d1]
     text = fused_generic_text(rep)
     assert text is not None and "%p_s = arith.addf %arg0, %arg1 : f32" in text
+
+
+def test_multi_result_producer_uses_the_read_result() -> None:
+    text = """
+%r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]}
+    ins(%a : tensor<2x3xf32>) outs(%o0, %o1 : tensor<2x3xf32>, tensor<3x2xf32>) {
+^bb0(%x: f32, %y: f32, %z: f32):
+  %e = math.exp %x : f32
+  linalg.yield %x, %e : f32, f32
+} -> (tensor<2x3xf32>, tensor<3x2xf32>)
+%c = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                     iterator_types = ["parallel", "parallel"]}
+    ins(%r#1 : tensor<3x2xf32>) outs(%j : tensor<3x2xf32>) {
+^bb0(%x: f32, %y: f32):
+  %n = arith.negf %x : f32
+  linalg.yield %n : f32
+} -> tensor<3x2xf32>
+"""
+    rep = check_fusion(*fusion_pairs(parse_linalg(text))[0])
+    transpose = parse_affine_map("affine_map<(d0, d1) -> (d1, d0)>")
+    assert rep.status == "legal" and _fused_map(rep, "%a") == transpose
+    assert rep.mlir.fused_producer_maps == (transpose,)  # result #1 is written transposed
+    fused = fused_generic_text(rep)
+    assert fused is not None and "%c_n = arith.negf %p_e : f32" in fused  # the second yielded value

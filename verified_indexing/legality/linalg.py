@@ -240,9 +240,15 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
     for name, ok, detail in steps:
         if not run(name, ok, detail):
             return MlirVerdict(False, tuple(checks))
-    assert result_map is not None
-    inv = inverse_permutation(result_map)
-    assert inv is not None
+    # fuseElementwiseOps then inverts the map of the result actually used (the
+    # check above only looks at the first init); MLIR asserts if that fails.
+    r = _result_index(producer, operand.value)
+    used_map = producer.outputs[r].map if r is not None and r < len(producer.outputs) else None
+    inv = inverse_permutation(used_map) if used_map is not None else None
+    if inv is None:
+        run("the used result's map is invertible (MLIR asserts otherwise)", False,
+            f"{used_map} has no inversePermutation")
+        return MlirVerdict(False, tuple(checks))
     producer_maps = tuple(inp.map.compose(inv).compose(operand.map) for inp in producer.inputs)
     if any(t == "reduction" for t in consumer.iterator_types):
         covered = [False] * consumer.num_loops
