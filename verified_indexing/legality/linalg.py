@@ -242,8 +242,8 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
             return MlirVerdict(False, tuple(checks))
     # fuseElementwiseOps then inverts the map of the result actually used (the
     # check above only looks at the first init); MLIR asserts if that fails.
-    r = _result_index(producer, operand.value)
-    used_map = producer.outputs[r].map if r is not None and r < len(producer.outputs) else None
+    used = _result_index(producer, operand.value)
+    used_map = producer.outputs[used].map if used is not None and used < len(producer.outputs) else None
     inv = inverse_permutation(used_map) if used_map is not None else None
     if inv is None:
         run("the used result's map is invertible (MLIR asserts otherwise)", False,
