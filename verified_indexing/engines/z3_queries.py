@@ -45,7 +45,9 @@ class Z3Query:
     bounds: list[Interval] = field(default_factory=list)
 
     def assertions(self) -> list[Z3Term]:
-        return [*self.enc.side_conditions, self.formula]
+        """The side conditions and the formula (a top-level conjunction is split)."""
+        parts = list(self.formula.children()) if z3.is_and(self.formula) else [self.formula]
+        return [*self.enc.side_conditions, *parts]
 
 
 def solve(
@@ -97,11 +99,18 @@ def pointwise_query(a: IndexingMap, b: IndexingMap, question: str) -> Z3Query:
     both with different results. ``a`` and ``b`` have the same variable counts."""
     enc = Z3Encoder()
     env, order = _vars(enc, a)
-    dom_a = _and(enc, enc.domain(a, env))
-    dom_b = _and(enc, enc.domain(b, env))
     diffs = [enc.expr(x, env) != enc.expr(y, env) for x, y in zip(a.results, b.results)]
     differ = z3.Or(*diffs) if diffs else z3.BoolVal(False, enc.ctx)
-    formula = z3.Or(dom_a != dom_b, z3.And(dom_a, dom_b, differ))
+    same_domain = [v.bounds for _, _, v in a.variables()] == [v.bounds for _, _, v in b.variables()] and (
+        a.constraints == b.constraints
+    )
+    if same_domain:
+        # The common case (a rewrite keeps the domain): flat conjunction, easier for z3.
+        formula = _and(enc, [*enc.domain(a, env), differ])
+    else:
+        dom_a = _and(enc, enc.domain(a, env))
+        dom_b = _and(enc, enc.domain(b, env))
+        formula = z3.Or(dom_a != dom_b, z3.And(dom_a, dom_b, differ))
     comments = [question, *_describe(a, "source"), *_describe(b, "target")]
     comments.append("variables: " + ", ".join(str(x) for x in order))
     comments.append("sat = a point in one domain only, or in both with different results")
