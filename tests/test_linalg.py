@@ -490,3 +490,17 @@ def test_multi_result_producer_uses_the_read_result() -> None:
     assert rep.mlir.fused_producer_maps == (transpose,)  # result #1 is written transposed
     fused = fused_generic_text(rep)
     assert fused is not None and "%c_n = arith.negf %p_e : f32" in fused  # the second yielded value
+
+
+def test_unwritten_element_confirmed_by_z3_on_large_domains() -> None:
+    # A producer domain too large to enumerate: the witness is confirmed by z3.
+    from verified_indexing.indexing_map import IndexingMap
+    from verified_indexing.legality._proofs import not_written, reads_inside
+
+    write = IndexingMap([(0, 999), (0, 999)], [Dim(0) * 2, Dim(1)])  # even rows only
+    read = IndexingMap([(0, 1999), (0, 999)], [Dim(0), Dim(1)])
+    v, w = reads_inside(read, write, 5.0)
+    assert v.refuted and w is not None
+    assert w["element"][0] % 2 == 1
+    assert not_written(write, tuple(w["element"]), 5.0) is True
+    assert not_written(write, (4, 7), 5.0) is False

@@ -15,8 +15,9 @@ __all__ = ["not_written", "reads_inside", "now"]
 _ENUM_LIMIT = 200_000
 
 
-def not_written(producer_write: IndexingMap, element: tuple[int, ...], timeout: float) -> bool:
-    """Confirm, independently of isl, that no producer iteration writes ``element``."""
+def not_written(producer_write: IndexingMap, element: tuple[int, ...], timeout: float) -> bool | None:
+    """Confirm, independently of isl, that no producer iteration writes ``element``:
+    by enumeration of small domains, else by z3 (``None`` if z3 gives up)."""
     if producer_write.box_size() <= _ENUM_LIMIT:
         return all(producer_write.evaluate(d) != element for d, _, _ in producer_write.domain_points(_ENUM_LIMIT))
     enc = Z3Encoder()
@@ -26,12 +27,18 @@ def not_written(producer_write: IndexingMap, element: tuple[int, ...], timeout: 
     for r, x in zip(producer_write.results, element):
         s.add(enc.expr(r, env) == x)
     s.add(*enc.side_conditions)
-    return bool(s.check() == enc.z3.unsat)
+    r = s.check()
+    if r == enc.z3.unknown:
+        return None
+    return bool(r == enc.z3.unsat)
 
 
 def reads_inside(
     consumer_read: IndexingMap, producer_write: IndexingMap, timeout: float
 ) -> tuple[Verdict, dict[str, Any] | None]:
+    """Whether the image of ``consumer_read`` lies in the image of ``producer_write``
+    (isl). A refutation comes with a witness ``{consumer_iteration, element, note}``
+    whose element is confirmed unwritten without isl (:func:`not_written`)."""
     question = "every element the consumer reads is written by the producer"
     t0 = now()
     try:
@@ -49,7 +56,11 @@ def reads_inside(
     if not consumer_read.contains(c):
         return Verdict("error", "isl", now() - t0, question, "encoding disagrees with evaluator"), None
     element = consumer_read.evaluate(c)
-    if not not_written(producer_write, element, timeout):
+    confirmed = not_written(producer_write, element, timeout)
+    if confirmed is None:
+        return Verdict("unknown", "isl", now() - t0, question,
+                       f"isl says {element} is never written; z3 could not confirm it"), None
+    if not confirmed:
         return Verdict("error", "isl", now() - t0, question, "encoding disagrees with evaluator"), None
     witness: dict[str, Any] = {
         "consumer_iteration": list(c),
