@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.markdown_maps import extract_map_blocks
 from verified_indexing.syntax import parse_affine_map, parse_indexing_map
 
 EXAMPLES = """examples:
-  verified-indexing demo --spec ../shared/spec/xla-indexing-analysis.md
+  verified-indexing demo --spec ../shared/spec/xla-indexing-analysis.md --hlo examples/jax_hlo
 """
 
 
@@ -19,18 +20,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "demo",
         help="run the main job on bundled inputs (the spec's maps, the bundled HLO dumps)",
-        description="Parse, normalize and print every indexing map of the spec document.",
+        description=(
+            "Parse, normalize and print every indexing map of the spec document, then analyze every fusion of "
+            "the bundled real HLO dumps (*.post.hlo): maps from each fusion's output to each parameter, "
+            "composed, simplified and proven."
+        ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--spec", metavar="FILE", help="the XLA indexing-analysis Markdown document")
+    p.add_argument("--hlo", metavar="DIR", help="a folder of HLO dumps; every *.post.hlo in it is analyzed")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    code = 0
     if args.spec:
-        return demo_spec_maps(args.spec)
-    return 0
+        code = max(code, demo_spec_maps(args.spec))
+    if args.hlo:
+        from verified_indexing.hlo.report import demo_hlo
+
+        paths = sorted(Path(args.hlo).glob("*.post.hlo"))
+        if not paths:
+            raise VerifiedIndexingError(f"demo: no *.post.hlo files in {args.hlo}")
+        print(f"\n== HLO indexing analysis of {len(paths)} real XLA/JAX dumps in {args.hlo}\n")
+        code = max(code, demo_hlo(paths))
+    if not args.spec and not args.hlo:
+        raise VerifiedIndexingError("demo: give --spec FILE and/or --hlo DIR")
+    return code
 
 
 def demo_spec_maps(path: str) -> int:
