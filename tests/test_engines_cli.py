@@ -191,3 +191,30 @@ def test_verdict_json_round_trip() -> None:
 
     v = prove_equal(parse_indexing_map(A), parse_indexing_map(WRONG))
     assert Verdict.from_json(json.loads(json.dumps(v.to_json()))) == v
+
+
+def test_resource_limits_give_unknown() -> None:
+    from verified_indexing.engines import prove_equal
+    from verified_indexing.engines import z3_queries as zq
+
+    a, b = parse_indexing_map(A), parse_indexing_map(B)
+    status, values, reason = zq.solve(zq.pointwise_query(a, b, "q"), timeout=10.0, rlimit=1)
+    assert status == "unknown" and values == [] and reason
+    big_a = parse_indexing_map(
+        "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 9999999], d1 in [0, 14]"
+    )
+    big_b = parse_indexing_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 9999999], d1 in [0, 14]")
+    v = prove_equal(big_a, big_b, engine="enum")
+    assert v.unknown and "enumeration limit" in v.reason
+    # the other engines do not care about the box size
+    assert prove_equal(big_a, big_b, engine="isl").proved and prove_equal(big_a, big_b, engine="z3").proved
+    assert prove_equal(big_a, big_b, engine="all").proved
+
+
+def test_enumeration_deadline() -> None:
+    from verified_indexing.engines import enumerate as en
+
+    a = parse_indexing_map("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 600000], d1 in [0, 14]")
+    b = parse_indexing_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 600000], d1 in [0, 14]")
+    with pytest.raises(en.TooLarge, match="out of time"):
+        en.find_pointwise_difference(a, b, timeout=0.0)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import islpy as isl
+import z3
 
 from verified_indexing.engines import enumerate as en
 from verified_indexing.engines import z3_queries as zq
@@ -133,11 +134,18 @@ class Question:
     z3_query: Callable[[], zq.Z3Query] | None = None
 
 
+class CannotConfirm(Exception):
+    """The evaluator cannot afford to re-check a candidate (e.g. a huge box): the
+    verdict becomes ``unknown``, never an unconfirmed refutation."""
+
+
 def _verdict(q: Question, engine: str, status: str, evidence: Evidence | None, reason: str) -> Verdict:
     if status == "refuted":
         assert evidence is not None
         try:
             ce = q.confirm(evidence)
+        except CannotConfirm as exc:
+            return Verdict("unknown", engine, 0.0, q.text, f"a counterexample was found but not confirmed: {exc}")
         except (VerifiedIndexingError, ArithmeticError, IndexError) as exc:
             ce = None
             reason = f"{DISAGREE}: {exc}"
@@ -158,6 +166,8 @@ def _run_engine(q: Question, engine: str, timeout: float) -> tuple[Verdict, Evid
         status, evidence, reason = "unknown", None, str(exc)
     except isl.Error as exc:
         status, evidence, reason = "unknown", None, f"isl failed: {exc}"
+    except z3.Z3Exception as exc:
+        status, evidence, reason = "unknown", None, f"z3 failed: {exc}"
     v = _verdict(q, engine, status, evidence, reason)
     return v.with_time(time.perf_counter() - t0), evidence
 
@@ -207,7 +217,7 @@ def answer(q: Question, engine: str = "auto", timeout: float = 10.0, cache: Cach
 def _safe_confirm(q: Question, evidence: Evidence) -> Counterexample | None:
     try:
         return q.confirm(evidence)
-    except (VerifiedIndexingError, ArithmeticError, IndexError, KeyError, TypeError, ValueError):
+    except (CannotConfirm, VerifiedIndexingError, ArithmeticError, IndexError, KeyError, TypeError, ValueError):
         return None
 
 
@@ -340,7 +350,7 @@ def _pointwise_question(a: IndexingMap, b: IndexingMap, text: str, kind: str) ->
         return "refuted", {"point": _pt_json(_split(a, _isl_first(differ, n)))}, ""
 
     def run_enum(timeout: float) -> EngineResult:
-        pt = en.find_pointwise_difference(a, b)
+        pt = en.find_pointwise_difference(a, b, timeout=timeout)
         if pt is None:
             return "proved", None, ""
         return "refuted", {"point": _pt_json(pt)}, ""
@@ -363,8 +373,13 @@ def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
         if not has.contains(*pt) or has.evaluate(*pt) != res:
             return None
         d, _, r = pt
-        if lacks.box_size() > en.RELATION_LIMIT:
-            return None
+        s_box = 1
+        for v in lacks.range_vars:
+            s_box *= v.bounds.size()
+        if s_box > en.RELATION_LIMIT:
+            raise CannotConfirm(
+                f"the range-variable box of the {'target' if side == 'source' else 'source'} has {s_box} points"
+            )
         for s in itertools.product(*[range(v.bounds.lo, v.bounds.hi + 1) for v in lacks.range_vars]):
             if lacks.contains(d, s, r) and lacks.evaluate(d, s, r) == res:
                 return None
@@ -578,7 +593,7 @@ def prove_implies(
         return "refuted", {"point": _pt_json(_split(m, _isl_first(bad, n)))}, ""
 
     def run_enum(timeout: float) -> EngineResult:
-        pt = en.find_violation(m, expr, interval)
+        pt = en.find_violation(m, expr, interval, timeout=timeout)
         return ("proved", None, "") if pt is None else ("refuted", {"point": _pt_json(pt)}, "")
 
     def build() -> zq.Z3Query:
@@ -605,7 +620,7 @@ def _nonempty_question(m: IndexingMap, text: str) -> Question:
         return "refuted", {"point": _pt_json(_split(m, _isl_first(dom, n)))}, ""
 
     def run_enum(timeout: float) -> EngineResult:
-        pt = en.find_point(m)
+        pt = en.find_point(m, timeout=timeout)
         return ("proved", None, "") if pt is None else ("refuted", {"point": _pt_json(pt)}, "")
 
     def build() -> zq.Z3Query:
@@ -720,8 +735,10 @@ def is_bijective_onto(
         reason = ev["reason"]
         if reason == "not surjective":
             y = tuple(int(v) for v in ev["box_point"])
-            if any(v not in b for v, b in zip(y, box)) or m.box_size() > en.RELATION_LIMIT:
+            if any(v not in b for v, b in zip(y, box)):
                 return None
+            if m.box_size() > en.RELATION_LIMIT:
+                raise CannotConfirm(f"the domain box has {m.box_size()} points")
             for pt in m.domain_points(en.RELATION_LIMIT):
                 if m.evaluate(*pt) == y:
                     return None

@@ -15,6 +15,7 @@ more points than the limit.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -87,16 +88,21 @@ class _Box:
         if self.size > limit:
             raise TooLarge(f"the box has {self.size} points, more than the enumeration limit {limit}")
 
-    def chunks(self, use_numpy: bool) -> Iterator[dict[tuple[VarKind, int], Any]]:
-        """Column dicts for consecutive chunks of the box (numpy arrays or 1-element lists)."""
+    def chunks(self, use_numpy: bool, deadline: float | None = None) -> Iterator[dict[tuple[VarKind, int], Any]]:
+        """Column dicts for consecutive chunks of the box (numpy arrays or 1-element
+        lists); raises :class:`TooLarge` once ``deadline`` (``time.monotonic()``) passes."""
         if self.size == 0:
             return
         if not use_numpy:
-            for pt in itertools.product(*[range(b.lo, b.hi + 1) for b in self.bounds]):
+            for n, pt in enumerate(itertools.product(*[range(b.lo, b.hi + 1) for b in self.bounds])):
+                if deadline is not None and n % 4096 == 0 and time.monotonic() > deadline:
+                    raise TooLarge("enumeration ran out of time")
                 yield {k: [v] for k, v in zip(self.kinds, pt)}
             return
         sizes = [b.size() for b in self.bounds]
         for start in range(0, self.size, CHUNK):
+            if deadline is not None and time.monotonic() > deadline:
+                raise TooLarge("enumeration ran out of time")
             flat = np.arange(start, min(start + CHUNK, self.size), dtype=np.int64)
             cols: dict[tuple[VarKind, int], Any] = {}
             for k, b, n in reversed(list(zip(self.kinds, self.bounds, sizes))):
@@ -210,6 +216,10 @@ def _mask(m: IndexingMap, cols: dict[tuple[VarKind, int], Any], n: int, use_nump
     return [m.contains(d, s, r)]
 
 
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
 def _chunk_len(cols: dict[tuple[VarKind, int], Any]) -> int:
     for v in cols.values():
         return len(v)
@@ -220,7 +230,9 @@ def _all_exprs(m: IndexingMap) -> list[AffineExpr]:
     return list(m.results) + [e for e, _ in m.constraints]
 
 
-def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = POINTWISE_LIMIT) -> Point | None:
+def find_pointwise_difference(
+    a: IndexingMap, b: IndexingMap, limit: int = POINTWISE_LIMIT, timeout: float | None = None
+) -> Point | None:
     """The first point (lexicographic) of the hull of both boxes that is in one
     domain and not the other, or in both with different results; ``None`` if
     the maps agree pointwise. ``a`` and ``b`` must have the same variable counts."""
@@ -232,7 +244,7 @@ def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = POINT
         return None
     box = _box_for([a, b], limit)
     use_np = _safe_for_numpy(box, _all_exprs(a) + _all_exprs(b))
-    for cols in box.chunks(use_np):
+    for cols in box.chunks(use_np, _deadline(timeout)):
         n = _chunk_len(cols)
         ma, mb = _mask(a, cols, n, use_np), _mask(b, cols, n, use_np)
         if use_np:
@@ -251,13 +263,17 @@ def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = POINT
     return None
 
 
-def find_point(m: IndexingMap, limit: int = POINTWISE_LIMIT) -> Point | None:
+def find_point(m: IndexingMap, limit: int = POINTWISE_LIMIT, timeout: float | None = None) -> Point | None:
     """The lexicographically first domain point, or ``None`` if the domain is empty."""
-    return find_violation(m, None, Interval(0, 0), limit)
+    return find_violation(m, None, Interval(0, 0), limit, timeout)
 
 
 def find_violation(
-    m: IndexingMap, expr: AffineExpr | None, interval: Interval, limit: int = POINTWISE_LIMIT
+    m: IndexingMap,
+    expr: AffineExpr | None,
+    interval: Interval,
+    limit: int = POINTWISE_LIMIT,
+    timeout: float | None = None,
 ) -> Point | None:
     """The first domain point where ``expr`` is outside ``interval`` (with
     ``expr=None``: the first domain point), or ``None``."""
@@ -269,7 +285,7 @@ def find_violation(
         return None
     box = _box_for([m], limit)
     use_np = _safe_for_numpy(box, _all_exprs(m) + ([expr] if expr is not None else []))
-    for cols in box.chunks(use_np):
+    for cols in box.chunks(use_np, _deadline(timeout)):
         n = _chunk_len(cols)
         mask = _mask(m, cols, n, use_np)
         if use_np:

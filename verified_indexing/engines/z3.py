@@ -120,7 +120,9 @@ class Z3Encoder:
     def __init__(self, ctx: Any | None = None) -> None:
         self.ctx: Any = ctx if ctx is not None else fresh_context()
         self.side_conditions: list[Z3Term] = []
-        self._divs: dict[tuple[int, int | str], tuple[Z3Term, Z3Term]] = {}
+        # key -> (quotient, remainder, the dividend and divisor terms). Keeping the
+        # terms alive matters: z3 reuses the id of a collected term.
+        self._divs: dict[tuple[int, int | str], tuple[Z3Term, Z3Term, Z3Term, Z3Term | int]] = {}
         self._fresh = 0
 
     # -- variables and constants ---------------------------------------------
@@ -155,7 +157,7 @@ class Z3Encoder:
             key = (ta.get_id(), f"#{b.get_id()}")
         hit = self._divs.get(key)
         if hit is not None:
-            return hit
+            return hit[0], hit[1]
         q = self.fresh("q")
         r = self.fresh("r")
         if isinstance(b, int):
@@ -168,7 +170,7 @@ class Z3Encoder:
             tb = self.term(b)
             self.side_conditions.append(ta == tb * q + r)
             self.side_conditions.append(z3.If(tb > 0, z3.And(r >= 0, r < tb), z3.And(r <= 0, r > tb)))
-        self._divs[key] = (q, r)
+        self._divs[key] = (q, r, ta, b)
         return q, r
 
     def floordiv(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
