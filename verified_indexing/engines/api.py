@@ -242,7 +242,22 @@ def _run_all(q: Question, timeout: float) -> tuple[Verdict, Evidence | None]:
 
 
 def _isl_first(s: Any, n: int) -> tuple[int, ...]:
-    return point_values(s.lexmin().sample_point(), n)
+    """A point of a nonempty isl set, preferring small values: the lexicographic
+    minimum of the set cut to the box ``|x_i| <= k`` for the first k in 0, 1, 2, 4,
+    ... that leaves a point (values near zero; at worst the set's lexmin)."""
+    if n == 0:
+        return ()
+    k = 0
+    space = s.get_space()
+    while k < (1 << 62):
+        box = isl.Set.universe(space)
+        for i in range(n):
+            box = box.lower_bound_val(isl.dim_type.set, i, -k).upper_bound_val(isl.dim_type.set, i, k)
+        cut = s.intersect(box)
+        if not cut.is_empty():
+            return point_values(cut.lexmin().sample_point(), n)
+        k = 1 if k == 0 else 2 * k
+    return point_values(s.lexmin().sample_point(), n)  # pragma: no cover
 
 
 def _isl_point(values: Sequence[int]) -> Any:
