@@ -162,3 +162,48 @@ def test_concurrent_writers(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+def test_threads_share_one_cache(tmp_path: Path) -> None:
+    import threading
+
+    cache = ProofCache(tmp_path / "t.sqlite")
+    statuses: list[str] = []
+
+    def work(n: int) -> None:
+        a = parse_indexing_map(f"(d0) -> (d0 floordiv {n} * {n} + d0 mod {n}), domain: d0 in [-20, 20]")
+        b = parse_indexing_map("(d0) -> (d0), domain: d0 in [-20, 20]")
+        statuses.append(prove_equal(a, b, engine="z3", cache=cache).status)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in (2, 3, 4, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses == ["proved"] * 4
+    assert 3 <= len(cache) <= 4  # n = 2 twice: stored once or twice (same key, replaced)
+
+
+def test_fork_child_uses_its_own_connection_and_contexts(tmp_path: Path) -> None:
+    """After z3 queries in the parent (the context pool thread running), a forked
+    child can still prove, with the same cache file."""
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    cache = ProofCache(tmp_path / "f.sqlite")
+    a, b = parse_indexing_map(A), parse_indexing_map(B)
+    assert prove_equal(a, b, engine="z3", cache=cache).proved
+    ctx = multiprocessing.get_context("fork")
+    q: multiprocessing.Queue[str] = ctx.Queue()
+
+    def child() -> None:
+        w = parse_indexing_map(WRONG)
+        q.put(prove_equal(a, w, engine="z3", cache=cache).status)
+
+    p = ctx.Process(target=child)
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    assert q.get(timeout=5) == "refuted"
+    assert len(cache) == 2

@@ -12,8 +12,9 @@ engine-independent evidence of a refutation. Promises:
 * a file that is not a valid cache (not SQLite, failed ``PRAGMA quick_check``,
   wrong schema) is moved aside and rebuilt;
 * several processes may use one file at once (WAL journal, busy timeout,
-  retries on ``database is locked``); any other database failure turns the
-  cache off for this object instead of failing the proof.
+  retries on ``database is locked``), and threads may share one object (a
+  lock); a forked child opens its own connection; any other database failure
+  turns the cache off for this object instead of failing the proof.
 
 Location: ``$VERIFIED_INDEXING_CACHE`` if set, else
 ``$XDG_CACHE_HOME/verified_indexing/proofs.sqlite`` (``~/.cache`` by default).
@@ -25,6 +26,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,8 @@ class ProofCache:
         self.disabled = False
         self.disabled_reason = ""
         self._conn: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+        self._lock = threading.RLock()
 
     # -- keys ----------------------------------------------------------------
     @staticmethod
@@ -89,6 +93,10 @@ class ProofCache:
     def _open(self) -> sqlite3.Connection | None:
         if self.disabled:
             return None
+        if self._conn is not None and self._pid != os.getpid():
+            # A forked child must not use its parent's connection.
+            self._conn = None
+            self._pid = os.getpid()
         if self._conn is not None:
             return self._conn
         try:
@@ -102,7 +110,7 @@ class ProofCache:
         return conn
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=10.0, isolation_level=None)
+        conn = sqlite3.connect(str(self.path), timeout=10.0, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 10000")
         return conn
 
@@ -164,6 +172,10 @@ class ProofCache:
     # -- operations ----------------------------------------------------------
     def get(self, question: str) -> tuple[Verdict, dict[str, Any] | None] | None:
         """The cached ``(verdict, evidence)`` for a question, or ``None``."""
+        with self._lock:
+            return self._get(question)
+
+    def _get(self, question: str) -> tuple[Verdict, dict[str, Any] | None] | None:
         conn = self._open()
         if conn is None:
             return None
@@ -188,7 +200,7 @@ class ProofCache:
                 raise ValueError("unexpected cached verdict")
             evidence = data.get("evidence")
         except (ValueError, KeyError, TypeError):
-            self.delete(question)
+            self._delete(question)
             self.misses += 1
             return None
         self.hits += 1
@@ -196,6 +208,10 @@ class ProofCache:
 
     def put(self, question: str, verdict: Verdict, evidence: dict[str, Any] | None) -> None:
         """Store a ``proved`` or ``refuted`` verdict (anything else is ignored)."""
+        with self._lock:
+            self._put(question, verdict, evidence)
+
+    def _put(self, question: str, verdict: Verdict, evidence: dict[str, Any] | None) -> None:
         if verdict.status not in ("proved", "refuted"):
             return
         conn = self._open()
@@ -215,6 +231,10 @@ class ProofCache:
 
     def delete(self, question: str) -> None:
         """Forget a question."""
+        with self._lock:
+            self._delete(question)
+
+    def _delete(self, question: str) -> None:
         conn = self._open()
         if conn is None:
             return
@@ -224,21 +244,24 @@ class ProofCache:
             pass
 
     def __len__(self) -> int:
-        conn = self._open()
-        if conn is None:
-            return 0
-        return int(conn.execute("SELECT COUNT(*) FROM proofs").fetchone()[0])
+        with self._lock:
+            conn = self._open()
+            if conn is None:
+                return 0
+            return int(conn.execute("SELECT COUNT(*) FROM proofs").fetchone()[0])
 
     def clear(self) -> None:
         """Delete every stored proof."""
-        conn = self._open()
-        if conn is not None:
-            self._retry(lambda: conn.execute("DELETE FROM proofs"))
+        with self._lock:
+            conn = self._open()
+            if conn is not None:
+                self._retry(lambda: conn.execute("DELETE FROM proofs"))
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
 
 _DEFAULT: dict[Path, ProofCache] = {}

@@ -32,6 +32,7 @@ The same ``(a, b)`` pair always reuses the same quotient and remainder.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Mapping
@@ -75,29 +76,57 @@ class _ContextPool:
     alone), more than a whole query; the thread overlaps that with the caller's
     work (ctypes releases the GIL). Every context is handed out exactly once, so
     each query still runs in a context that has never seen another query.
+
+    Fork safety: a fork waits until the thread is not inside z3 (``_making``), and
+    the child starts with an empty pool and no thread.
     """
 
     def __init__(self, spare: int = 2) -> None:
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=spare)
+        self.spare = spare
+        self._making = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=self.spare)
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def _fill(self) -> None:
+    def _fill(self, q: queue.Queue[Any]) -> None:
         while True:
-            self._queue.put(z3.Context())
+            with self._making:
+                ctx = z3.Context()
+            q.put(ctx)
 
     def take(self) -> Any:
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._fill, name="z3-context-pool", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._fill, args=(self._queue,), name="z3-context-pool", daemon=True
+                )
                 self._thread.start()
         try:
             return self._queue.get(timeout=5.0)
         except queue.Empty:  # pragma: no cover - the thread died
             return z3.Context()
 
+    def before_fork(self) -> None:
+        self._making.acquire()
+
+    def after_fork_parent(self) -> None:
+        self._making.release()
+
+    def after_fork_child(self) -> None:
+        self._making = threading.Lock()
+        self._reset()
+
 
 _POOL = _ContextPool()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_POOL.before_fork,
+        after_in_parent=_POOL.after_fork_parent,
+        after_in_child=_POOL.after_fork_child,
+    )
 
 
 def fresh_context() -> Any:
