@@ -275,5 +275,5 @@ def indexing_map_from_isl(isl_map: Any) -> IndexingMap | None:
         for e, iv in constraints:
             m = m.with_constraint(e, iv)
         return m
-    except _NotRepresentable:
+    except (_NotRepresentable, isl.Error):
         return None
