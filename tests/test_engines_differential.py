@@ -116,7 +116,7 @@ def equality_pairs(draw: st.DrawFn) -> tuple[IndexingMap, IndexingMap]:
     return a, b.replace(dims=a.dims)
 
 
-@settings(max_examples=300)
+@settings(max_examples=450)
 @given(equality_pairs())
 def test_equality_engines_agree(pair: tuple[IndexingMap, IndexingMap]) -> None:
     a, b = pair
@@ -128,7 +128,7 @@ def test_equality_engines_agree(pair: tuple[IndexingMap, IndexingMap]) -> None:
             _confirm_equality_refutation(v, a, b)
 
 
-@settings(max_examples=200)
+@settings(max_examples=300)
 @given(maps(), exprs(2), exprs(2))
 def test_expr_equality_engines_agree(m: IndexingMap, e1: AffineExpr, e2: AffineExpr) -> None:
     if m.num_dims < 2:
