@@ -4,6 +4,24 @@ The public API. Everything else is private to the package.
 """
 
 from verified_indexing.affine_map import AffineMap
+from verified_indexing.engines import (
+    Counterexample,
+    ProofCache,
+    Verdict,
+    compose_relation,
+    default_cache,
+    exact_range,
+    image,
+    indexing_map_from_isl,
+    is_bijective_onto,
+    is_empty,
+    is_injective,
+    prove_equal,
+    prove_expr_equal,
+    prove_implies,
+    to_isl_domain,
+    to_isl_map,
+)
 from verified_indexing.errors import (
     MapError,
     ParseError,
@@ -34,8 +52,37 @@ from verified_indexing.expr import (
     rt,
     sym,
 )
+from verified_indexing.hlo import (
+    analyze_module,
+    input_to_output,
+    input_to_output_maps,
+    output_to_input,
+    output_to_input_maps,
+    parse_hlo_snippet,
+    parse_module,
+)
 from verified_indexing.indexing_map import IndexingMap, Variable, compose
 from verified_indexing.interval import Interval, range_of
+from verified_indexing.legality import (
+    check_fusion,
+    compute_inline,
+    format_program,
+    inverse,
+    inverse_permutation,
+    is_permutation,
+    is_projected_permutation,
+    parse_linalg,
+    parse_program,
+)
+from verified_indexing.simplify import (
+    RULES,
+    SimplifyReport,
+    check_user_rule,
+    prove_rule,
+    simplify,
+    simplify_expr,
+    simplify_with_report,
+)
 from verified_indexing.syntax import (
     format_affine_map,
     format_expr,
@@ -50,7 +97,46 @@ from verified_indexing.syntax import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "RULES",
     "AffineExpr",
+    "Counterexample",
+    "ProofCache",
+    "SimplifyReport",
+    "Verdict",
+    "analyze_module",
+    "check_fusion",
+    "check_user_rule",
+    "compose_relation",
+    "compute_inline",
+    "default_cache",
+    "exact_range",
+    "format_program",
+    "image",
+    "indexing_map_from_isl",
+    "input_to_output",
+    "input_to_output_maps",
+    "inverse",
+    "inverse_permutation",
+    "is_bijective_onto",
+    "is_empty",
+    "is_injective",
+    "is_permutation",
+    "is_projected_permutation",
+    "output_to_input",
+    "output_to_input_maps",
+    "parse_hlo_snippet",
+    "parse_linalg",
+    "parse_module",
+    "parse_program",
+    "prove_equal",
+    "prove_expr_equal",
+    "prove_implies",
+    "prove_rule",
+    "simplify",
+    "simplify_expr",
+    "simplify_with_report",
+    "to_isl_domain",
+    "to_isl_map",
     "AffineMap",
     "CeilDiv",
     "Const",
