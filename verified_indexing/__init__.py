@@ -74,12 +74,14 @@ from verified_indexing.legality import (
     parse_linalg,
     parse_program,
 )
+
+# The simplifier's functions stay in their package (``from verified_indexing.simplify import
+# simplify``): a top-level function named ``simplify`` would shadow the subpackage.
 from verified_indexing.simplify import (
     RULES,
     SimplifyReport,
     check_user_rule,
     prove_rule,
-    simplify,
     simplify_expr,
     simplify_with_report,
 )
@@ -132,7 +134,6 @@ __all__ = [
     "prove_expr_equal",
     "prove_implies",
     "prove_rule",
-    "simplify",
     "simplify_expr",
     "simplify_with_report",
     "to_isl_domain",

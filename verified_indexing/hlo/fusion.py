@@ -180,36 +180,13 @@ def _default_input_to_output(inst: Instruction, comp: Computation, operand_index
     return list(result) if isinstance(result, (list, tuple)) else [result]
 
 
-_SIMPLIFY: list[Callable[[IndexingMap], IndexingMap] | None] = []
+def _simplifier() -> Callable[[IndexingMap], IndexingMap]:
+    """The project's simplifier, unverified here: the walk proves every final map
+    against the exact composition itself."""
+    from verified_indexing.simplify import simplify
 
-
-def _simplifier() -> Callable[[IndexingMap], IndexingMap] | None:
-    """The project's verified simplifier, adapted to ``map -> map``; None until it exists."""
-    if not _SIMPLIFY:
-        fn: Callable[[IndexingMap], IndexingMap] | None = None
-        try:
-            from verified_indexing import simplify as simplify_pkg
-
-            raw = getattr(simplify_pkg, "simplify", None)
-            if callable(raw):
-                fn = _adapt_simplify(raw)
-        except ImportError:
-            fn = None
-        _SIMPLIFY.append(fn)
-    return _SIMPLIFY[0]
-
-
-def _adapt_simplify(raw: Callable[..., Any]) -> Callable[[IndexingMap], IndexingMap]:
-    # Unverified: the walk proves every final map against the exact composition itself.
     def run(m: IndexingMap) -> IndexingMap:
-        try:
-            out = raw(m, verify=False)
-        except (NotImplementedError, UnsupportedError):
-            return m
-        if isinstance(out, IndexingMap):
-            return out
-        inner = getattr(out, "map", None)
-        return inner if isinstance(inner, IndexingMap) else m
+        return simplify(m, verify=False)
 
     return run
 
