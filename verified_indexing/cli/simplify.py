@@ -58,6 +58,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "prove-rules",
         help="prove every rule of the simplifier's catalogue (same as python -m proofs)",
         description="Prove the general theorem of every catalogue rule with z3 and print a table.",
+        epilog="examples:\n  verified-indexing prove-rules\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.set_defaults(run=run_prove_rules)
 
