@@ -296,7 +296,7 @@ def test_value_proof_catches_a_wrong_rewrite() -> None:
     ("text", "message", "at"),
     [
         ("ScheduleBlock(root)\n{\n  B[i] = 1\n}", "unknown variable", "i]"),
-        ("ScheduleBlock(root)\n{\n  serial for (i, 0, 4)\n  {\n    B[i / 2] = 1\n  }\n}", "truncate toward zero", "/"),
+        ("ScheduleBlock(root)\n{\n  serial for (i, 0, 4)\n  {\n    B[(i - 2) / 2] = 1\n  }\n}", "truncates toward zero", "/"),
         ("ScheduleBlock(root)\n{\n  serial for (i, 0, 4)\n  {\n    B[i] = (A[i] + )\n  }\n}", "expected a value", ")"),
         ("ScheduleBlock(root)\n{\n  serial for (i, 0, 4)\n  {\n    B[i] = q\n  }\n}", "unknown name 'q'", "q"),
         ("ScheduleBlock(root)\n{\n  whatever\n}", "expected a statement", "whatever"),

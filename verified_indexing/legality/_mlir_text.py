@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.errors import ParseError, VerifiedIndexingError
+from verified_indexing.legality._scanner import Scanner
 from verified_indexing.syntax import parse_affine_map
 
 __all__ = ["Cursor", "ShapedType", "parse_type"]
@@ -19,9 +20,10 @@ __all__ = ["Cursor", "ShapedType", "parse_type"]
 
 @dataclass(frozen=True)
 class ShapedType:
-    """``tensor<4x?xf32>`` or ``memref<4x8xf32>``: ``shape`` has ``None`` for ``?``."""
+    """``tensor<4x?xf32>``, ``memref<4x8xf32>`` or a scalar ``f32``: ``shape`` has
+    ``None`` for ``?`` (a scalar has kind ``scalar`` and shape ``()``)."""
 
-    kind: str  # "tensor" or "memref"
+    kind: str  # "tensor", "memref" or "scalar"
     shape: tuple[int | None, ...]
     element: str
 
@@ -34,80 +36,69 @@ class ShapedType:
         return all(s is not None for s in self.shape)
 
     def __str__(self) -> str:
+        if self.kind == "scalar":
+            return self.element
         dims = "".join(f"{'?' if s is None else s}x" for s in self.shape)
         return f"{self.kind}<{dims}{self.element}>"
 
 
-_TYPE_RE = re.compile(r"(tensor|memref)<([^<>]*)>")
+_TYPE_RE = re.compile(r"(tensor|memref)<(.*)>", re.DOTALL)
+
+
+def _split_top_commas(s: str) -> list[str]:
+    parts: list[str] = []
+    depth = 0
+    cur = 0
+    for i, ch in enumerate(s):
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(s[cur:i])
+            cur = i + 1
+    parts.append(s[cur:])
+    return parts
 
 
 def parse_type(text: str, offset: int, source: str, full: str) -> ShapedType:
-    """A shaped type from ``text`` (which starts at ``offset`` of ``full``)."""
+    """A shaped type from ``text`` (which starts at ``offset`` of ``full``).
+
+    ``tensor<4x?xf32>``, ``tensor<f32>`` (rank 0), ``memref<4x8xf32, strided<[8, 1]>>``
+    (layouts and encodings after the first top-level comma are ignored), and a
+    bare scalar type such as ``f32``, ``i64`` or ``index`` (kind ``scalar``, rank 0).
+    """
     t = text.strip()
+    if re.fullmatch(r"(?:[fiu]\d+|bf16|tf32|index|f8\w*)", t):
+        return ShapedType("scalar", (), t)
     m = _TYPE_RE.fullmatch(t)
     if m is None:
         raise ParseError(
             f"expected a tensor<...> or memref<...> type, found {t!r}", full, offset, max(1, len(t)), source
         )
-    parts = m.group(2).split(",")[0].strip().split("x")
-    element = parts[-1].strip()
+    body = _split_top_commas(m.group(2))[0].strip()
+    element = body
     shape: list[int | None] = []
-    for p in parts[:-1]:
-        p = p.strip()
-        if p == "?":
-            shape.append(None)
-        elif p.isdigit():
-            shape.append(int(p))
-        else:
-            raise ParseError(f"bad dimension {p!r} in type {t!r}", full, offset, max(1, len(t)), source)
-    if not element:
-        raise ParseError(f"missing element type in {t!r}", full, offset, max(1, len(t)), source)
+    while True:
+        dm = re.match(r"\s*(\?|\d+)\s*x", element)
+        if dm is None:
+            break
+        shape.append(None if dm.group(1) == "?" else int(dm.group(1)))
+        element = element[dm.end() :]
+    element = element.strip()
+    if not element or not re.fullmatch(r"[\w.<>!, ?\[\]]+", element) or element[0].isdigit():
+        raise ParseError(f"bad element type {element!r} in type {t!r}", full, offset, max(1, len(t)), source)
     return ShapedType(m.group(1), tuple(shape), element)
 
 
-class Cursor:
-    """A position in a text with MLIR-aware skipping (balanced brackets, strings)."""
-
-    def __init__(self, text: str, pos: int = 0, source: str = "<input>") -> None:
-        self.text = text
-        self.pos = pos
-        self.source = source
-
-    def error(self, message: str, pos: int | None = None, length: int = 1) -> ParseError:
-        p = self.pos if pos is None else pos
-        return ParseError(message, self.text, p, length, self.source)
-
-    def skip_ws(self) -> None:
-        while self.pos < len(self.text):
-            if self.text[self.pos].isspace():
-                self.pos += 1
-            elif self.text.startswith("//", self.pos):
-                nl = self.text.find("\n", self.pos)
-                self.pos = len(self.text) if nl < 0 else nl
-            else:
-                break
-
-    def at(self, s: str) -> bool:
-        self.skip_ws()
-        return self.text.startswith(s, self.pos)
-
-    def accept(self, s: str) -> bool:
-        if self.at(s):
-            self.pos += len(s)
-            return True
-        return False
-
-    def expect(self, s: str, what: str | None = None) -> None:
-        if not self.accept(s):
-            found = self.text[self.pos : self.pos + 12].split("\n")[0] or "end of input"
-            raise self.error(f"expected {what or repr(s)}, found {found!r}")
+class Cursor(Scanner):
+    """A :class:`Scanner` with MLIR-aware skipping (balanced brackets, strings)."""
 
     def regex(self, pattern: re.Pattern[str], what: str) -> re.Match[str]:
         self.skip_ws()
         m = pattern.match(self.text, self.pos)
         if m is None:
-            found = self.text[self.pos : self.pos + 12].split("\n")[0] or "end of input"
-            raise self.error(f"expected {what}, found {found!r}")
+            raise self.error(f"expected {what}, found {self.found()}")
         self.pos = m.end()
         return m
 

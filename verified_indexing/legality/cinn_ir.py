@@ -34,12 +34,16 @@ positioned :class:`ParseError`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from verified_indexing.engines import prove_implies
 from verified_indexing.errors import ParseError, VerifiedIndexingError
-from verified_indexing.expr import AffineExpr, Dim
-from verified_indexing.syntax import format_expr, parse_expr
+from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
+from verified_indexing.indexing_map import IndexingMap, Variable
+from verified_indexing.interval import Interval
+from verified_indexing.legality._scanner import Scanner
+from verified_indexing.syntax import format_expr
 
 __all__ = [
     "Value",
@@ -219,47 +223,27 @@ _FOR_RE = re.compile(
 )
 _BIND_RE = re.compile(rf"({_IDENT}(?:\s*,\s*{_IDENT})*)\s*=\s*axis\.bind\s*\(")
 _STORE_RE = re.compile(rf"({_IDENT})\s*\[")
+_BUFFERS_RE = re.compile(r"(?:read|write)_buffers\s*\(")
 _VTOKEN_RE = re.compile(
     r"\s*(?:(?P<num>\d+\.\d*(?:e[+-]?\d+)?f?|\d+(?:e[+-]?\d+)?f?)"
-    r"|(?P<id>[A-Za-z_][A-Za-z0-9_.]*)|(?P<p>[-+*/%()\[\],]))"
+    r"|(?P<id>[A-Za-z_][A-Za-z0-9_.]*)|(?P<p><=|>=|==|!=|&&|\|\||[-+*/%()\[\],<>!]))"
 )
+_ITOKEN_RE = re.compile(r"\s*(?:(?P<num>\d+)|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<p>[-+*/%(),]))")
+
+#: An enclosing loop while parsing: name, first value, extent.
+_Loop = tuple[str, int, int]
+#: A block iteration variable and its bound value (over the enclosing loops).
+_Iter = tuple[str, AffineExpr]
 
 
-class _Reader:
-    def __init__(self, text: str, source: str) -> None:
-        self.text = text
-        self.source = source
-        self.pos = 0
-
-    def error(self, message: str, pos: int | None = None, length: int = 1) -> ParseError:
-        return ParseError(message, self.text, self.pos if pos is None else pos, length, self.source)
-
-    def skip_ws(self) -> None:
-        while self.pos < len(self.text):
-            if self.text[self.pos].isspace():
-                self.pos += 1
-            elif self.text.startswith("//", self.pos):
-                nl = self.text.find("\n", self.pos)
-                self.pos = len(self.text) if nl < 0 else nl
-            else:
-                return
-
-    def found(self) -> str:
-        t = self.text[self.pos : self.pos + 16].split("\n")[0]
-        return repr(t) if t else "end of input"
-
-    def expect(self, s: str) -> None:
-        self.skip_ws()
-        if not self.text.startswith(s, self.pos):
-            raise self.error(f"expected {s!r}, found {self.found()}")
-        self.pos += len(s)
-
-    def line_end(self) -> int:
-        nl = self.text.find("\n", self.pos)
-        return len(self.text) if nl < 0 else nl
+class _Reader(Scanner):
+    def __init__(self, text: str, source: str, check_truncation: bool = True) -> None:
+        super().__init__(text, 0, source)
+        self.loop_stack: list[_Loop] = []
+        self.check_truncation = check_truncation
 
     # -- statements ---------------------------------------------------------
-    def body(self, loops: tuple[str, ...], iters: tuple[str, ...] | None) -> tuple[Stmt, ...]:
+    def body(self, loops: tuple[str, ...], iters: tuple[_Iter, ...] | None) -> tuple[Stmt, ...]:
         self.expect("{")
         out: list[Stmt] = []
         while True:
@@ -269,12 +253,32 @@ class _Reader:
             if self.text[self.pos] == "}":
                 self.pos += 1
                 return tuple(out)
+            m = _BUFFERS_RE.match(self.text, self.pos)
+            if m is not None:  # read_buffers(...) / write_buffers(...): informational, skipped
+                self.skip_call(m.end() - 1)
+                continue
             stmt, new_iters = self.stmt(loops, iters)
             if new_iters is not None:
                 iters = new_iters
             out.append(stmt)
 
-    def stmt(self, loops: tuple[str, ...], iters: tuple[str, ...] | None) -> tuple[Stmt, tuple[str, ...] | None]:
+    def skip_call(self, open_pos: int) -> None:
+        depth = 0
+        i = open_pos
+        while i < len(self.text):
+            if self.text[i] == "(":
+                depth += 1
+            elif self.text[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    self.pos = i + 1
+                    return
+            i += 1
+        raise self.error("no matching ')'", open_pos)
+
+    def stmt(
+        self, loops: tuple[str, ...], iters: tuple[_Iter, ...] | None
+    ) -> tuple[Stmt, tuple[_Iter, ...] | None]:
         self.skip_ws()
         start = self.pos
         if self.text.startswith("{", self.pos):
@@ -289,34 +293,46 @@ class _Reader:
             var = m.group(2)
             if var in loops:
                 raise self.error(f"loop variable {var!r} shadows an enclosing loop", m.start(2), len(var))
+            if iters is not None and var in [n for n, _ in iters]:
+                raise self.error(f"loop variable {var!r} shadows an iteration variable", m.start(2), len(var))
             extent = int(m.group(4))
-            return For(m.group(1) or "", var, int(m.group(3)), extent, self.body((*loops, var), iters)), None
+            self.loop_stack.append((var, int(m.group(3)), extent))
+            try:
+                body = self.body((*loops, var), iters)
+            finally:
+                self.loop_stack.pop()
+            return For(m.group(1) or "", var, int(m.group(3)), extent, body), None
         m = _BIND_RE.match(self.text, self.pos)
         if m:
             if iters is None:
                 raise self.error("axis.bind outside a ScheduleBlock", start)
             names = tuple(n.strip() for n in m.group(1).split(","))
             for n in names:
-                if n in loops or n in iters:
+                if n in loops or n in [k for k, _ in iters]:
                     raise self.error(f"iteration variable {n!r} is already defined", start, len(m.group(1)))
             self.pos = m.end() - 1
-            args = self.bracket_list("(", ")", loops)
+            args = self.bracket_list("(", ")", loops, ())
             if len(args) != len(names):
                 raise self.error(f"axis.bind binds {len(names)} names to {len(args)} values", start, len(m.group()))
-            return Bind(names, tuple(args), loops), iters + names
+            return Bind(names, tuple(args), loops), iters + tuple(zip(names, args))
         m = _STORE_RE.match(self.text, self.pos)
         if m:
-            scope = loops + (iters or ())
+            it = iters or ()
+            scope = loops + tuple(n for n, _ in it)
             self.pos = m.end() - 1
-            indices = self.bracket_list("[", "]", scope)
+            indices = self.bracket_list("[", "]", scope, it)
             self.expect("=")
-            value = self.value_line(scope)
+            value = self.value_line(scope, it)
             return Store(m.group(1), tuple(indices), value, scope), None
+        if self.text.startswith("if", self.pos) and re.match(r"if\s*\(", self.text[self.pos :]):
+            raise self.error("'if' statements are not supported (only loops, blocks, axis.bind and stores)", start, 2)
         raise self.error(
             f"expected a statement (ScheduleBlock, for, axis.bind, a store or '{{'), found {self.found()}", start
         )
 
-    def bracket_list(self, open_: str, close: str, scope: tuple[str, ...]) -> list[AffineExpr]:
+    def bracket_list(
+        self, open_: str, close: str, scope: tuple[str, ...], iters: tuple[_Iter, ...]
+    ) -> list[AffineExpr]:
         self.expect(open_)
         start = self.pos
         depth = 1
@@ -333,9 +349,11 @@ class _Reader:
         if depth:
             raise self.error(f"no matching {close!r}", start - 1)
         self.pos = i
-        return self.index_list(start, i - 1, scope)
+        return self.index_list(start, i - 1, scope, iters)
 
-    def index_list(self, start: int, stop: int, scope: tuple[str, ...]) -> list[AffineExpr]:
+    def index_list(
+        self, start: int, stop: int, scope: tuple[str, ...], iters: tuple[_Iter, ...]
+    ) -> list[AffineExpr]:
         out: list[AffineExpr] = []
         depth = 0
         s = start
@@ -346,29 +364,62 @@ class _Reader:
             elif ch in ")]":
                 depth -= 1
             elif ch == "," and depth == 0:
-                out.append(self.index_expr(s, i, scope))
+                out.append(self.index_expr(s, i, scope, iters))
                 s = i + 1
         return out
 
-    def index_expr(self, start: int, stop: int, scope: tuple[str, ...]) -> AffineExpr:
+    def index_expr(self, start: int, stop: int, scope: tuple[str, ...], iters: tuple[_Iter, ...]) -> AffineExpr:
         raw = self.text[start:stop]
         if not raw.strip():
             raise self.error("expected an index expression", start)
-        for m in re.finditer(r"[/%]", raw):
+        ip = _IndexParser(self, start, stop, scope)
+        e = ip.parse()
+        if ip.truncating and self.check_truncation:
+            for dividend, divisor, op, pos in ip.truncating:
+                self.check_truncating(dividend, divisor, op, pos, scope, iters)
+        return e
+
+    def check_truncating(
+        self, dividend: AffineExpr, divisor: int, op: str, pos: int, scope: tuple[str, ...], iters: tuple[_Iter, ...]
+    ) -> None:
+        """C's ``/`` and ``%`` truncate toward zero; they equal ``floordiv`` and
+        ``mod`` exactly when the divisor is positive and the dividend is
+        nonnegative. The latter is proven over the enclosing loops' ranges."""
+        what = "'/'" if op == "/" else "'%'"
+        advice = "write 'floordiv' or 'mod' for floor semantics"
+        if divisor <= 0:
             raise self.error(
-                "'/' and '%' truncate toward zero in CINN; write 'floordiv' or 'mod' in an index",
-                start + m.start(),
-            )
-        names = {n: Dim(k) for k, n in enumerate(scope)}
-        try:
-            return parse_expr(raw, names, self.source)
-        except ParseError as exc:
-            raise ParseError(exc.message, self.text, start + exc.offset, exc.length, self.source) from None
-        except VerifiedIndexingError as exc:
-            raise self.error(str(exc), start, max(1, stop - start)) from None
+                f"{what} truncates toward zero in CINN and its divisor {divisor} is not positive, so it differs "
+                f"from floor semantics; {advice}", pos)
+        loops = self.loop_stack
+        dims = [Variable(Interval(lo, lo + ext - 1), name) for name, lo, ext in loops]
+        resolved = dividend.substitute(dims=[Dim(i) for i in range(len(loops))] + [v for _, v in iters])
+        names = [n for n, _, _ in loops]
+        shown = format_expr(dividend, _namer(scope))
+        if not dims:
+            value = resolved.evaluate([])
+            if value >= 0:
+                return
+            raise self.error(f"{what} truncates toward zero in CINN and its dividend {shown} is {value} < 0; {advice}",
+                             pos)
+        domain = IndexingMap(dims, [resolved])
+        verdict = prove_implies(domain, resolved, Interval(0, _HUGE))
+        if verdict.proved:
+            return
+        ce = verdict.counterexample
+        if verdict.refuted and ce is not None:
+            point = [v for _, v in ce.values[: len(dims)]]
+            if domain.contains(point) and resolved.evaluate(point) < 0:
+                at = ", ".join(f"{n} = {v}" for n, v in zip(names, point))
+                raise self.error(
+                    f"{what} truncates toward zero in CINN and its dividend {shown} is {resolved.evaluate(point)} "
+                    f"at ({at}), where floor semantics differ; {advice}", pos)
+        raise self.error(
+            f"{what} truncates toward zero in CINN; the dividend {shown} could not be proven nonnegative "
+            f"({verdict.status}: {verdict.reason}); {advice}", pos)
 
     # -- values ---------------------------------------------------------------
-    def value_line(self, scope: tuple[str, ...]) -> Value:
+    def value_line(self, scope: tuple[str, ...], iters: tuple[_Iter, ...] = ()) -> Value:
         self.skip_ws_inline()
         end = self.line_end()
         toks: list[tuple[str, str, int]] = []
@@ -377,6 +428,9 @@ class _Reader:
             if self.text[i].isspace():
                 i += 1
                 continue
+            if self.text.startswith("//", i):
+                end = i
+                break
             m = _VTOKEN_RE.match(self.text, i, end)
             if m is None or m.end() == i:
                 raise self.error(f"unexpected character {self.text[i]!r} in a value", i)
@@ -385,7 +439,7 @@ class _Reader:
             i = m.end()
         if not toks:
             raise self.error("expected a value after '='")
-        vp = _ValueParser(self, toks, end, scope)
+        vp = _ValueParser(self, toks, end, scope, iters)
         v = vp.expr()
         if vp.i != len(toks):
             raise self.error(f"unexpected {toks[vp.i][1]!r} in a value", toks[vp.i][2], len(toks[vp.i][1]))
@@ -397,13 +451,148 @@ class _Reader:
             self.pos += 1
 
 
+_HUGE = 2**62
+
+
+class _IndexParser:
+    """A quasi-affine index expression over the scope's names, in CINN's syntax.
+
+    ``+ - *``, ``floordiv mod ceildiv`` (floor semantics), ``min(a, b)``,
+    ``max(a, b)``, parentheses and C's truncating ``/`` and ``%``: each of those
+    is read as ``floordiv``/``mod`` and recorded in ``truncating`` with its
+    dividend, so the reader can prove the two semantics agree there.
+    """
+
+    _KEYWORDS = ("floordiv", "mod", "ceildiv")
+
+    def __init__(self, r: _Reader, start: int, stop: int, scope: tuple[str, ...]) -> None:
+        self.r = r
+        self.scope = scope
+        self.stop = stop
+        self.toks: list[tuple[str, str, int]] = []
+        self.truncating: list[tuple[AffineExpr, int, str, int]] = []
+        i = start
+        text = r.text
+        while i < stop:
+            if text[i].isspace():
+                i += 1
+                continue
+            m = _ITOKEN_RE.match(text, i, stop)
+            if m is None or m.end() == i:
+                raise r.error(f"unexpected character {text[i]!r} in an index expression", i)
+            kind = m.lastgroup or ""
+            self.toks.append((kind, m.group(kind), m.start(kind)))
+            i = m.end()
+        self.i = 0
+
+    def peek(self) -> tuple[str, str, int]:
+        return self.toks[self.i] if self.i < len(self.toks) else ("eof", "", self.stop)
+
+    def fail(self, what: str) -> ParseError:
+        kind, text, pos = self.peek()
+        shown = repr(text) if kind != "eof" else "end of the index"
+        return self.r.error(f"expected {what}, found {shown}", pos, max(1, len(text)))
+
+    def take(self, text: str) -> bool:
+        kind, t, _ = self.peek()
+        if t == text and kind in ("p", "id"):
+            self.i += 1
+            return True
+        return False
+
+    def parse(self) -> AffineExpr:
+        e = self.expr()
+        if self.i != len(self.toks):
+            raise self.fail("an operator or the end of the index")
+        return e
+
+    def expr(self) -> AffineExpr:
+        e = self.term()
+        while True:
+            if self.take("+"):
+                e = self.wrap(lambda a, b: a + b, e, self.term())
+            elif self.take("-"):
+                e = self.wrap(lambda a, b: a - b, e, self.term())
+            else:
+                return e
+
+    def wrap(self, fn: Callable[[AffineExpr, AffineExpr], AffineExpr], a: AffineExpr, b: AffineExpr,
+             pos: int | None = None) -> AffineExpr:
+        try:
+            return fn(a, b)
+        except VerifiedIndexingError as exc:
+            raise self.r.error(str(exc), self.toks[self.i - 1][2] if pos is None else pos) from None
+
+    def term(self) -> AffineExpr:
+        e = self.unary()
+        while True:
+            kind, op, pos = self.peek()
+            if not ((kind == "p" and op in "*/%") or (kind == "id" and op in self._KEYWORDS)):
+                return e
+            self.i += 1
+            rhs = self.unary()
+            if op == "*":
+                e = self.wrap(lambda a, b: a * b, e, rhs, pos)
+                continue
+            c = rhs.evaluate([]) if not rhs.variables() else None
+            if c is None:
+                raise self.r.error(f"the divisor of {op!r} must be a constant", pos, len(op))
+            if c == 0:
+                raise self.r.error(f"division by zero ({op!r} by 0)", pos, len(op))
+            if op in "/%":
+                self.truncating.append((e, c, op, pos))
+            if op in ("/", "floordiv"):
+                e = self.wrap(lambda a, b: a.floordiv(b), e, rhs, pos)
+            elif op in ("%", "mod"):
+                e = self.wrap(lambda a, b: a.mod(b), e, rhs, pos)
+            else:
+                e = self.wrap(lambda a, b: a.ceildiv(b), e, rhs, pos)
+
+    def unary(self) -> AffineExpr:
+        if self.take("-"):
+            return -self.unary()
+        return self.primary()
+
+    def primary(self) -> AffineExpr:
+        kind, text, pos = self.peek()
+        if kind == "num":
+            self.i += 1
+            return Const(int(text))
+        if kind == "p" and text == "(":
+            self.i += 1
+            e = self.expr()
+            if not self.take(")"):
+                raise self.fail("')'")
+            return e
+        if kind == "id" and text in ("min", "max"):
+            self.i += 1
+            if not self.take("("):
+                raise self.fail(f"'(' after {text}")
+            a = self.expr()
+            if not self.take(","):
+                raise self.fail("','")
+            b = self.expr()
+            if not self.take(")"):
+                raise self.fail("')'")
+            return emin(a, b) if text == "min" else emax(a, b)
+        if kind == "id" and text not in self._KEYWORDS:
+            self.i += 1
+            if text not in self.scope:
+                raise self.r.error(f"unknown variable {text!r} (not a loop or iteration variable)", pos, len(text))
+            return Dim(self.scope.index(text))
+        raise self.fail("an index expression")
+
+
 class _ValueParser:
-    def __init__(self, r: _Reader, toks: list[tuple[str, str, int]], end: int, scope: tuple[str, ...]) -> None:
+    def __init__(
+        self, r: _Reader, toks: list[tuple[str, str, int]], end: int, scope: tuple[str, ...], iters: tuple[_Iter, ...]
+    ) -> None:
         self.r = r
         self.toks = toks
         self.i = 0
         self.end = end
         self.scope = scope
+        self.iters = iters
 
     def peek(self) -> tuple[str, str, int]:
         return self.toks[self.i] if self.i < len(self.toks) else ("eof", "", self.end)
@@ -420,13 +609,25 @@ class _ValueParser:
             shown = repr(t) if t else "end of line"
             raise self.r.error(f"expected {text!r} in a value, found {shown}", pos)
 
-    def expr(self) -> Value:
-        v = self.term()
-        while self.peek()[1] in ("+", "-") and self.peek()[0] == "p":
+    def binary(self, ops: tuple[str, ...], operand: Callable[[], Value]) -> Value:
+        v = operand()
+        while self.peek()[1] in ops and self.peek()[0] == "p":
             op = self.toks[self.i][1]
             self.i += 1
-            v = BinOp(op, v, self.term())
+            v = BinOp(op, v, operand())
         return v
+
+    def expr(self) -> Value:
+        return self.binary(("||",), self.conj)
+
+    def conj(self) -> Value:
+        return self.binary(("&&",), self.compare)
+
+    def compare(self) -> Value:
+        return self.binary(("<", "<=", ">", ">=", "==", "!="), self.additive)
+
+    def additive(self) -> Value:
+        return self.binary(("+", "-"), self.term)
 
     def term(self) -> Value:
         v = self.unary()
@@ -439,6 +640,8 @@ class _ValueParser:
     def unary(self) -> Value:
         if self.take("-"):
             return Neg(self.unary())
+        if self.take("!"):
+            return Call("!", (self.unary(),))
         return self.primary()
 
     def primary(self) -> Value:
@@ -469,7 +672,7 @@ class _ValueParser:
                     j += 1
                 if j == len(self.toks):
                     raise self.r.error("no matching ']'", nxt[2])
-                indices = self.r.index_list(nxt[2] + 1, self.toks[j][2], self.scope)
+                indices = self.r.index_list(nxt[2] + 1, self.toks[j][2], self.scope, self.iters)
                 self.i = j + 1
                 return Load(text, tuple(indices))
             if nxt[0] == "p" and nxt[1] == "(":
