@@ -169,13 +169,26 @@ ROOT g = f32[4,6] gather(table, sl), offset_dims={1}, collapsed_slice_dims={0}, 
 """
 
 
-def test_non_simplified_gather_is_named_unsupported() -> None:
-    # collapsed_slice_dims={0} is outside the simplified gather the spec models.
+def test_collapsed_gather_after_slice_reads_the_rows_and_traces_the_index() -> None:
+    # collapsed_slice_dims={0} (JAX's form) was outside the first model and reported
+    # unsupported; it is modeled now. out[i, j] = table[clamp(idx[2 i + 3, 0], 0, 49), j].
     comp = parse_hlo_snippet(GATHER_AFTER_SLICE)
     result = output_to_input_maps(comp)
-    assert [(u.instruction, u.opcode) for u in result.unsupported] == [("g", "gather")]
-    assert result.unsupported[0].hides == ("table", "idx")
-    assert [(t.name, t.maps, t.unsupported) for t in result.targets] == [("table", [], ["g"]), ("idx", [], ["g"])]
+    _all_proved(result)
+    assert not result.unsupported
+    (table,) = result.targets[0].maps
+    m = table.map
+    origin = m.rt_vars[0].origin
+    # The start index is traced back through the slice to the parameter holding it.
+    assert isinstance(origin, RuntimeOrigin) and (origin.operand_name, origin.via) == ("idx", ("sl",))
+    rng = np.random.default_rng(1)
+    idx = rng.integers(-5, 60, size=(10, 1))
+    for i in range(4):
+        for j in range(6):
+            at = origin.map.evaluate((i, j), (), (0,))
+            rt = min(max(int(idx[at]), 0), 49)
+            assert at == (2 * i + 3, 0)
+            assert m.evaluate((i, j), (), (rt,)) == (min(max(int(idx[2 * i + 3, 0]), 0), 49), j)
 
 
 DS_AFTER_RESHAPE = """

@@ -83,8 +83,12 @@ def test_instruction_and_operand_options() -> None:
     data = json.loads(out)
     (result,) = data["results"]
     origins = result["targets"][0]["maps"][0]["rt_origins"]
-    assert origins == [{"operand_index": 1, "operand_name": "bitcast.5", "map": origins[0]["map"]}]
-    assert origins[0]["map"].startswith("(d0, d1){rt0} -> (d0, 0)")
+    # The origin is traced back through the bitcast s32[8] -> s32[8,1] (it was
+    # bitcast.5[d0, 0] before origins were traced): element d0 of select_n.6.
+    assert origins == [
+        {"operand_index": 1, "operand_name": "select_n.6", "via": ["bitcast.5"], "map": origins[0]["map"]}
+    ]
+    assert origins[0]["map"].startswith("(d0, d1){rt0} -> (d0),")
 
 
 def test_whole_entry_through_fusions() -> None:

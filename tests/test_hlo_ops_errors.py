@@ -27,19 +27,15 @@ def _root(text: str) -> tuple[Instruction, Computation]:
     [
         ("p0 = f32[8] parameter(0)\ns = f32[8] sort(p0), dimensions={0}, to_apply=lt", "sort"),
         (
-            "p0 = f32[8,16] parameter(0)\np1 = s32[4,1] parameter(1)\n"
-            "g = f32[4,16] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
-            "index_vector_dim=1, slice_sizes={1,16}",
-            "collapsed_slice_dims",
-        ),
-        (
-            "p0 = f32[8,16] parameter(0)\np1 = s32[4] parameter(1)\n"
-            "g = f32[4,1,16] gather(p0, p1), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0}, "
-            "index_vector_dim=1, slice_sizes={1,16}",
-            "index_vector_dim",
+            # Collapsed slice dims and an implicit index vector are modeled now (the oracle
+            # confirms them, test_hlo_ops_oracle.py::test_general_gather); batching dims are not.
+            "p0 = f32[4,8,16] parameter(0)\np1 = s32[4,1] parameter(1)\n"
+            "g = f32[4,16] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1}, "
+            "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=1, slice_sizes={1,1,16}",
+            "batching dimensions",
         ),
         ("p0 = f32[4,4] parameter(0)\nb = bf16[4,8] bitcast(p0)", "element widths"),
-        ("p0 = f32[4] parameter(0)\nb = u8[4,4] bitcast-convert(p0)", "bitcast-convert"),
+        ("p0 = f32[4] parameter(0)\nb = x7[4,4] bitcast-convert(p0)", "unknown width"),
         (
             "p0 = f32[1,4,4,2] parameter(0)\np1 = f32[3,3,1,2] parameter(1)\n"
             "c = f32[1,2,2,2] convolution(p0, p1), window={size=3x3}, dim_labels=b01f_01io->b01f, "

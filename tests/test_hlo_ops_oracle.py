@@ -299,6 +299,59 @@ def test_gather(src: list[int], batch: int, data: st.DataObject) -> None:
     check(inst, comp, {1: indices})
 
 
+@settings(max_examples=120)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.lists(st.integers(1, 3), max_size=2), st.data())
+def test_general_gather(src: list[int], idx_batch: list[int], data: st.DataObject) -> None:
+    """Any gather without batching dims: collapsed slice dims (JAX's form), indices
+    of any rank, index_vector_dim anywhere (or implicit, == rank of the indices)."""
+    rank = len(src)
+    sim = data.draw(st.permutations(list(range(rank))))[: data.draw(st.integers(1, rank))]
+    collapsed = sorted(d for d in range(rank) if data.draw(st.booleans()))
+    sizes = [1 if d in collapsed else data.draw(st.integers(0 if n > 1 else 1, n)) for d, n in enumerate(src)]
+    kept = [d for d in range(rank) if d not in collapsed]
+    implicit = len(sim) == 1 and data.draw(st.booleans())
+    ivd = len(idx_batch) if implicit else data.draw(st.integers(0, len(idx_batch)))
+    idx_dims = list(idx_batch)
+    if not implicit:
+        idx_dims.insert(ivd, len(sim))
+    out_rank = len(idx_batch) + len(kept)
+    offset_dims = sorted(data.draw(st.permutations(list(range(out_rank))))[: len(kept)])
+    out = [0] * out_rank
+    batch_out = [d for d in range(out_rank) if d not in offset_dims]
+    for o, n in zip(batch_out, idx_batch):
+        out[o] = n
+    for o, d in zip(offset_dims, kept):
+        out[o] = sizes[d]
+    indices = np.array(
+        [data.draw(st.integers(-2, max(src) + 1)) for _ in range(math.prod(idx_dims))], dtype=np.int64
+    ).reshape(idx_dims)
+    attrs = {
+        "offset_dims": _ints(offset_dims), "collapsed_slice_dims": _ints(collapsed),
+        "start_index_map": _ints(sim), "index_vector_dim": str(ivd), "slice_sizes": _ints(sizes),
+    }
+    inst, comp = build("gather", _shape(out), [_shape(src), _shape(idx_dims, "s32")], attrs)
+    check(inst, comp, {1: indices})
+
+
+def test_jax_gather_form_reads_rows() -> None:
+    """JAX's pre-optimization embedding lookup: ``table[idx]`` as a gather with a
+    collapsed dim; checked against the semantics written out by hand."""
+    attrs = {
+        "offset_dims": "{1}", "collapsed_slice_dims": "{0}", "start_index_map": "{0}",
+        "index_vector_dim": "1", "slice_sizes": "{1,4}",
+    }
+    inst, comp = build("gather", _shape([3, 4]), [_shape([6, 4]), _shape([3, 1], "s32")], attrs)
+    (operand_map, indices_map) = output_to_input(inst, comp)
+    idx = [5, -1, 9]
+    for row in range(3):
+        for col in range(4):
+            want = (min(max(idx[row], 0), 5), col)  # the start index is clamped into [0, 6 - 1]
+            got = {operand_map.evaluate((row, col), s, r) for _, s, r in operand_map.domain_points(100)
+                   if r == (want[0],)}
+            assert got == {want}
+            assert {indices_map.evaluate((row, col), s) for _, s, _r in indices_map.domain_points(100)} == {(row, 0)}
+
+
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(1, 2), st.data())
 def test_reduce(src: list[int], n: int, data: st.DataObject) -> None:
     rdims = sorted(data.draw(st.lists(st.integers(0, len(src) - 1), unique=True)))

@@ -226,6 +226,9 @@ def _origin_json(origin: object) -> Any:
         value = getattr(origin, key, None)
         if isinstance(value, (str, int)):
             out[key] = value
+    via = getattr(origin, "via", None)
+    if isinstance(via, tuple) and via:
+        out["via"] = list(via)
     om = _origin_map(origin)
     if om is not None:
         out["map"] = om.format(one_line=True)
@@ -331,6 +334,69 @@ def _refresh_origins(m: IndexingMap) -> IndexingMap:
         if om is not None:
             rts[k] = dataclasses.replace(v, origin=_with_origin_map(v.origin, om.results, m))
     return m.replace(rt_vars=rts)
+
+
+#: Ops that copy one element of their single operand to each output element without
+#: changing its value (same element type): a runtime variable held by their output
+#: is the element of their operand their output-to-input map gives.
+_VALUE_PRESERVING = frozenset({"bitcast", "broadcast", "copy", "reshape", "reverse", "slice", "transpose"})
+
+
+def _trace_step(comp: Computation, name: str) -> tuple[str, IndexingMap] | None:
+    """(operand name, map) when instruction ``name`` of ``comp`` passes values of its
+    operand through unchanged, each output element reading exactly one element
+    (a map without range variables, runtime variables or constraints)."""
+    from verified_indexing.hlo.ops import output_to_input
+
+    inst = comp.by_name.get(name)
+    if inst is None or inst.opcode not in _VALUE_PRESERVING or len(inst.operands) != 1 or inst.shape.is_tuple:
+        return None
+    operand = comp.by_name.get(inst.operands[0])
+    if operand is None or operand.shape.is_tuple or operand.shape.element_type != inst.shape.element_type:
+        return None
+    try:
+        (m,) = output_to_input(inst, comp, 0)
+    except (UnsupportedError, VerifiedIndexingError, ValueError):
+        return None
+    if m.state != "ok" or m.num_range_vars or m.num_rt_vars or m.constraints:
+        return None
+    return operand.name, m
+
+
+def trace_origins(m: IndexingMap, comp: Computation) -> IndexingMap:
+    """``m`` with each runtime-variable origin traced back, through instructions
+    that move values unchanged (bitcast, reshape, slice, transpose, ...), to the
+    instruction that produces the value -- a parameter of ``comp`` when the chain
+    reaches one. The traced origin names that instruction and its map gives the
+    element of it that holds the value; ``via`` lists the instructions traced
+    through. Origins that are not :class:`~verified_indexing.hlo.ops.RuntimeOrigin`
+    are kept as they are."""
+    if m.state != "ok" or not m.num_rt_vars:
+        return m
+    rts = list(m.rt_vars)
+    changed = False
+    for k, v in enumerate(rts):
+        origin = v.origin
+        om = _origin_map(origin)
+        name = getattr(origin, "operand_name", None)
+        if om is None or not isinstance(name, str) or not hasattr(origin, "via"):
+            continue
+        results = list(om.results)
+        via: list[str] = []
+        while len(via) < len(comp.instructions):
+            step = _trace_step(comp, name)
+            if step is None:
+                break
+            via.append(name)
+            name, op_map = step
+            results = [r.substitute(dims=results) for r in op_map.results]
+        if via:
+            traced = _with_origin_map(origin, results, m)
+            rts[k] = dataclasses.replace(
+                v, origin=dataclasses.replace(traced, operand_name=name, via=(*origin.via, *via))  # type: ignore[type-var]
+            )
+            changed = True
+    return m.replace(rt_vars=rts) if changed else m
 
 
 # -- the walk ---------------------------------------------------------------------------------------------
@@ -540,7 +606,7 @@ def output_to_input_maps(
                     verdict = rel_mod.check_equal(
                         entry.map, entry.rel, f"{comp.name}: composed map to {label} == exact composition"
                     )
-                target.maps.append(AccessMap(entry.map, entry.paths, verdict, entry.merges))
+                target.maps.append(AccessMap(trace_origins(entry.map, comp), entry.paths, verdict, entry.merges))
             target.maps.sort(key=lambda a: str(a.map))
             target.unsupported = sorted(set(hidden.get(param.name, [])))
             targets.append(target)
@@ -681,7 +747,7 @@ def input_to_output_maps(
                 verdict = rel_mod.check_equal(
                     entry.map, entry.rel, f"{comp.name}: composed map from {param.name} == exact composition"
                 )
-            target.maps.append(AccessMap(entry.map, entry.paths, verdict, entry.merges))
+            target.maps.append(AccessMap(trace_origins(entry.map, comp), entry.paths, verdict, entry.merges))
         target.maps.sort(key=lambda a: str(a.map))
         target.unsupported = sorted({u.instruction for u in unsupported})
         targets.append(target)

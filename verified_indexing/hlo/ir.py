@@ -31,12 +31,24 @@ __all__ = [
 @dataclass(frozen=True)
 class Shape:
     """An array shape ``f32[4,8]{1,0}`` (``layout`` minor-to-major, or None when
-    not printed) or a tuple shape (``element_type == "tuple"``, ``tuple_shapes``)."""
+    not printed) or a tuple shape (``element_type == "tuple"``, ``tuple_shapes``).
+
+    ``dynamic`` flags the dynamic dimensions (empty when none): ``f32[<=4,8]``
+    has ``dims == (4, 8)`` (the bound) and ``dynamic == (True, False)``; an
+    unbounded ``f32[?,8]`` has ``dims == (-1, 8)``. The analysis reports every
+    instruction touching a dynamic shape as unsupported (its maps would hold for
+    the bound, not for the size the program runs with)."""
 
     element_type: str
     dims: tuple[int, ...] = ()
     layout: tuple[int, ...] | None = None
     tuple_shapes: tuple[Shape, ...] = ()
+    dynamic: tuple[bool, ...] = ()
+
+    @property
+    def is_dynamic(self) -> bool:
+        """True when a dimension (of any tuple element) is dynamic."""
+        return any(self.dynamic) or any(s.is_dynamic for s in self.tuple_shapes)
 
     @property
     def is_tuple(self) -> bool:
@@ -59,7 +71,9 @@ class Shape:
     def __str__(self) -> str:
         if self.is_tuple:
             return "(" + ", ".join(str(s) for s in self.tuple_shapes) + ")"
-        text = f"{self.element_type}[{','.join(str(d) for d in self.dims)}]"
+        flags = self.dynamic or (False,) * len(self.dims)
+        sizes = ("?" if d < 0 else f"<={d}" if dyn else str(d) for d, dyn in zip(self.dims, flags))
+        text = f"{self.element_type}[{','.join(sizes)}]"
         if self.layout is not None:
             text += "{" + ",".join(str(d) for d in self.layout) + "}"
         return text

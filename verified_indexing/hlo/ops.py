@@ -41,7 +41,9 @@ from verified_indexing.interval import Interval, range_of
 
 __all__ = [
     "ELEMENTWISE_OPCODES",
+    "ELEMENT_BITS",
     "NULLARY_OPCODES",
+    "UNSUPPORTED_OPCODES",
     "RuntimeOrigin",
     "from_scalar_map",
     "input_to_output",
@@ -60,12 +62,61 @@ ELEMENTWISE_OPCODES: frozenset[str] = frozenset(
         "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder",
         "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
         "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt", "stochastic-convert",
-        "subtract", "tan", "tanh", "xor", "bitcast-convert",
+        "subtract", "tan", "tanh", "xor", "rng",
     }
 )
 
 #: Opcodes without operands: their output reads no tensor (no maps).
-NULLARY_OPCODES: frozenset[str] = frozenset({"constant", "iota", "parameter", "partition-id", "replica-id"})
+NULLARY_OPCODES: frozenset[str] = frozenset(
+    {"constant", "iota", "parameter", "partition-id", "replica-id"}
+)
+
+_COLLECTIVE = "a collective: its elements combine or move data across devices, which a per-device map cannot state"
+_ASYNC = "an asynchronous wrapper: its elements are produced by the wrapped operation, analyze that one"
+_IO = "communication with the host or another device: no element of an operand is read by index"
+_DYNAMIC = "dynamic shapes: the sizes are known only when the program runs"
+
+#: Opcodes that stay without an indexing model, with the reason the analysis reports.
+UNSUPPORTED_OPCODES: dict[str, str] = {
+    "scatter": "the updates land at data-dependent positions and colliding updates are combined",
+    "select-and-scatter": "the source lands at data-dependent positions chosen by the select computation",
+    "sort": "each output element comes from a data-dependent position of the sorted dimension",
+    "top-k": "each output element comes from a data-dependent position",
+    "custom-call": "an opaque target: its semantics are not known",
+    "while": "a loop: the body runs a data-dependent number of times",
+    "conditional": "the branch is chosen when the program runs",
+    "call": "a call: analyze its computation (the fusion walk goes through calls)",
+    "fusion": "a fusion: analyze its computation (the fusion walk goes through fusions)",
+    "all-reduce": _COLLECTIVE, "all-reduce-start": _COLLECTIVE, "all-reduce-done": _ASYNC,
+    "all-gather": _COLLECTIVE, "all-gather-start": _COLLECTIVE, "all-gather-done": _ASYNC,
+    "all-to-all": _COLLECTIVE, "reduce-scatter": _COLLECTIVE, "collective-permute": _COLLECTIVE,
+    "collective-permute-start": _COLLECTIVE, "collective-permute-done": _ASYNC,
+    "collective-broadcast": _COLLECTIVE, "ragged-all-to-all": _COLLECTIVE,
+    "async-start": _ASYNC, "async-update": _ASYNC, "async-done": _ASYNC,
+    "copy-start": _ASYNC, "copy-done": _ASYNC,
+    "send": _IO, "send-done": _IO, "recv": _IO, "recv-done": _IO, "infeed": _IO, "outfeed": _IO,
+    "dynamic-reshape": _DYNAMIC, "set-dimension-size": _DYNAMIC, "get-dimension-size": _DYNAMIC,
+    "rng-bit-generator": "a random-state update whose output shape is not its operand's",
+    "rng-get-and-update-state": "a random-state update",
+    "after-all": "a token join: tokens hold no elements",
+    "add-dependency": "a token ordering edge (the data operand passes through; not modeled)",
+    "opt-barrier": "an optimization barrier over a tuple (not modeled)",
+    "domain": "a sharding domain marker (not modeled)",
+    "cholesky": "a factorization: each output element reads a triangular, data-independent but non-affine region",
+    "triangular-solve": "a solve: each output element reads a triangular region (not modeled)",
+    "fft": "a transform: each output element reads a whole FFT dimension (not modeled)",
+    "batch-norm-training": "a normalization with statistics outputs (not modeled)",
+    "batch-norm-inference": "a normalization (not modeled)",
+    "batch-norm-grad": "a normalization gradient (not modeled)",
+}
+
+#: Bits per element of each HLO element type (bitcast-convert between widths).
+ELEMENT_BITS: dict[str, int] = {
+    "pred": 8, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8, "s16": 16, "u16": 16, "s32": 32, "u32": 32,
+    "s64": 64, "u64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f8e4m3fn": 8, "f8e5m2": 8, "f8e4m3": 8, "f8e4m3b11fnuz": 8, "f8e4m3fnuz": 8, "f8e5m2fnuz": 8, "f8e3m4": 8,
+    "f8e8m0fnu": 8, "f4e2m1fn": 4,
+}
 
 
 @dataclass(frozen=True)
@@ -78,11 +129,19 @@ class RuntimeOrigin:
     of that operand holding the value (``(d0, d1) -> ()`` for a scalar offset of
     dynamic-slice, ``(d0, d1, d2, d3) -> (d0, 1)`` for the second start index of a
     gather). The variable's value is that element clamped to the variable's bounds.
+
+    In a fusion's composed maps the origin is traced back through instructions
+    that move values unchanged (bitcast, reshape, slice, transpose, ...): then
+    ``operand_name`` is the instruction the chain reaches (typically a fusion
+    parameter), ``map`` gives the element of it holding the value, ``via`` lists
+    the instructions traced through, and ``operand_index`` still numbers the
+    operand of the consuming instruction (the dynamic-slice, the gather).
     """
 
     operand_index: int
     operand_name: str
     map: IndexingMap
+    via: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------
@@ -159,6 +218,19 @@ def _unsupported(inst: Instruction, reason: str) -> UnsupportedError:
     return UnsupportedError(f"unknown indexing for {inst.opcode} ({inst.name}): {reason}")
 
 
+def _no_model(inst: Instruction) -> UnsupportedError:
+    reason = UNSUPPORTED_OPCODES.get(inst.opcode, "no indexing model for this opcode")
+    return _unsupported(inst, reason)
+
+
+def _check_static(inst: Instruction, comp: Computation) -> None:
+    """Dynamic shapes are not modeled: a map over the bound would claim reads of
+    elements past the runtime size."""
+    shapes = [inst.shape] + [comp.by_name[n].shape for n in inst.operands if n in comp.by_name]
+    if any(s.is_dynamic for s in shapes):
+        raise _unsupported(inst, "a dynamic shape (bounded <=N or unbounded ?): maps would hold for the bound only")
+
+
 def _array(shape: Shape, inst: Instruction, what: str) -> tuple[int, ...]:
     if shape.is_tuple:
         raise _unsupported(inst, f"{what} has the tuple shape {shape} (nested tuples are not modeled)")
@@ -231,9 +303,52 @@ def _elementwise_i2o(inst: Instruction, comp: Computation, k: int) -> list[Index
 
 
 def _elementwise_mismatch(inst: Instruction, k: int, od: tuple[int, ...], dims: tuple[int, ...]) -> Exception:
-    if inst.opcode == "bitcast-convert":
-        return _unsupported(inst, "bitcast-convert between element types of different widths changes the shape")
     return _bad(inst, f"operand {k} has shape {list(od)}, the output {list(dims)}")
+
+
+def _bitcast_convert_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, _Dims, int]:
+    """(operand dims, output dims, ratio): ratio 1 for equal widths, > 1 when the
+    output is narrower (it has an extra minor dimension of that size), < -1 when it
+    is wider (the operand has the extra dimension)."""
+    src_shape = _operand_shape(inst, comp, 0)
+    src = _array(src_shape, inst, "operand 0")
+    out = _output_dims(inst, 0)
+    if len(inst.operands) != 1:
+        raise _bad(inst, "bitcast-convert takes one operand")
+    wi, wo = ELEMENT_BITS.get(src_shape.element_type), ELEMENT_BITS.get(inst.shape.element_type)
+    if wi is None or wo is None:
+        raise _unsupported(inst, f"unknown width of {src_shape.element_type} or {inst.shape.element_type}")
+    if wi == wo:
+        if src != out:
+            raise _bad(inst, f"operand {list(src)} and output {list(out)} differ for types of equal width")
+        return src, out, 1
+    if wi > wo:
+        if wi % wo or out != (*src, wi // wo):
+            raise _bad(inst, f"output {list(out)} is not the operand {list(src)} with a minor dimension {wi // wo}")
+        return src, out, wi // wo
+    if wo % wi or src != (*out, wo // wi):
+        raise _bad(inst, f"operand {list(src)} is not the output {list(out)} with a minor dimension {wo // wi}")
+    return src, out, -(wo // wi)
+
+
+def _bitcast_convert_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    src, out, ratio = _bitcast_convert_parts(inst, comp)
+    if ratio == 1:
+        return [_identity(out)]
+    b = _Builder(_boxes(out))
+    if ratio > 1:  # narrower output: element (x, j) holds part j of operand element x
+        return [b.build([Dim(i) for i in range(len(src))])]
+    return [b.build([*(Dim(i) for i in range(len(out))), b.sym(Interval(0, -ratio - 1))])]
+
+
+def _bitcast_convert_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    src, out, ratio = _bitcast_convert_parts(inst, comp)
+    if ratio == 1:
+        return [_identity(src)]
+    b = _Builder(_boxes(src))
+    if ratio > 1:
+        return [b.build([*(Dim(i) for i in range(len(src))), b.sym(Interval(0, ratio - 1))])]
+    return [b.build([Dim(i) for i in range(len(out))])]
 
 
 def _broadcast_check(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -684,7 +799,134 @@ def _gather_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, _Dims, _
     return src, idx, out, batch[0]
 
 
+@dataclass(frozen=True)
+class _Gather:
+    """A gather without batching dimensions, checked against its shapes."""
+
+    src: _Dims
+    idx: _Dims
+    out: _Dims
+    ivd: int  # index_vector_dim (== rank of the indices: an implicit trailing 1)
+    idx_batch: tuple[int, ...]  # dims of the indices other than ivd, in order
+    out_batch: tuple[int, ...]  # output dims not in offset_dims (same order)
+    kept: tuple[int, ...]  # operand dims not collapsed (in order of offset_dims)
+    offset_dims: tuple[int, ...]
+    collapsed: frozenset[int]
+    start_index_map: tuple[int, ...]
+    slice_sizes: tuple[int, ...]
+
+
+def _is_simplified_gather(inst: Instruction, comp: Computation) -> bool:
+    g = inst.gather_dims()
+    return not g.collapsed_slice_dims and g.index_vector_dim == 1 and len(_operand_dims(inst, comp, 1)) == 2
+
+
+def _general_gather(inst: Instruction, comp: Computation) -> _Gather:
+    """Checks any gather without batching dimensions (XLA's operation semantics):
+    collapsed slice dims, indices of any rank, an implicit index vector."""
+    out = _output_dims(inst, 0)
+    src = _operand_dims(inst, comp, 0)
+    idx = _operand_dims(inst, comp, 1)
+    g = inst.gather_dims()
+    if g.operand_batching_dims or g.start_indices_batching_dims:
+        raise _unsupported(inst, "gather with batching dimensions (operand_batching_dims) is not modeled")
+    ivd = g.index_vector_dim
+    if not 0 <= ivd <= len(idx):
+        raise _bad(inst, f"index_vector_dim={ivd} out of range for indices of rank {len(idx)}")
+    nvec = idx[ivd] if ivd < len(idx) else 1
+    sim = g.start_index_map
+    if len(sim) != nvec or len(set(sim)) != len(sim) or any(not 0 <= d < len(src) for d in sim):
+        raise _bad(inst, f"start_index_map={list(sim)} does not fit operand {list(src)} and indices {list(idx)}")
+    if len(g.slice_sizes) != len(src) or any(not 0 <= s <= n for s, n in zip(g.slice_sizes, src)):
+        raise _bad(inst, f"slice_sizes={list(g.slice_sizes)} do not fit operand {list(src)}")
+    collapsed = g.collapsed_slice_dims
+    if len(set(collapsed)) != len(collapsed) or any(not 0 <= d < len(src) or g.slice_sizes[d] != 1 for d in collapsed):
+        raise _bad(inst, f"collapsed_slice_dims={list(collapsed)} must name operand dims of slice size 1")
+    kept = tuple(d for d in range(len(src)) if d not in collapsed)
+    od = g.offset_dims
+    idx_batch = tuple(d for d in range(len(idx)) if d != ivd)
+    if list(od) != sorted(set(od)) or len(od) != len(kept) or len(out) != len(od) + len(idx_batch):
+        raise _bad(inst, f"offset_dims={list(od)} does not fit output {list(out)}")
+    if any(not 0 <= d < len(out) for d in od):
+        raise _bad(inst, f"offset_dims={list(od)} out of range for output {list(out)}")
+    out_batch = tuple(d for d in range(len(out)) if d not in od)
+    if any(out[o] != idx[i] for o, i in zip(out_batch, idx_batch)):
+        raise _bad(inst, f"output {list(out)} batch dimensions do not match indices {list(idx)}")
+    if any(out[o] != g.slice_sizes[d] for o, d in zip(od, kept)):
+        raise _bad(inst, f"output {list(out)} does not hold slices of size {list(g.slice_sizes)}")
+    return _Gather(src, idx, out, ivd, idx_batch, out_batch, kept, od, frozenset(collapsed), sim, g.slice_sizes)
+
+
+def _gather_index(p: _Gather, batch: Sequence[AffineExpr], j: int) -> list[AffineExpr]:
+    """The index of the indices element holding component ``j`` of the start
+    vector of the batch position ``batch``."""
+    res = list(batch)
+    if p.ivd < len(p.idx):
+        res.insert(p.ivd, Const(j))
+    return res
+
+
+def _general_gather_o2i(inst: Instruction, comp: Computation) -> list[IndexingMap]:
+    p = _general_gather(inst, comp)
+    if _known_empty_if_no_elements(p.out):
+        return [IndexingMap.known_empty(), IndexingMap.known_empty()]
+    b = _Builder(_boxes(p.out))
+    results: list[AffineExpr] = [Const(0)] * len(p.src)
+    for o, d in zip(p.offset_dims, p.kept):
+        results[d] = Dim(o)
+    batch: list[AffineExpr] = [Dim(o) for o in p.out_batch]
+    for j, d in enumerate(p.start_index_map):
+        origin = RuntimeOrigin(1, inst.operands[1], b.origin_map(_gather_index(p, batch, j)))
+        results[d] = results[d] + b.rt(Interval(0, p.src[d] - p.slice_sizes[d]), origin)
+    ib = _Builder(_boxes(p.out))
+    iresults: list[AffineExpr] = list(batch)
+    if p.ivd < len(p.idx):
+        iresults.insert(p.ivd, ib.sym(Interval(0, p.idx[p.ivd] - 1)))
+    return [b.build(results), ib.build(iresults)]
+
+
+def _general_gather_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    p = _general_gather(inst, comp)
+    if _known_empty_if_no_elements(p.out):
+        return [IndexingMap.known_empty()]
+    results: list[AffineExpr] = [Const(0)] * len(p.out)
+    if k == 1:
+        b = _Builder(_boxes(p.idx))
+        for o, i in zip(p.out_batch, p.idx_batch):
+            results[o] = Dim(i)
+        for o, d in zip(p.offset_dims, p.kept):
+            results[o] = b.sym(Interval(0, p.slice_sizes[d] - 1))
+        return [b.build(results)]
+    # Operand element x is read at offset x - start when 0 <= x - start < slice size
+    # (a collapsed dim: x == start).
+    b = _Builder(
+        [
+            Interval(0, n - 1) if d in p.start_index_map else Interval(0, min(n, s) - 1)
+            for d, (n, s) in enumerate(zip(p.src, p.slice_sizes))
+        ]
+    )
+    rows = [b.sym(Interval(0, p.idx[i] - 1)) for i in p.idx_batch]
+    for o, r in zip(p.out_batch, rows):
+        results[o] = r
+    offset_of = dict(zip(p.kept, p.offset_dims))
+    for d in range(len(p.src)):
+        e: AffineExpr = Dim(d)
+        if d in p.start_index_map:
+            j = p.start_index_map.index(d)
+            origin = RuntimeOrigin(1, inst.operands[1], b.origin_map(_gather_index(p, rows, j)))
+            e = e - b.rt(Interval(0, p.src[d] - p.slice_sizes[d]), origin)
+            if d in p.collapsed:
+                b.constraints.append((e, Interval(0, 0)))
+            else:
+                b.constrain(e, Interval(0, p.slice_sizes[d] - 1))
+        if d in offset_of:
+            results[offset_of[d]] = e
+    return [b.build(results)]
+
+
 def _gather_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    if not _is_simplified_gather(inst, comp):
+        return _general_gather_o2i(inst, comp)
     src, idx, out, bd = _gather_parts(inst, comp)
     g = inst.gather_dims()
     b = _Builder(_boxes(out))
@@ -699,6 +941,8 @@ def _gather_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[Indexi
 
 
 def _gather_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    if not _is_simplified_gather(inst, comp):
+        return _general_gather_i2o(inst, comp, k)
     src, idx, out, bd = _gather_parts(inst, comp)
     g = inst.gather_dims()
     results: list[AffineExpr] = [Const(0)] * len(out)
@@ -959,6 +1203,7 @@ _OPS: dict[str, tuple[_O2I, _I2O]] = {
     "dynamic-update-slice": (_dus_o2i, _dus_i2o),
     "gather": (_gather_o2i, _gather_i2o),
     "reduce-window": (_reduce_window_o2i, _reduce_window_i2o),
+    "bitcast-convert": (_bitcast_convert_o2i, _bitcast_convert_i2o),
     "convolution": (_conv_o2i, _conv_i2o),
     "get-tuple-element": (_gte_o2i, _gte_i2o),
     "tuple": (_tuple_o2i, _tuple_i2o),
@@ -991,7 +1236,8 @@ def output_to_input(inst: Instruction, comp: Computation, output_index: int = 0)
         return []
     fns = _lookup(inst)
     if fns is None:
-        raise _unsupported(inst, "no indexing model for this opcode")
+        raise _no_model(inst)
+    _check_static(inst, comp)
     _output_dims(inst, output_index)
     try:
         return fns[0](inst, comp, output_index)
@@ -1010,7 +1256,8 @@ def input_to_output(inst: Instruction, comp: Computation, operand_index: int) ->
     if fns is None:
         if inst.opcode in NULLARY_OPCODES:
             raise _bad(inst, "has no operands")
-        raise _unsupported(inst, "no indexing model for this opcode")
+        raise _no_model(inst)
+    _check_static(inst, comp)
     _operand_shape(inst, comp, operand_index)
     try:
         return fns[1](inst, comp, operand_index)

@@ -200,17 +200,22 @@ class _Cursor:
             raise self.error(f"expected a shape such as f32[4,8], found {self.describe_here()}")
         element = m.group(1)
         dims: list[int] = []
+        dynamic: list[bool] = []
         self.skip()
         if not self.accept("]"):
             while True:
                 self.skip()
-                self.accept("<=")  # a bounded dynamic dimension: its bound
-                d = self.match(_INT_RE)
-                if d is None:
-                    raise self.error(f"expected a dimension size, found {self.describe_here()}")
-                if int(d.group(0)) < 0:
-                    raise self.error("negative dimension size", offset=d.start(), length=len(d.group(0)))
-                dims.append(int(d.group(0)))
+                if self.accept("?"):  # an unbounded dynamic dimension
+                    dims.append(-1)
+                    dynamic.append(True)
+                else:
+                    dynamic.append(self.accept("<="))  # a bounded dynamic dimension: its bound
+                    d = self.match(_INT_RE)
+                    if d is None:
+                        raise self.error(f"expected a dimension size, found {self.describe_here()}")
+                    if int(d.group(0)) < 0:
+                        raise self.error("negative dimension size", offset=d.start(), length=len(d.group(0)))
+                    dims.append(int(d.group(0)))
                 self.skip()
                 if self.accept("]"):
                     break
@@ -230,7 +235,7 @@ class _Cursor:
                     offset=layout_start,
                     length=len(raw) + 2,
                 )
-        return Shape(element, tuple(dims), layout)
+        return Shape(element, tuple(dims), layout, (), tuple(dynamic) if any(dynamic) else ())
 
 
 def parse_shape(text: str, source: str = "<input>") -> Shape:

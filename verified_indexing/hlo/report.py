@@ -49,7 +49,9 @@ def _origin_lines(m: IndexingMap) -> list[str]:
         name = getattr(origin, "operand_name", None)
         if isinstance(om, IndexingMap) and isinstance(name, str):
             index = ", ".join(format_expr(r, m.var_name) for r in om.results)
-            lines.append(f"{m.var_name('rt', k)} = {name}[{index}]")
+            via = getattr(origin, "via", ())
+            note = f" (via {', '.join(via)})" if via else ""
+            lines.append(f"{m.var_name('rt', k)} = {name}[{index}]{note}")
         elif origin is not None:
             lines.append(f"{m.var_name('rt', k)} = {origin}")
     return lines
