@@ -11,31 +11,40 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from proofs.theorems import prove_rule
+from proofs.theorems import Evidence, LemmaResult, prove_rule, prove_rule_detailed
 from verified_indexing.engines import Verdict
 from verified_indexing.simplify.rules import RULES, Rule
 
-__all__ = ["RuleResult", "prove_all", "format_table", "table_ok", "prove_rule"]
+__all__ = ["Evidence", "LemmaResult", "RuleResult", "prove_all", "format_table", "table_ok", "prove_rule",
+           "prove_rule_detailed"]
 
 
 @dataclass(frozen=True)
 class RuleResult:
-    """One row of the table."""
+    """One row of the table: the rule, its verdict, the verdicts of its lemmas
+    (proof hints, empty when it has none) and, when the general proof is unknown,
+    the exhaustive evidence (``None`` otherwise)."""
 
     rule: Rule
     verdict: Verdict
+    evidence: Evidence | None = None
+    lemmas: tuple[LemmaResult, ...] = ()
 
     @property
     def ok(self) -> bool:
         """Proved, or unknown with passing exhaustive evidence."""
         if self.verdict.proved:
             return True
-        return self.verdict.unknown and "evidence: checked all" in self.verdict.reason
+        return self.verdict.unknown and self.evidence is not None and self.evidence.passed
 
 
 def prove_all(rules: Sequence[Rule] = RULES, *, timeout: float = 10.0) -> list[RuleResult]:
     """Prove every rule (one fresh z3 context per query)."""
-    return [RuleResult(r, prove_rule(r, timeout=timeout)) for r in rules]
+    out = []
+    for r in rules:
+        p = prove_rule_detailed(r, timeout=timeout)
+        out.append(RuleResult(r, p.verdict, p.evidence, p.lemmas))
+    return out
 
 
 def table_ok(results: Sequence[RuleResult]) -> bool:
@@ -49,8 +58,14 @@ def format_table(results: Sequence[RuleResult], *, times: bool = True) -> str:
     lines = [f"{'rule':<{w}}  {'family':<9}  {'verdict':<8}  {'ms':>7}  statement"]
     for r in results:
         ms = f"{r.verdict.seconds * 1000:7.1f}" if times else "      -"
+        hint = f"  (via {len(r.lemmas)} lemmas)" if r.verdict.proved and r.lemmas else ""
         lines.append(f"{r.rule.name:<{w}}  {r.rule.family:<9}  {r.verdict.status:<8}  {ms}  "
-                     f"{r.rule.text}  if {r.rule.where}")
+                     f"{r.rule.text}  if {r.rule.where}{hint}")
+    for r in results:
+        if r.verdict.proved and r.lemmas:
+            lines.append("")
+            lines.append(f"{r.rule.name}: proved with {len(r.lemmas)} lemmas, each proven by z3 first:")
+            lines += [f"  {lm.name}: {lm.text}  [{lm.verdict.status}]" for lm in r.lemmas]
     for r in results:
         if not r.verdict.proved:
             lines.append("")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
@@ -32,7 +33,63 @@ from verified_indexing.engines import Counterexample, Verdict, Z3Encoder
 from verified_indexing.expr import floor_div, floor_mod
 from verified_indexing.simplify.rules import Algebra, Rule
 
-__all__ = ["Z3Algebra", "IntAlgebra", "prove_rule", "exhaustive_evidence", "rule_question"]
+__all__ = [
+    "Evidence",
+    "IntAlgebra",
+    "LemmaResult",
+    "RuleProof",
+    "Z3Algebra",
+    "exhaustive_evidence",
+    "prove_rule",
+    "prove_rule_detailed",
+    "rule_question",
+]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The weaker evidence for a rule whose general proof is unknown: every
+    instance with constants in ``[-const_bound, const_bound]`` and values in
+    ``[-value_bound, value_bound]`` was evaluated with plain integers.
+
+    ``passed`` is True when all ``instances`` (those satisfying the side
+    condition) gave equal sides; otherwise ``counterexample`` is the first failure.
+    """
+
+    passed: bool
+    instances: int
+    const_bound: int
+    value_bound: int
+    counterexample: Counterexample | None = None
+
+    @property
+    def text(self) -> str:
+        if not self.passed:
+            return "exhaustive check found a counterexample"
+        return (f"checked all {self.instances} instances with constants in [-{self.const_bound}, "
+                f"{self.const_bound}] and values in [-{self.value_bound}, {self.value_bound}]")
+
+
+@dataclass(frozen=True)
+class LemmaResult:
+    """The verdict of one proof hint (see :class:`~verified_indexing.simplify.rules.Lemma`)."""
+
+    name: str
+    text: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class RuleProof:
+    """Everything :func:`prove_rule_detailed` found: the rule's verdict, the
+    verdicts of its lemmas (in order; empty when the rule has none), and the
+    exhaustive evidence when the general proof is unknown."""
+
+    verdict: Verdict
+    lemmas: tuple[LemmaResult, ...] = ()
+    evidence: Evidence | None = None
+    lemma_proof: bool = field(default=False)
+    """True when the claim was proven with the (all proven) lemmas as hypotheses."""
 
 
 class Z3Algebra(Algebra):
@@ -152,6 +209,20 @@ def prove_rule(rule: Rule, *, timeout: float = 10.0, evidence: bool = True) -> V
     Returns ``proved`` (engine ``z3``), ``refuted`` with an evaluator-confirmed
     counterexample, ``unknown`` (with, when ``evidence``, the exhaustive check's
     outcome in the reason; the status stays ``unknown``), or ``error``.
+    :func:`prove_rule_detailed` also returns the lemmas' verdicts and the evidence.
+    """
+    return prove_rule_detailed(rule, timeout=timeout, evidence=evidence).verdict
+
+
+def prove_rule_detailed(rule: Rule, *, timeout: float = 10.0, evidence: bool = True) -> RuleProof:
+    """:func:`prove_rule` with its details.
+
+    When the rule has lemmas (proof hints), each lemma is proven in turn under the
+    rule's hypotheses and the lemmas before it (every query in the same z3
+    context, with the same quotient and remainder definitions); when all are
+    proved, the claim is proven with them as extra hypotheses. That is sound: each
+    lemma holds wherever the hypotheses hold, so adding it removes no point. When a
+    lemma is not proved, the claim is attempted without the lemmas.
     """
     start = time.perf_counter()
     question = rule_question(rule)
@@ -168,6 +239,10 @@ def prove_rule(rule: Rule, *, timeout: float = 10.0, evidence: bool = True) -> V
         hyps += [z3.And(los[n] <= xs[n], xs[n] <= his[n]) for n in rule.variables]
     lhs = rule.lhs(A, SimpleNamespace(**xs), SimpleNamespace(**ks))
     rhs = rule.rhs(A, SimpleNamespace(**xs), SimpleNamespace(**ks))
+    # Every term is built before the first query, so each query sees the same
+    # (complete) definitions of the auxiliary quotients and remainders.
+    lemma_terms = [(lm, A._bool(lm.statement(A, SimpleNamespace(**xs), SimpleNamespace(**ks))))
+                   for lm in rule.lemmas]
 
     def elapsed() -> float:
         return time.perf_counter() - start
@@ -180,16 +255,34 @@ def prove_rule(rule: Rule, *, timeout: float = 10.0, evidence: bool = True) -> V
         if r == z3.sat:
             model = s.model()
             vals = tuple((str(n), model.eval(t, model_completion=True).as_long()) for n, t in ks.items())
-            return Verdict("error", "z3", elapsed(), question,
-                           reason=f"the side condition allows a zero divisor (constants {dict(vals)})")
+            return RuleProof(Verdict("error", "z3", elapsed(), question,
+                                     reason=f"the side condition allows a zero divisor (constants {dict(vals)})"))
         if r != z3.unsat:
-            return _unknown(rule, question, elapsed(), f"definedness query: {s.reason_unknown()}", evidence)
-    # 2. The claim.
+            return _unknown(rule, question, elapsed(), f"definedness query: {s.reason_unknown()}", evidence, ())
+    # 2. The lemmas, in order.
+    lemma_results: list[LemmaResult] = []
+    proven: list[Any] = []
+    for lm, term in lemma_terms:
+        t0 = time.perf_counter()
+        s = enc.solver(timeout=timeout)
+        s.add(*hyps, *enc.side_conditions, *proven, z3.Not(term))
+        r = s.check()
+        status = "proved" if r == z3.unsat else ("unknown" if r != z3.sat else "refuted")
+        why = "" if r == z3.unsat else (s.reason_unknown() if r != z3.sat else "z3 found a model of its negation")
+        lemma_results.append(LemmaResult(lm.name, lm.text, Verdict(
+            status, "z3", time.perf_counter() - t0, f"lemma {lm.name}: {lm.text}", reason=why)))  # type: ignore[arg-type]
+        if r != z3.unsat:
+            break
+        proven.append(term)
+    use_lemmas = bool(lemma_terms) and len(proven) == len(lemma_terms)
+    lemmas_done = tuple(lemma_results)
+    # 3. The claim.
     s = enc.solver(timeout=timeout)
-    s.add(*hyps, *enc.side_conditions, lhs != rhs)
+    s.add(*hyps, *enc.side_conditions, *(proven if use_lemmas else ()), lhs != rhs)
     r = s.check()
     if r == z3.unsat:
-        return Verdict("proved", "z3", elapsed(), question)
+        why = f"with {len(proven)} lemmas, each proven by z3" if use_lemmas else ""
+        return RuleProof(Verdict("proved", "z3", elapsed(), question, reason=why), lemmas_done, None, use_lemmas)
     if r == z3.sat:
         model = s.model()
 
@@ -205,8 +298,9 @@ def prove_rule(rule: Rule, *, timeout: float = 10.0, evidence: bool = True) -> V
             ranges_eval = ranges
         inst = evaluate_instance(rule, values, consts, ranges_eval)
         if inst is None or not inst[0] or inst[1] == inst[2]:
-            return Verdict("error", "z3", elapsed(), question,
-                           reason="encoding disagrees with evaluator: z3's counterexample does not hold")
+            return RuleProof(Verdict("error", "z3", elapsed(), question,
+                                     reason="encoding disagrees with evaluator: z3's counterexample does not hold"),
+                             lemmas_done)
         shown = [(f"{n}", v) for n, v in consts.items()] + [(n, v) for n, v in values.items()]
         shown += [(f"lo.{n}", r_[0]) for n, r_ in ranges.items()] + [(f"hi.{n}", r_[1]) for n, r_ in ranges.items()]
         ce = Counterexample(
@@ -216,25 +310,32 @@ def prove_rule(rule: Rule, *, timeout: float = 10.0, evidence: bool = True) -> V
             target=(inst[2],),
             note="the side condition holds but the two sides differ",
         )
-        return Verdict("refuted", "z3", elapsed(), question, counterexample=ce)
-    return _unknown(rule, question, elapsed(), s.reason_unknown(), evidence)
+        return RuleProof(Verdict("refuted", "z3", elapsed(), question, counterexample=ce), lemmas_done)
+    return _unknown(rule, question, elapsed(), s.reason_unknown(), evidence, lemmas_done)
 
 
-def _unknown(rule: Rule, question: str, seconds: float, why: str, evidence: bool) -> Verdict:
+def _unknown(
+    rule: Rule, question: str, seconds: float, why: str, evidence: bool, lemmas: tuple[LemmaResult, ...]
+) -> RuleProof:
     reason = f"z3: {why}"
+    failed = [lm for lm in lemmas if not lm.verdict.proved]
+    if failed:
+        reason += f" (lemma {failed[0].name} not proved: {failed[0].verdict.status})"
     if evidence:
-        _ok, text, ce = exhaustive_evidence(rule)
-        if ce is not None:
-            return Verdict("refuted", "enum", seconds, question, counterexample=ce)
-        reason += f"; evidence: {text}"
-    return Verdict("unknown", "z3", seconds, question, reason=reason)
+        ev = exhaustive_evidence(rule)
+        if ev.counterexample is not None:
+            return RuleProof(Verdict("refuted", "enum", seconds, question, counterexample=ev.counterexample),
+                             lemmas, ev)
+        reason += f"; evidence: {ev.text}"
+        return RuleProof(Verdict("unknown", "z3", seconds, question, reason=reason), lemmas, ev)
+    return RuleProof(Verdict("unknown", "z3", seconds, question, reason=reason), lemmas, None)
 
 
-def exhaustive_evidence(rule: Rule, budget: int = 300_000) -> tuple[bool, str, Counterexample | None]:
+def exhaustive_evidence(rule: Rule, budget: int = 300_000) -> Evidence:
     """Check every instance with constants in ``[-B, B]`` and variable values in
     ``[-V, V]`` (ranges: each value as its own one-point range, the instances the
     engine can meet most often), ``B`` and ``V`` chosen to fit ``budget``
-    evaluations. Returns (all passed, a description, a counterexample or None)."""
+    evaluations. A failure carries a counterexample confirmed by plain integers."""
     nc, nv = len(rule.constants), len(rule.variables)
     bound_c, bound_v = 64, 64
     while (2 * bound_c + 1) ** nc * (2 * bound_v + 1) ** nv > budget and (bound_c > 2 or bound_v > 2):
@@ -255,6 +356,5 @@ def exhaustive_evidence(rule: Rule, budget: int = 300_000) -> tuple[bool, str, C
             if inst[1] != inst[2]:
                 shown = tuple(consts.items()) + tuple(values.items())
                 ce = Counterexample("results", shown, (inst[1],), (inst[2],), note="found by exhaustive check")
-                return False, "", ce
-    return True, f"checked all {count} instances with constants in [-{bound_c}, {bound_c}] and values in " \
-        f"[-{bound_v}, {bound_v}]", None
+                return Evidence(False, count, bound_c, bound_v, ce)
+    return Evidence(True, count, bound_c, bound_v)

@@ -22,6 +22,7 @@ from verified_indexing.simplify.constraints import simplify_domain
 from verified_indexing.simplify.cost import cost, map_cost
 from verified_indexing.simplify.engine import Rewriter, Step
 from verified_indexing.simplify.rules import RULES, Rule
+from verified_indexing.syntax import format_expr
 
 __all__ = ["SimplifyReport", "simplify", "simplify_with_report", "simplify_expr", "prove_maps_pointwise"]
 
@@ -238,6 +239,9 @@ def simplify_with_report(
         if v2 is not None and v2.proved:
             report.steps.append(Step("remove_unused_symbols", "map", cand.format(True), final.format(True), v2))
             cand = final
+    if use_exact and cand.state == "ok" and cand.num_range_vars:
+        cand, more = _drop_existential_vars(cand, timeout, cache)
+        report.steps += more
     if isl_candidate and cand.state == "ok":
         alt = _isl_candidate(cand)
         if alt is not None and map_cost(alt) < map_cost(cand):
@@ -256,6 +260,42 @@ def _prove(m: IndexingMap, cand: IndexingMap, timeout: float, cache: Any) -> Any
     if cand == m:
         return None
     return prove_maps_pointwise(m, cand, timeout=timeout, cache=cache)
+
+
+def _drop_existential_vars(m: IndexingMap, timeout: float, cache: Any) -> tuple[IndexingMap, list[Step]]:
+    """Remove range variables that no result uses, with every constraint that
+    mentions them, when isl proves the map unchanged as a relation (range
+    variables existentially quantified, :func:`~verified_indexing.engines.prove_equal`).
+
+    This drops constraints such as ``(d1 - s1) mod 32 in [0, 0]`` whose only role
+    is to say that some ``s1`` exists, which the remaining bounds already imply.
+    """
+    from verified_indexing.engines import prove_equal
+
+    steps: list[Step] = []
+    for _ in range(m.num_range_vars):
+        in_results = set().union(*(r.variables() for r in m.results)) if m.results else set()
+        for i in range(m.num_range_vars):
+            if ("s", i) in in_results:
+                continue
+            keep = [(e, iv) for e, iv in m.constraints if not e.uses("s", i)]
+            if len(keep) == len(m.constraints):
+                continue
+            alt = m.replace(constraints=keep).remove_unused_symbols()
+            try:
+                v = prove_equal(m, alt, timeout=timeout, cache=cache)
+            except Exception:  # an engine fault is never a proof
+                continue
+            if v.proved:
+                dropped = ", ".join(f"{format_expr(e, m.var_name)} in [{iv.lo}, {iv.hi}]"
+                                    for e, iv in m.constraints if e.uses("s", i))
+                steps.append(Step("drop_existential_var", "domain", f"{m.var_name('s', i)}: {dropped}",
+                                  "(implied: dropped with the variable)", v))
+                m = alt
+                break
+        else:
+            break
+    return m, steps
 
 
 def _finish(m: IndexingMap) -> IndexingMap:

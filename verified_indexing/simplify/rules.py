@@ -19,6 +19,7 @@ therefore only miss rewrites, never make a wrong one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -26,6 +27,7 @@ from typing import Any
 
 from verified_indexing.expr import (
     AffineExpr,
+    CeilDiv,
     Const,
     FloorDiv,
     Max,
@@ -42,6 +44,7 @@ __all__ = [
     "ExprAlgebra",
     "EXPR_ALGEBRA",
     "Binding",
+    "Lemma",
     "RangeFn",
     "Rule",
     "RULES",
@@ -84,6 +87,11 @@ class Algebra:
         """``term mod k``."""
         raise NotImplementedError
 
+    def cdiv(self, term: Any, k: Any) -> Any:
+        """``term ceildiv k`` = ``-((-term) floordiv k)`` (the default, so every
+        algebra shares the one definition)."""
+        return self.scale(self.fdiv(self.scale(term, -1), k), -1)
+
     def min(self, a: Any, b: Any) -> Any:
         raise NotImplementedError
 
@@ -124,6 +132,9 @@ class ExprAlgebra(Algebra):
     def mod(self, term: Any, k: Any) -> AffineExpr:
         return term.mod(int(k))  # type: ignore[no-any-return]
 
+    def cdiv(self, term: Any, k: Any) -> AffineExpr:
+        return term.ceildiv(int(k))  # type: ignore[no-any-return]
+
     def min(self, a: Any, b: Any) -> AffineExpr:
         return emin(a, b)
 
@@ -143,6 +154,23 @@ Statement = Callable[[Algebra, Any, Any], Any]
 """``fn(A, v, k)``: a term built from pattern variables ``v.x`` and constants ``k.c``."""
 Condition = Callable[[Algebra, Any, Any, Any], Any]
 """``fn(A, k, lo, hi)``: the side condition over constants and variable ranges."""
+
+
+@dataclass(frozen=True)
+class Lemma:
+    """A proof hint: an intermediate fact of a rule's general theorem.
+
+    ``statement(A, v, k)`` is a condition over the rule's pattern variables and
+    constants, built with the same algebra as the rule (so its ``floordiv``/``mod``
+    terms are the very quotients and remainders of the rule's two sides). ``proofs/``
+    proves each lemma under the rule's hypotheses and the lemmas before it, then
+    proves the claim with the lemmas as extra hypotheses. Lemmas are never trusted:
+    an unproven lemma makes the rule's verdict ``unknown``. The engine ignores them.
+    """
+
+    name: str
+    text: str
+    statement: Callable[[Algebra, Any, Any], Any]
 
 
 @dataclass(frozen=True)
@@ -172,6 +200,8 @@ class Rule:
         condition: the side condition function.
         match: the engine's matcher (proposes bindings; never trusted).
         uses_ranges: True when the condition reads variable ranges.
+        lemmas: proof hints for ``proofs/`` (see :class:`Lemma`); the engine
+            ignores them.
     """
 
     name: str
@@ -185,6 +215,7 @@ class Rule:
     condition: Condition
     match: Matcher
     uses_ranges: bool = True
+    lemmas: tuple[Lemma, ...] = ()
 
     def instantiate(
         self, algebra: Algebra, binding: Binding, ranges: Mapping[str, Interval]
@@ -341,6 +372,66 @@ def _match_recombine_sub_mod(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": t.lhs, "y": y}, {"c": t.divisor, "k": k})
 
 
+def _exact_quotient(s: AffineExpr, g: int) -> AffineExpr:
+    """``s / g`` for a sum whose coefficients and constant are all multiples of ``g``."""
+    terms = s.terms if isinstance(s, Sum) else ((s, 1),)
+    constant = s.constant if isinstance(s, Sum) else 0
+    out: AffineExpr = Const(constant // g)
+    for t, coef in terms:
+        out = out + t * (coef // g)
+    return out
+
+
+def _common_factor(s: AffineExpr, divisor: int) -> int:
+    """The positive gcd of ``divisor`` and every coefficient and the constant of ``s``."""
+    terms = s.terms if isinstance(s, Sum) else ((s, 1),)
+    g = abs(divisor)
+    for _, coef in terms:
+        g = math.gcd(g, coef)
+    if isinstance(s, Sum):
+        g = math.gcd(g, s.constant)
+    return g
+
+
+def _match_scaled(cls: type) -> Matcher:
+    """``(x*g) op (g*k)``: ``g`` the common factor of the dividend and the divisor."""
+
+    def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+        if isinstance(e, cls):
+            assert isinstance(e, (FloorDiv, CeilDiv, Mod))
+            g = _common_factor(e.lhs, e.divisor)
+            if g > 1:
+                yield Binding({"x": _exact_quotient(e.lhs, g)}, {"g": g, "k": e.divisor // g})
+
+    return match
+
+
+def _match_cdiv_point(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, CeilDiv):
+        r = rng(e.lhs)
+        if not r.is_empty():
+            yield Binding({"x": e.lhs}, {"c": e.divisor, "k": -((-r.lo) // e.divisor)})
+
+
+def _match_cdiv_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    if isinstance(e, CeilDiv):
+        split = _split_multiples(e.lhs, e.divisor)
+        if split is not None:
+            yield Binding({"x": split[0], "y": split[1]}, {"c": e.divisor})
+
+
+def _match_minmax_diff(cls: type) -> Matcher:
+    """``min(x, x + z)`` / ``max(x, x + z)``: ``z`` the difference of the operands."""
+
+    def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+        if isinstance(e, cls):
+            assert isinstance(e, (Min, Max))
+            yield Binding({"x": e.lhs, "z": e.rhs - e.lhs}, {})
+            yield Binding({"x": e.rhs, "z": e.lhs - e.rhs}, {})
+
+    return match
+
+
 def _match_minmax(cls: type) -> Matcher:
     def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         if isinstance(e, cls):
@@ -362,6 +453,40 @@ def _one_period(A: Algebra, c: Any, k: Any, lo: Any, hi: Any) -> Any:
         A.all(c > 0, c * k <= lo, hi <= c * k + c - 1),
         A.all(c < 0, c * k + c + 1 <= lo, hi <= c * k),
     )
+
+
+def _div_of_mod_parts(A: Algebra, v: Any, k: Any) -> tuple[Any, Any, Any, Any]:
+    """``x = a*q + r``, ``q = b*t + u``: the decomposition of the ``div_of_mod`` proof
+    (``t``, ``u``, ``r`` and ``w = a*u + r``)."""
+    q = A.fdiv(v.x, k.a)
+    r = A.mod(v.x, k.a)
+    t = A.fdiv(q, k.b)
+    u = A.mod(q, k.b)
+    return t, u, r, A.add(A.scale(u, k.a), r)
+
+
+_DIV_OF_MOD_LEMMAS = (
+    Lemma(
+        "decompose",
+        "x == (a*b)*t + (a*u + r) where q = x floordiv a, r = x mod a, t = q floordiv b, u = q mod b",
+        lambda A, v, k: v.x == A.add(A.scale(_div_of_mod_parts(A, v, k)[0], k.a * k.b), _div_of_mod_parts(A, v, k)[3]),
+    ),
+    Lemma(
+        "remainder_bounds",
+        "0 <= a*u + r <= a*b - 1 (u <= b - 1 and r <= a - 1, a > 0)",
+        lambda A, v, k: A.all(_div_of_mod_parts(A, v, k)[3] >= 0, _div_of_mod_parts(A, v, k)[3] <= k.a * k.b - 1),
+    ),
+    Lemma(
+        "unique_remainder",
+        "x mod (a*b) == a*u + r (the remainder is unique)",
+        lambda A, v, k: A.mod(v.x, k.a * k.b) == _div_of_mod_parts(A, v, k)[3],
+    ),
+    Lemma(
+        "unique_quotient",
+        "(a*u + r) floordiv a == u (r in [0, a - 1])",
+        lambda A, v, k: A.fdiv(_div_of_mod_parts(A, v, k)[3], k.a) == _div_of_mod_parts(A, v, k)[1],
+    ),
+)
 
 
 RULES: tuple[Rule, ...] = (
@@ -514,6 +639,7 @@ RULES: tuple[Rule, ...] = (
         condition=lambda A, k, lo, hi: A.all(k.a > 0, k.b > 0),
         match=_match_div_of_mod,
         uses_ranges=False,
+        lemmas=_DIV_OF_MOD_LEMMAS,
     ),
     Rule(
         name="recombine",
@@ -553,6 +679,97 @@ RULES: tuple[Rule, ...] = (
         condition=lambda A, k, lo, hi: k.c != 0,
         match=_match_recombine_sub_mod,
         uses_ranges=False,
+    ),
+    Rule(
+        name="mod_scale",
+        family="mod",
+        text="(x*g) mod (g*k) -> (x mod k)*g",
+        where="g != 0, k != 0",
+        variables=("x",),
+        constants=("g", "k"),
+        lhs=lambda A, v, k: A.mod(A.scale(v.x, k.g), k.g * k.k),
+        rhs=lambda A, v, k: A.scale(A.mod(v.x, k.k), k.g),
+        condition=lambda A, k, lo, hi: A.all(k.g != 0, k.k != 0),
+        match=_match_scaled(Mod),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="div_scale",
+        family="floordiv",
+        text="(x*g) floordiv (g*k) -> x floordiv k",
+        where="g != 0, k != 0",
+        variables=("x",),
+        constants=("g", "k"),
+        lhs=lambda A, v, k: A.fdiv(A.scale(v.x, k.g), k.g * k.k),
+        rhs=lambda A, v, k: A.fdiv(v.x, k.k),
+        condition=lambda A, k, lo, hi: A.all(k.g != 0, k.k != 0),
+        match=_match_scaled(FloorDiv),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="cdiv_point",
+        family="ceildiv",
+        text="x ceildiv c -> k",
+        where="c != 0 and x ceildiv c = k for every x in [lo.x, hi.x] (one period)",
+        variables=("x",),
+        constants=("c", "k"),
+        lhs=lambda A, v, k: A.cdiv(v.x, k.c),
+        rhs=lambda A, v, k: A.const(k.k),
+        condition=lambda A, k, lo, hi: A.any(
+            A.all(k.c > 0, k.c * k.k - k.c + 1 <= lo.x, hi.x <= k.c * k.k),
+            A.all(k.c < 0, k.c * k.k <= lo.x, hi.x <= k.c * k.k - k.c - 1),
+        ),
+        match=_match_cdiv_point,
+    ),
+    Rule(
+        name="cdiv_pull_multiples",
+        family="ceildiv",
+        text="(x*c + y) ceildiv c -> x + y ceildiv c",
+        where="c != 0",
+        variables=("x", "y"),
+        constants=("c",),
+        lhs=lambda A, v, k: A.cdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
+        rhs=lambda A, v, k: A.add(v.x, A.cdiv(v.y, k.c)),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_cdiv_multiples,
+        uses_ranges=False,
+    ),
+    Rule(
+        name="cdiv_scale",
+        family="ceildiv",
+        text="(x*g) ceildiv (g*k) -> x ceildiv k",
+        where="g != 0, k != 0",
+        variables=("x",),
+        constants=("g", "k"),
+        lhs=lambda A, v, k: A.cdiv(A.scale(v.x, k.g), k.g * k.k),
+        rhs=lambda A, v, k: A.cdiv(v.x, k.k),
+        condition=lambda A, k, lo, hi: A.all(k.g != 0, k.k != 0),
+        match=_match_scaled(CeilDiv),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="min_offset",
+        family="minmax",
+        text="min(x, x + z) -> x",
+        where="lo.z >= 0",
+        variables=("x", "z"),
+        constants=(),
+        lhs=lambda A, v, k: A.min(v.x, A.add(v.x, v.z)),
+        rhs=lambda A, v, k: v.x,
+        condition=lambda A, k, lo, hi: lo.z >= 0,
+        match=_match_minmax_diff(Min),
+    ),
+    Rule(
+        name="max_offset",
+        family="minmax",
+        text="max(x, x + z) -> x",
+        where="hi.z <= 0",
+        variables=("x", "z"),
+        constants=(),
+        lhs=lambda A, v, k: A.max(v.x, A.add(v.x, v.z)),
+        rhs=lambda A, v, k: v.x,
+        condition=lambda A, k, lo, hi: hi.z <= 0,
+        match=_match_minmax_diff(Max),
     ),
 )
 
