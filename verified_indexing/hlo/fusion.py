@@ -25,14 +25,16 @@ Promises:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from verified_indexing.engines.verdict import Verdict
-from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
+from verified_indexing.errors import ParseError, UnsupportedError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, RtSym, Sym
 from verified_indexing.hlo import relation as rel_mod
 from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
@@ -558,7 +560,10 @@ def output_to_input_maps(
     root = comp.root
     order = topological_order(comp)
     maps: dict[tuple[str, int], list[_Entry]] = {}
-    init = IndexingMap.identity(_output_shape(root, output_index).dims)
+    root_shape = _output_shape(root, output_index)
+    if root_shape.is_dynamic:
+        raise UnsupportedError(f"{root.name}: output of dynamic shape {root_shape}")
+    init = IndexingMap.identity(root_shape.dims)
     maps[(root.name, output_index)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
     unsupported: list[UnsupportedOp] = []
     for inst in reversed(order):
@@ -631,6 +636,61 @@ def _merge_unsupported(items: list[UnsupportedOp]) -> list[UnsupportedOp]:
     return [UnsupportedOp(i, o, r, tuple(h)) for (i, o, r), h in merged.items()]
 
 
+_ACTIVE = threading.local()
+
+
+def _bad(inst: Instruction, message: str) -> ParseError:
+    return ParseError(f"{inst.name} ({inst.opcode}): {message}", inst.source_text, inst.offset)
+
+
+@contextlib.contextmanager
+def _entering(inst: Instruction, comp: Computation, called: Computation) -> Iterator[None]:
+    """Checks that ``inst`` (a fusion or call) fits ``called`` -- one operand per
+    parameter with the parameter's shape, the root's shape as its own -- and that
+    ``called`` is not already being analyzed (a recursive call is unsupported)."""
+    params = called.parameters()
+    if len(params) != len(inst.operands) or [p.parameter_number for p in params] != list(range(len(params))):
+        raise _bad(inst, f"{len(inst.operands)} operand(s) for {called.name}, which has {len(params)} parameter(s)")
+    for p, name in zip(params, inst.operands):
+        shape = comp.by_name[name].shape
+        if _strip_layout(shape) != _strip_layout(p.shape):
+            raise _bad(inst, f"operand {name} has shape {shape}, parameter {p.name} of {called.name} {p.shape}")
+    if _strip_layout(called.root.shape) != _strip_layout(inst.shape):
+        raise _bad(inst, f"has shape {inst.shape}, the root of {called.name} {called.root.shape}")
+    active: set[str] = getattr(_ACTIVE, "names", set())
+    if called.name in active:
+        raise UnsupportedError(f"{called.name} calls itself (recursion through {inst.name})")
+    _ACTIVE.names = active | {called.name}
+    try:
+        yield
+    finally:
+        _ACTIVE.names = active
+
+
+def _strip_layout(shape: Shape) -> Shape:
+    if shape.is_tuple:
+        return Shape("tuple", (), None, tuple(_strip_layout(s) for s in shape.tuple_shapes))
+    return Shape(shape.element_type, shape.dims, None, (), shape.dynamic)
+
+
+def _check_tuple(inst: Instruction, comp: Computation) -> None:
+    shapes = inst.shape.tuple_shapes if inst.shape.is_tuple else ()
+    if len(shapes) != len(inst.operands) or any(
+        _strip_layout(comp.by_name[n].shape) != _strip_layout(s) for n, s in zip(inst.operands, shapes)
+    ):
+        raise _bad(inst, f"shape {inst.shape} is not the tuple of its operands' shapes")
+
+
+def _check_get_tuple_element(inst: Instruction, comp: Computation) -> None:
+    if inst.tuple_index is None or len(inst.operands) != 1:
+        raise _bad(inst, "expected one operand and index=N")
+    src = comp.by_name[inst.operands[0]].shape
+    if not src.is_tuple or not 0 <= inst.tuple_index < len(src.tuple_shapes):
+        raise _bad(inst, f"index={inst.tuple_index} does not select an element of {src}")
+    if _strip_layout(src.tuple_shapes[inst.tuple_index]) != _strip_layout(inst.shape):
+        raise _bad(inst, f"shape {inst.shape} is not element {inst.tuple_index} of {src}")
+
+
 def _operand_steps(
     inst: Instruction,
     comp: Computation,
@@ -644,20 +704,22 @@ def _operand_steps(
     which output ``output_index`` of ``inst`` reads an operand (an UNDEFINED map,
     with the reason, for an operand whose indexing is unknown)."""
     if inst.opcode == "tuple":
+        _check_tuple(inst, comp)
         operand = inst.operands[output_index]
         shape = _output_shape(inst, output_index)
         if comp.by_name[operand].shape.is_tuple:
             raise UnsupportedError("a tuple of tuples")
         return [(operand, 0, IndexingMap.identity(shape.dims), "")]
     if inst.opcode == "get-tuple-element":
-        if inst.tuple_index is None:
-            raise UnsupportedError("get-tuple-element without index=")
+        _check_get_tuple_element(inst, comp)
+        assert inst.tuple_index is not None
         return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims), "")]
     called = inst.called_computation()
     if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
-        sub = output_to_input_maps(
-            module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
-        )
+        with _entering(inst, comp, module.computations[called]):
+            sub = output_to_input_maps(
+                module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
+            )
         steps: list[tuple[str, int, IndexingMap, str]] = []
         for target in sub.targets:
             if not 0 <= target.index < len(inst.operands):
@@ -700,6 +762,8 @@ def input_to_output_maps(
     param = params[0]
     if param.shape.is_tuple:
         raise UnsupportedError(f"{param.name}: input-to-output from a tuple-shaped parameter")
+    if param.shape.is_dynamic:
+        raise UnsupportedError(f"{param.name}: input-to-output from a parameter of dynamic shape {param.shape}")
     order = topological_order(comp)
     users: dict[str, list[Instruction]] = {}
     for inst in order:
@@ -778,10 +842,12 @@ def _user_steps(
     an output whose indexing is unknown)."""
     operand = comp.by_name[user.operands[operand_index]]
     if user.opcode == "tuple":
+        _check_tuple(user, comp)
         if operand.shape.is_tuple:
             raise UnsupportedError("a tuple of tuples")
         return [(operand_index, IndexingMap.identity(operand.shape.dims), "")]
     if user.opcode == "get-tuple-element":
+        _check_get_tuple_element(user, comp)
         if user.tuple_index != operand_output:
             return []
         return [(0, IndexingMap.identity(user.shape.dims), "")]
@@ -789,9 +855,10 @@ def _user_steps(
         raise UnsupportedError(f"{user.opcode} of a tuple-shaped operand")
     called = user.called_computation()
     if user.opcode in ("call", "fusion") and module is not None and called in module.computations:
-        sub = input_to_output_maps(
-            module.computations[called], operand_index, verify=verify, simplify=simplify, module=module
-        )
+        with _entering(user, comp, module.computations[called]):
+            sub = input_to_output_maps(
+                module.computations[called], operand_index, verify=verify, simplify=simplify, module=module
+            )
         steps: list[tuple[int, IndexingMap, str]] = []
         for target in sub.targets:
             if target.unsupported:
@@ -853,7 +920,12 @@ def _analyze(
         outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple else range(1)
         results = []
         for k in outputs:
-            r = output_to_input_maps(comp, output_index=k, verify=verify, simplify=simplify, module=module)
+            try:
+                r = output_to_input_maps(comp, output_index=k, verify=verify, simplify=simplify, module=module)
+            except UnsupportedError as exc:
+                hides = tuple(p.name for p in comp.parameters())
+                unsupported = [UnsupportedOp(root.name, root.opcode, str(exc), hides)]
+                r = ComputationIndexing(comp.name, "output-to-input", k, [], unsupported, verify)
             if operand is not None:
                 r.targets = [t for t in r.targets if t.index == operand]
             results.append(r)

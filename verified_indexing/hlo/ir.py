@@ -237,6 +237,8 @@ class Instruction:
         ivd = self.attributes.get("index_vector_dim")
         if ivd is None:
             raise self._error("missing attribute index_vector_dim=")
+        if not re.fullmatch(r"\s*-?\d+\s*", ivd):
+            raise self._error(f"malformed index_vector_dim={ivd}")
         return GatherDims(
             self.ints("offset_dims", ()),
             self.ints("collapsed_slice_dims", ()),

@@ -358,6 +358,16 @@ def _check_operands(cur: _Cursor, comp: Computation, positions: dict[str, list[i
                     offset=at,
                     length=len(operand) + 1,
                 )
+    numbers: dict[int, str] = {}
+    for inst in comp.instructions:
+        if inst.opcode == "parameter" and inst.parameter_number is not None:
+            if inst.parameter_number in numbers:
+                raise cur.error(
+                    f"{inst.name!r} and {numbers[inst.parameter_number]!r} are both parameter({inst.parameter_number})",
+                    offset=inst.offset,
+                    length=len(inst.name),
+                )
+            numbers[inst.parameter_number] = inst.name
     roots = [i for i in comp.instructions if i.is_root]
     if len(roots) > 1:
         raise cur.error(f"computation {comp.name!r} has two ROOT instructions", offset=roots[1].offset)
