@@ -45,7 +45,7 @@ def test_fuse_json_and_names(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_fuse_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = _run(capsys, "fuse", str(MLIR / "transpose.mlir"), "--producer", "%nope")
-    assert code == 3 and "no linalg.generic named %nope" in err
+    assert code == 3 and "no linalg op named %nope" in err
     bad = tmp_path / "bad.mlir"
     bad.write_text('%0 = linalg.generic {indexing_maps = [#x], iterator_types = []} outs(%o : tensor<f32>) {\n}\n')
     code, _, err = _run(capsys, "fuse", str(bad))

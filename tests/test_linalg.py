@@ -452,7 +452,7 @@ def test_fused_op_text_round_trips_through_the_parser() -> None:
     assert [o.map for o in op.operands] == [f.map for f in rep.fused]
     assert [o.value for o in op.operands] == ["%A", "%init2"]
     # The consumer's negation now takes the producer's exp, through renamed SSA values.
-    assert "%p_e = math.exp %arg0 : f32" in op.payload and "%c_n = arith.negf %p_e : f32" in op.payload
+    assert "%p_e = math.exp %fa0 : f32" in op.payload and "%c_n = arith.negf %p_e : f32" in op.payload
     assert fused_generic_text(_report("skew_illegal.mlir")) is None
     # A producer that reads its init: the init becomes a fused input with its own proven map.
     src = (EXAMPLES / "transpose.mlir").read_text(encoding="utf-8").replace(
@@ -464,7 +464,7 @@ def test_fused_op_text_round_trips_through_the_parser() -> None:
     assert init.proof is not None and init.proof.proved
     assert init.map == AffineMap(2, 0, [Dim(0), Dim(1)])  # the consumer reads %producer[d0, d1] = %init[d0, d1]
     text = fused_generic_text(rep)
-    assert text is not None and "%p_s = arith.addf %arg0, %arg1 : f32" in text
+    assert text is not None and "%p_s = arith.addf %fa0, %fa1 : f32" in text
 
 
 def test_multi_result_producer_uses_the_read_result() -> None:

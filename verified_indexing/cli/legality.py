@@ -7,6 +7,7 @@ counterexample or the rule that refuses), 2 unknown, 3 bad input.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import print_json, read_input
@@ -14,7 +15,8 @@ from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 from verified_indexing.legality.cinn_ir import format_program, parse_program
 from verified_indexing.legality.inline import compute_inline
 from verified_indexing.legality.inverse import inverse
-from verified_indexing.legality.linalg import check_fusion, format_report, fusion_pairs, parse_linalg
+from verified_indexing.legality.linalg import check_fusion, format_report, fusion_pairs
+from verified_indexing.legality.linalg_ir import parse_linalg_module
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.serialize import indexing_map_to_affine_map
 from verified_indexing.syntax import parse_map
@@ -86,21 +88,28 @@ def _name(s: str | None) -> str | None:
 
 def run_fuse(args: argparse.Namespace) -> int:
     text, source = read_input(args.file)
-    ops = parse_linalg(text, source)
+    module = parse_linalg_module(text, source)
+    ops = list(module.ops)
+    notes = [f"skipped {s.op} ({s.name}, line {s.line}): {s.reason}" for s in module.skipped]
+    if not ops:
+        raise VerifiedIndexingError("no modelled linalg op in the input" + "".join(f"; {n}" for n in notes))
     prod, cons = _name(args.producer), _name(args.consumer)
     by_name = {op.name: op for op in ops}
     for n in (prod, cons):
         if n is not None and n not in by_name:
-            raise VerifiedIndexingError(f"no linalg.generic named {n} (ops: {', '.join(by_name)})")
+            raise VerifiedIndexingError(f"no linalg op named {n} (ops: {', '.join(by_name)})")
     pairs = [
         (p, c) for p, c in fusion_pairs(ops) if (prod is None or p.name == prod) and (cons is None or c.name == cons)
     ]
     if not pairs:
-        raise VerifiedIndexingError("no producer-consumer pair of linalg.generic ops matches")
+        raise VerifiedIndexingError("no producer-consumer pair of linalg ops matches")
     reports = [check_fusion(p, c) for p, c in pairs]
     if args.json:
+        for n in notes:
+            print(f"note: {n}", file=sys.stderr)
         print_json(reports[0].to_json() if len(reports) == 1 else [r.to_json() for r in reports])
     else:
+        print("\n".join([*notes, ""]) if notes else "", end="")
         print("\n\n".join(format_report(r) for r in reports))
     return max(r.exit_code for r in reports)
 

@@ -69,6 +69,7 @@ def parse_type(text: str, offset: int, source: str, full: str) -> ShapedType:
     bare scalar type such as ``f32``, ``i64`` or ``index`` (kind ``scalar``, rank 0).
     """
     t = text.strip()
+    offset += len(text) - len(text.lstrip())
     if re.fullmatch(r"(?:[fiu]\d+|bf16|tf32|index|f8\w*)", t):
         return ShapedType("scalar", (), t)
     m = _TYPE_RE.fullmatch(t)
@@ -86,7 +87,7 @@ def parse_type(text: str, offset: int, source: str, full: str) -> ShapedType:
         shape.append(None if dm.group(1) == "?" else int(dm.group(1)))
         element = element[dm.end() :]
     element = element.strip()
-    if not element or not re.fullmatch(r"[\w.<>!, ?\[\]]+", element) or element[0].isdigit():
+    if not re.fullmatch(r"[A-Za-z!][\w.<>!, ?\[\]]*", element):
         raise ParseError(f"bad element type {element!r} in type {t!r}", full, offset, max(1, len(t)), source)
     return ShapedType(m.group(1), tuple(shape), element)
 

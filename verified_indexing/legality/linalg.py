@@ -193,7 +193,8 @@ def _fused_operand(producer: GenericOp, consumer: GenericOp) -> int | None:
 def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -> MlirVerdict:
     """``areElementwiseOpsFusable`` on consumer operand ``operand_index``.
 
-    The checks, in MLIR's order: both ops are ``linalg.generic``; the producer
+    The checks, in MLIR's order: both ops are ``linalg.generic`` (a named op
+    such as ``linalg.transpose`` is not, until generalized); the producer
     has pure tensor semantics and the operand is a ranked tensor; every producer
     loop is parallel; the operand is a consumer input; the consumer's map for
     it has as many results as the producer has loops; the producer's first
@@ -209,7 +210,15 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
 
     result_map = producer.outputs[0].map if producer.outputs else None
     steps = [
-        ("producer and consumer are linalg.generic ops", True, ""),
+        (
+            "producer and consumer are linalg.generic ops",
+            producer.kind == consumer.kind == "linalg.generic",
+            "; ".join(
+                f"{op.name} is a {op.kind} (MLIR fuses generics only: generalize named ops first)"
+                for op in (producer, consumer)
+                if op.kind != "linalg.generic"
+            ),
+        ),
         (
             "producer has pure tensor semantics and the operand is a ranked tensor",
             producer.has_pure_tensor_semantics and operand.type.kind == "tensor",
@@ -489,7 +498,9 @@ def fused_generic_text(rep: FusionReport) -> str | None:
     r = rep.producer.results.index(operand.value)
     if r >= len(prod[1]):
         return None
-    args = [f"%arg{i}" for i in range(len(rep.fused))]
+    # Block arguments get their own prefix: MLIR rejects a region value that
+    # redefines a name of the enclosing function (``%arg0`` often is one).
+    args = [f"%fa{i}" for i in range(len(rep.fused))]
     ptable: dict[str, str] = {}
     ctable: dict[str, str] = {}
     k = 0

@@ -1,25 +1,44 @@
-"""``linalg.generic`` ops read from MLIR text.
+"""``linalg`` ops read from MLIR text, as ``mlir-opt`` prints them.
 
-:func:`parse_linalg` reads every ``linalg.generic`` op of an MLIR module in the
+:func:`parse_linalg_module` reads every ``linalg`` op of an MLIR module in the
 pretty form MLIR prints::
 
     #map = affine_map<(d0, d1) -> (d0, d1)>
-    %0 = linalg.generic {indexing_maps = [#map, affine_map<(d0, d1) -> (d1, d0)>],
-                         iterator_types = ["parallel", "parallel"]}
-        ins(%A : tensor<4x8xf32>) outs(%init : tensor<8x4xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      linalg.yield %in : f32
-    } -> tensor<8x4xf32>
+    func.func @f(%A: tensor<4x8xf32>) -> tensor<8x4xf32> {
+      %e = tensor.empty() : tensor<8x4xf32>
+      %0 = linalg.generic {indexing_maps = [#map, affine_map<(d0, d1) -> (d1, d0)>],
+                           iterator_types = ["parallel", "parallel"]}
+          ins(%A : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        linalg.yield %in : f32
+      } -> tensor<8x4xf32>
+      return %0 : tensor<8x4xf32>
+    }
 
-Accepted: ``#name = affine_map<...>`` aliases anywhere before use, inline
-``affine_map<...>``, iterator types as strings or ``#linalg.iterator_type<...>``,
-optional ``ins``, ``outs``, tensor and memref operand types with static or
-dynamic (``?``) sizes, the payload region kept as text with its block
-arguments, ``-> type`` results. Promises: the op's maps, iterator types,
-operands, types and payload as written; an inconsistent op (map count, dims
-versus iterator count, results versus operand rank, block argument count) or
-malformed text raises a positioned :class:`ParseError`. Nothing else of the
-module is interpreted.
+Accepted: ``module``/``func.func`` wrappers and any non-linalg op around the
+ops (ignored: ``tensor.empty``, ``arith.constant``, ``return``...); ``//``
+comments and ``loc(...)`` annotations anywhere; ``#name = affine_map<...>``
+aliases and inline ``affine_map<...>``; iterator types as strings or
+``#linalg.iterator_type<...>``; ``ins``/``outs`` with tensor, memref (layouts
+ignored) and scalar types, static or dynamic (``?``) sizes; ``attrs = {...}``,
+``library_call``, ``doc`` and other attributes (not interpreted); the payload
+region kept as text with its block arguments; ``-> type`` and ``-> (types)``
+results; ``%0:2 =`` multi-result ops (results ``%0#0``, ``%0#1``).
+
+Named ops whose indexing maps are fixed by their definition are read as the
+equivalent generic (``kind`` keeps the op name, the payload is synthesized):
+``linalg.transpose`` (``permutation``), ``linalg.broadcast`` and
+``linalg.reduce`` (``dimensions``), ``linalg.map``, ``linalg.fill``,
+``linalg.copy``, the contractions ``matmul``, ``batch_matmul``, ``matvec``,
+``vecmat``, ``dot`` (an explicit ``indexing_maps = [...]`` wins), and the
+elementwise ``add sub mul div max min exp log abs ceil floor sqrt rsqrt tanh
+erf negf reciprocal square``. Any other ``linalg`` op is listed in
+:attr:`LinalgModule.skipped` with the reason, never guessed.
+
+Promises: the op's maps, iterator types, operands, types and payload as
+written; an inconsistent op (map count, dims versus iterator count, results
+versus operand rank, block argument count, a bad permutation) or malformed
+text raises a :class:`ParseError` positioned in the original text.
 """
 
 from __future__ import annotations
@@ -32,11 +51,11 @@ from verified_indexing.errors import MapError, ParseError
 from verified_indexing.expr import Dim
 from verified_indexing.interval import Interval
 from verified_indexing.legality._mlir_text import Cursor, ShapedType, parse_affine_span, parse_type
+from verified_indexing.legality._scanner import mask_mlir_noise
 
-__all__ = ["Operand", "GenericOp", "parse_linalg", "loop_bounds"]
+__all__ = ["Operand", "GenericOp", "LinalgModule", "SkippedOp", "parse_linalg", "parse_linalg_module", "loop_bounds"]
 
 _ALIAS_RE = re.compile(r"^[ \t]*#([\w.$-]+)[ \t]*=[ \t]*(?=affine_map\s*<)", re.MULTILINE)
-_GENERIC_RE = re.compile(r"linalg\.generic\b")
 _RESULT_RE = re.compile(r"(%[\w.$-]+)(?::(\d+))?\s*=\s*$")
 _VALUE_RE = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _ITER_RE = re.compile(r'"(\w+)"|#linalg\.iterator_type<\s*(\w+)\s*>')
@@ -73,6 +92,7 @@ class GenericOp:
     result_types: tuple[ShapedType, ...]
     line: int
     offset: int
+    kind: str = "linalg.generic"
 
     @property
     def operands(self) -> tuple[Operand, ...]:
@@ -88,7 +108,7 @@ class GenericOp:
 
     @property
     def has_pure_tensor_semantics(self) -> bool:
-        return all(o.type.kind == "tensor" for o in self.operands)
+        return all(o.type.kind != "memref" for o in self.operands)
 
     def payload_uses(self, operand_index: int) -> bool:
         """True when the payload mentions the block argument of that operand."""
@@ -149,61 +169,57 @@ def _operands(cur: Cursor, keyword: str) -> list[tuple[str, ShapedType, int]]:
     return out
 
 
-def _parse_one(text: str, match: re.Match[str], aliases: dict[str, AffineMap], source: str) -> GenericOp:
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    before = text[line_start : match.start()]
-    rm = _RESULT_RE.search(before)
-    line = text.count("\n", 0, match.start()) + 1
-    cur = Cursor(text, match.end(), source)
-    a_start, a_stop = cur.balanced("{", "}")
-    attrs = text[a_start:a_stop]
-    im = re.search(r"indexing_maps\s*=\s*\[", attrs)
-    if im is None:
-        raise cur.error("linalg.generic needs an 'indexing_maps' attribute", match.start(), len(match.group()))
-    mc = Cursor(text, a_start + im.end() - 1, source)
-    ms, me = mc.balanced("[", "]")
-    maps = _map_list(mc, ms, me, aliases)
-    it = re.search(r"iterator_types\s*=\s*\[([^\]]*)\]", attrs)
-    if it is None:
-        raise cur.error("linalg.generic needs an 'iterator_types' attribute", match.start(), len(match.group()))
+def _iterators(cur: Cursor, start: int, stop: int) -> list[str]:
     iters: list[str] = []
-    for s, e in Cursor(text, 0, source).split_top(a_start + it.start(1), a_start + it.end(1)):
-        item = text[s:e].strip()
+    for s, e in cur.split_top(start, stop):
+        item = cur.text[s:e].strip()
         m = _ITER_RE.fullmatch(item)
         if m is None or (m.group(1) or m.group(2)) not in ("parallel", "reduction", "window"):
             raise cur.error(f"unknown iterator type {item!r}", s, max(1, e - s))
         iters.append(m.group(1) or m.group(2))
-    ins = _operands(cur, "ins")
-    outs = _operands(cur, "outs")
-    if cur.at("attrs"):
-        cur.expect("attrs")
-        cur.expect("=")
-        cur.balanced("{", "}")
-    p_start, p_stop = cur.balanced("{", "}")
-    payload = text[p_start:p_stop].strip("\n")
-    result_types: list[ShapedType] = []
-    if cur.accept("->"):
-        cur.skip_ws()
-        if cur.at("("):
-            rs, re_ = cur.balanced("(", ")")
-            spans = cur.split_top(rs, re_)
-        else:
-            t0 = cur.pos
-            cur.regex(re.compile(r"(tensor|memref)<[^<>]*>"), "a result type")
-            spans = [(t0, cur.pos)]
-        result_types = [parse_type(text[s:e], s, source, text) for s, e in spans]
+    return iters
+
+
+def _result_types(cur: Cursor) -> list[ShapedType]:
+    if not cur.accept("->"):
+        return []
+    cur.skip_ws()
+    if cur.at("("):
+        rs, re_ = cur.balanced("(", ")")
+        spans = cur.split_top(rs, re_)
+    else:
+        t0 = cur.pos
+        cur.regex(re.compile(r"(tensor|memref)<"), "a result type")
+        cur.pos -= 1
+        cur.balanced("<", ">")
+        spans = [(t0, cur.pos)]
+    return [parse_type(cur.text[s:e], s, cur.source, cur.text) for s, e in spans]
+
+
+def _result_names(text: str, start: int) -> tuple[str, tuple[str, ...]] | None:
+    line_start = text.rfind("\n", 0, start) + 1
+    rm = _RESULT_RE.search(text[line_start:start])
+    if rm is None:
+        return None
+    base = rm.group(1)
+    count = int(rm.group(2)) if rm.group(2) else 1
+    return base, ((base,) if count == 1 else tuple(f"{base}#{i}" for i in range(count)))
+
+
+def _assemble(
+    text: str, start: int, head_len: int, source: str, kind: str, maps: list[AffineMap], iters: list[str],
+    ins: list[tuple[str, ShapedType, int]], outs: list[tuple[str, ShapedType, int]], payload: str, p_start: int,
+    result_types: list[ShapedType],
+) -> GenericOp:
+    """Check an op's parts against each other and build the :class:`GenericOp`."""
     n_ops = len(ins) + len(outs)
-    where = match.start()
     if len(maps) != n_ops:
-        raise ParseError(
-            f"linalg.generic has {n_ops} operands but {len(maps)} indexing maps",
-            text, where, len(match.group()), source,
-        )
+        raise ParseError(f"{kind} has {n_ops} operands but {len(maps)} indexing maps", text, start, head_len, source)
     for k, (mp, (v, ty, pos)) in enumerate(zip(maps, ins + outs)):
         if mp.num_dims != len(iters):
             raise ParseError(
                 f"indexing map #{k} has {mp.num_dims} dims but the op has {len(iters)} iterators",
-                text, where, len(match.group()), source,
+                text, start, head_len, source,
             )
         if mp.num_results != ty.rank:
             raise ParseError(
@@ -211,7 +227,7 @@ def _parse_one(text: str, match: re.Match[str], aliases: dict[str, AffineMap], s
                 text, pos, len(v), source,
             )
         if mp.num_symbols:
-            raise ParseError(f"indexing map #{k} has symbols (not supported)", text, where, len(match.group()), source)
+            raise ParseError(f"indexing map #{k} has symbols (not supported)", text, start, head_len, source)
     bm = _BLOCK_RE.search(payload)
     block_args: list[str] = []
     if bm is not None:
@@ -221,14 +237,9 @@ def _parse_one(text: str, match: re.Match[str], aliases: dict[str, AffineMap], s
                 f"the payload block has {len(block_args)} arguments for {n_ops} operands",
                 text, p_start + bm.start(), len(bm.group()), source,
             )
-    if rm is not None:
-        base = rm.group(1)
-        count = int(rm.group(2)) if rm.group(2) else 1
-        results = (base,) if count == 1 else tuple(f"{base}#{i}" for i in range(count))
-        name = base
-    else:
-        results = ()
-        name = f"generic@{line}"
+    line = text.count("\n", 0, start) + 1
+    named = _result_names(text, start)
+    name, results = named if named is not None else (f"{kind.split('.')[-1]}@{line}", ())
     return GenericOp(
         name=name,
         results=results,
@@ -239,17 +250,286 @@ def _parse_one(text: str, match: re.Match[str], aliases: dict[str, AffineMap], s
         block_args=tuple(block_args),
         result_types=tuple(result_types),
         line=line,
-        offset=match.start(),
+        offset=start,
+        kind=kind,
     )
 
 
-def parse_linalg(text: str, source: str = "<input>") -> list[GenericOp]:
-    """Every ``linalg.generic`` op of ``text``, in order (see the module docstring)."""
+def _parse_generic(
+    text: str, match: re.Match[str], aliases: dict[str, AffineMap], source: str
+) -> tuple[GenericOp, int]:
+    cur = Cursor(text, match.end(), source)
+    a_start, a_stop = cur.balanced("{", "}")
+    attrs = text[a_start:a_stop]
+    head = len(match.group())
+    im = re.search(r"indexing_maps\s*=\s*\[", attrs)
+    if im is None:
+        raise cur.error("linalg.generic needs an 'indexing_maps' attribute", match.start(), head)
+    mc = Cursor(text, a_start + im.end() - 1, source)
+    ms, me = mc.balanced("[", "]")
+    maps = _map_list(mc, ms, me, aliases)
+    it = re.search(r"iterator_types\s*=\s*\[([^\]]*)\]", attrs)
+    if it is None:
+        raise cur.error("linalg.generic needs an 'iterator_types' attribute", match.start(), head)
+    iters = _iterators(Cursor(text, 0, source), a_start + it.start(1), a_start + it.end(1))
+    ins = _operands(cur, "ins")
+    outs = _operands(cur, "outs")
+    if cur.at("attrs"):
+        cur.expect("attrs")
+        cur.expect("=")
+        cur.balanced("{", "}")
+    p_start, p_stop = cur.balanced("{", "}")
+    payload = text[p_start:p_stop].strip("\n")
+    result_types = _result_types(cur)
+    op = _assemble(text, match.start(), head, source, "linalg.generic", maps, iters, ins, outs, payload, p_start,
+                   result_types)
+    return op, cur.pos
+
+
+# -- named ops ----------------------------------------------------------------
+
+#: Named contractions: (iterator types, operand maps as result dim lists), as
+#: the ops' definitions give them (``linalg/opdsl``).
+_CONTRACTIONS: dict[str, tuple[str, list[list[int]]]] = {
+    "matmul": ("ppr", [[0, 2], [2, 1], [0, 1]]),
+    "batch_matmul": ("pppr", [[0, 1, 3], [0, 3, 2], [0, 1, 2]]),
+    "matvec": ("pr", [[0, 1], [1], [0]]),
+    "vecmat": ("pr", [[1], [1, 0], [0]]),
+    "dot": ("r", [[0], [0], []]),
+}
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximum", "min": "minimum"}
+_UNARY = ("exp", "log", "abs", "ceil", "floor", "sqrt", "rsqrt", "tanh", "erf", "negf", "reciprocal", "square")
+_SUPPORTED_NAMED = ("transpose", "broadcast", "map", "reduce", "fill", "copy", *_CONTRACTIONS, *_BINARY, *_UNARY)
+_INT_LIST_RE = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\]")
+
+
+def _int_list(cur: Cursor, keyword: str) -> tuple[list[int], int] | None:
+    """``keyword = [1, 0]`` at the cursor (or inside a following ``{...}``)."""
+    if not cur.at(keyword):
+        return None
+    at = cur.pos
+    cur.expect(keyword)
+    cur.expect("=")
+    m = cur.regex(_INT_LIST_RE, f"a list of integers after '{keyword} ='")
+    return ([int(x) for x in m.group(1).split(",")] if m.group(1) else []), at
+
+
+def _arith(op: str, element: str) -> str:
+    is_float = element.startswith(("f", "bf", "tf"))
+    if op in ("maximum", "minimum"):
+        return f"arith.{op}f" if is_float else f"arith.{op[:3]}si"
+    return f"arith.{op}{'f' if is_float else 'i'}"
+
+
+def _identity(n: int) -> AffineMap:
+    return AffineMap(n, 0, [Dim(i) for i in range(n)])
+
+
+def _parse_named(
+    text: str, match: re.Match[str], aliases: dict[str, AffineMap], source: str, name: str
+) -> tuple[GenericOp, int]:
+    """A named op (``linalg.transpose``, ``linalg.matmul``...) as its equivalent generic."""
+    kind = f"linalg.{name}"
+    head = len(match.group())
+    cur = Cursor(text, match.end(), source)
+    explicit_maps: list[AffineMap] | None = None
+    short_body: str | None = None
+    if cur.at("indexing_maps"):
+        cur.expect("indexing_maps")
+        cur.expect("=")
+        ms, me = cur.balanced("[", "]")
+        explicit_maps = _map_list(cur, ms, me, aliases)
+    if name in ("map", "reduce") and cur.at("{"):
+        bs, be = cur.balanced("{", "}")
+        short_body = text[bs:be].strip()
+    ins = _operands(cur, "ins")
+    outs = _operands(cur, "outs")
+    if not outs:
+        raise cur.error(f"{kind} needs an outs(...) operand", match.start(), head)
+    perm = _int_list(cur, "permutation")
+    dims = _int_list(cur, "dimensions")
+    region_args: list[tuple[str, str]] | None = None
+    region_body = ""
+    p_start = cur.pos
+    if name in ("map", "reduce") and short_body is None and cur.at("("):
+        a_s, a_e = cur.balanced("(", ")")
+        region_args = []
+        for s_, e_ in cur.split_top(a_s, a_e):
+            arg = text[s_:e_].strip()
+            if ":" not in arg:
+                raise cur.error(f"expected '%name: type' in the region arguments of {kind}", s_, max(1, e_ - s_))
+            region_args.append((arg.split(":")[0].strip(), arg.split(":", 1)[1].strip()))
+        p_start, p_stop = cur.balanced("{", "}")
+        region_body = text[p_start:p_stop].strip("\n")
+    if cur.at("{") and name not in ("map", "reduce"):
+        cur.balanced("{", "}")  # attribute dictionary
+    result_types = _result_types(cur)
+    init = outs[0][1]
+    n = init.rank
+    elem = init.element
+    maps: list[AffineMap]
+    iters: list[str]
+    args_in = ["%in" if i == 0 else f"%in_{i - 1}" for i in range(len(ins))]
+    body: list[str]
+    if name == "transpose":
+        if perm is None:
+            raise cur.error("linalg.transpose needs 'permutation = [...]'", match.start(), head)
+        p, at = perm
+        if sorted(p) != list(range(n)) or len(ins) != 1 or ins[0][1].rank != n:
+            raise cur.error(f"permutation {p} is not a permutation of the {n} dims of the operands", at)
+        in_results: list[Dim] = [Dim(0)] * n
+        for j, pj in enumerate(p):
+            in_results[pj] = Dim(j)
+        maps, iters = [AffineMap(n, 0, in_results), _identity(n)], ["parallel"] * n
+        body = [f"linalg.yield {args_in[0]} : {elem}"]
+    elif name == "broadcast":
+        if dims is None:
+            raise cur.error("linalg.broadcast needs 'dimensions = [...]'", match.start(), head)
+        d, at = dims
+        if len(ins) != 1 or len(set(d)) != len(d) or any(not 0 <= x < n for x in d) or ins[0][1].rank + len(d) != n:
+            raise cur.error(f"dimensions {d} do not add the missing dims of the {n}-d init", at)
+        maps = [AffineMap(n, 0, [Dim(i) for i in range(n) if i not in d]), _identity(n)]
+        iters = ["parallel"] * n
+        body = [f"linalg.yield {args_in[0]} : {elem}"]
+    elif name == "reduce":
+        if dims is None or len(ins) != len(outs):
+            raise cur.error("linalg.reduce needs 'dimensions = [...]' and one init per input", match.start(), head)
+        d, at = dims
+        rank = ins[0][1].rank
+        if any(not 0 <= x < rank for x in d) or len(set(d)) != len(d) or rank - len(d) != n:
+            raise cur.error(f"dimensions {d} do not reduce the {rank}-d input to the {n}-d init", at)
+        kept = [Dim(i) for i in range(rank) if i not in d]
+        maps = [_identity(rank)] * len(ins) + [AffineMap(rank, 0, kept)] * len(outs)
+        iters = ["reduction" if i in d else "parallel" for i in range(rank)]
+        if region_args is None:
+            if short_body is None or len(ins) != 1:
+                raise cur.error("linalg.reduce needs a region '(%in: T, %init: T) { ... }'", match.start(), head)
+            opname = short_body.split()[0] if short_body.split() else ""
+            region_args = [("%in", ins[0][1].element), ("%init", elem)]
+            region_body = f"  %0 = {opname} %in, %init : {elem}\n  linalg.yield %0 : {elem}"
+        return _assemble(text, match.start(), head, source, kind, maps, iters, ins, outs,
+                         _region_payload(region_args, [], region_body), p_start, result_types), cur.pos
+    elif name == "map":
+        maps, iters = [_identity(n)] * (len(ins) + 1), ["parallel"] * n
+        if region_args is not None:
+            return _assemble(text, match.start(), head, source, kind, maps, iters, ins, outs,
+                             _region_payload(region_args, [("%out", elem)], region_body), p_start,
+                             result_types), cur.pos
+        if short_body is None:
+            raise cur.error("linalg.map needs a region or '{ op }'", match.start(), head)
+        opname = short_body.split()[0] if short_body.split() else ""
+        body = [f"%0 = {opname} {', '.join(args_in)} : {elem}", f"linalg.yield %0 : {elem}"]
+    elif name == "fill":
+        maps, iters = [AffineMap(n, 0, []), _identity(n)], ["parallel"] * n
+        body = [f"linalg.yield {args_in[0]} : {elem}"] if args_in else []
+    elif name == "copy":
+        maps, iters = [_identity(n), _identity(n)], ["parallel"] * n
+        body = [f"linalg.yield {args_in[0]} : {elem}"] if args_in else []
+    elif name in _CONTRACTIONS:
+        codes, results = _CONTRACTIONS[name]
+        iters = ["parallel" if c == "p" else "reduction" for c in codes]
+        maps = [AffineMap(len(codes), 0, [Dim(i) for i in r]) for r in results]
+        body = [f"%0 = {_arith('mul', elem)} %in, %in_0 : {elem}", f"%1 = {_arith('add', elem)} %out, %0 : {elem}",
+                f"linalg.yield %1 : {elem}"]
+    elif name in _BINARY:
+        maps, iters = [_identity(n)] * 3, ["parallel"] * n
+        body = [f"%0 = {_arith(_BINARY[name], elem)} %in, %in_0 : {elem}", f"linalg.yield %0 : {elem}"]
+    else:
+        maps, iters = [_identity(n)] * 2, ["parallel"] * n
+        body = [f"%0 = math.{name} %in : {elem}", f"linalg.yield %0 : {elem}"]
+    if explicit_maps is not None:
+        if len(explicit_maps) != len(maps):
+            raise cur.error(f"{kind} has {len(explicit_maps)} indexing maps for {len(maps)} operands",
+                            match.start(), head)
+        maps = explicit_maps
+    header = ", ".join(f"{a}: {t.element if t.kind != 'scalar' else t}" for a, (_, t, _) in zip(args_in, ins))
+    header = f"{header}, %out: {elem}" if header else f"%out: {elem}"
+    payload = f"^bb0({header}):\n" + "\n".join(f"  {ln}" for ln in body)
+    return _assemble(text, match.start(), head, source, kind, maps, iters, ins, outs, payload, p_start,
+                     result_types), cur.pos
+
+
+def _region_payload(args: list[tuple[str, str]], extra: list[tuple[str, str]], body: str) -> str:
+    header = ", ".join(f"{a}: {t}" for a, t in [*args, *extra])
+    return f"^bb0({header}):\n{body}"
+
+
+@dataclass(frozen=True)
+class SkippedOp:
+    """A ``linalg`` op of the input that is not modelled, and why."""
+
+    op: str
+    name: str
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class LinalgModule:
+    """Every modelled ``linalg`` op of a module (as generics) and the skipped ones."""
+
+    ops: tuple[GenericOp, ...]
+    skipped: tuple[SkippedOp, ...]
+
+
+_OP_RE = re.compile(r"(?<![\w.#$%])(\"?)linalg\.([A-Za-z_][\w.]*)")
+_INNER = ("yield", "index")
+
+
+def parse_linalg_module(text: str, source: str = "<input>") -> LinalgModule:
+    """Every ``linalg`` op of ``text`` (see the module docstring): generics and the
+    named ops with a fixed definition, read as their equivalent generics; other
+    ``linalg`` ops are listed in ``skipped`` with the reason. ``//`` comments and
+    ``loc(...)`` annotations are ignored (errors keep their original position)."""
+    masked = mask_mlir_noise(text)
+    try:
+        return _parse_module(masked, source)
+    except ParseError as exc:
+        raise ParseError(exc.message, text, exc.offset, exc.length, source) from None
+
+
+def _parse_module(text: str, source: str) -> LinalgModule:
     aliases = _aliases(text, source)
-    ops = [_parse_one(text, m, aliases, source) for m in _GENERIC_RE.finditer(text)]
-    if not ops:
-        raise ParseError("no linalg.generic op in the input", text, 0, 1, source)
-    return ops
+    ops: list[GenericOp] = []
+    skipped: list[SkippedOp] = []
+    pos = 0
+    while True:
+        m = _OP_RE.search(text, pos)
+        if m is None:
+            break
+        name = m.group(2)
+        line = text.count("\n", 0, m.start()) + 1
+        named = _result_names(text, m.start())
+        label = named[0] if named is not None else f"{name}@{line}"
+        if m.group(1):
+            skipped.append(SkippedOp(f"linalg.{name}", label, line,
+                                     "the generic (quoted) operation form is not read; print the op in pretty form"))
+            pos = m.end()
+            continue
+        if name in _INNER:
+            pos = m.end()
+            continue
+        if name == "generic":
+            op, pos = _parse_generic(text, m, aliases, source)
+            ops.append(op)
+        elif name in _SUPPORTED_NAMED:
+            op, pos = _parse_named(text, m, aliases, source, name)
+            ops.append(op)
+        else:
+            skipped.append(SkippedOp(f"linalg.{name}", label, line,
+                                     f"linalg.{name} is not modelled (its indexing maps are not read)"))
+            pos = m.end()
+    return LinalgModule(tuple(ops), tuple(skipped))
+
+
+def parse_linalg(text: str, source: str = "<input>") -> list[GenericOp]:
+    """Every modelled ``linalg`` op of ``text``, in order, as generics (see
+    :func:`parse_linalg_module`); a :class:`ParseError` when there is none."""
+    mod = parse_linalg_module(text, source)
+    if not mod.ops:
+        extra = "".join(f"; skipped {s.op} at line {s.line}: {s.reason}" for s in mod.skipped)
+        raise ParseError(f"no linalg.generic op in the input{extra}", text, 0, 1, source)
+    return list(mod.ops)
 
 
 def loop_bounds(op: GenericOp) -> list[Interval]:
