@@ -280,7 +280,7 @@ def classify(ours: IndexingMap, xla: IndexingMap) -> str:
     return "same-cost"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def outcome(name: str) -> tuple[str, IndexingMap, IndexingMap, IndexingMap]:
     """(classification, input, XLA's output, ours) for a case."""
     src, want = next((c[2], c[3]) for c in ALL_CASES if c[1] == name)
@@ -325,7 +325,7 @@ def test_parity_summary() -> None:
 def test_softmax_constraint_dropped() -> None:
     # The whole-program softmax map: `(d1 - s1) mod 32` and `d1 - s1 in [0, 96]` only say
     # that some s1 exists, which d1's bounds imply; both go, with s1.
-    _, m, _, ours = outcome("Softmax_RedundantModConstraint")
+    _, _, _, ours = outcome("Softmax_RedundantModConstraint")
     assert ours == P("(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 127], s0 in [0, 127]")
     # Tightening the second constraint makes the mod constraint meaningful: d1 is bounded.
     m2 = P("(d0, d1)[s0, s1] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 127], s0 in [0, 127],"
