@@ -562,7 +562,10 @@ def output_to_input_maps(
     maps: dict[tuple[str, int], list[_Entry]] = {}
     root_shape = _output_shape(root, output_index)
     if root_shape.is_dynamic:
-        raise UnsupportedError(f"{root.name}: output of dynamic shape {root_shape}")
+        from verified_indexing.hlo.ops import UNSUPPORTED_OPCODES
+
+        also = f"; {root.opcode} is {UNSUPPORTED_OPCODES[root.opcode]}" if root.opcode in UNSUPPORTED_OPCODES else ""
+        raise UnsupportedError(f"{root.name}: output of dynamic shape {root_shape}{also}")
     init = IndexingMap.identity(root_shape.dims)
     maps[(root.name, output_index)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
     unsupported: list[UnsupportedOp] = []
@@ -691,6 +694,12 @@ def _check_get_tuple_element(inst: Instruction, comp: Computation) -> None:
         raise _bad(inst, f"shape {inst.shape} is not element {inst.tuple_index} of {src}")
 
 
+def _details(sub: ComputationIndexing, target: TargetIndexing) -> str:
+    """The reasons of the unsupported ops of ``sub`` that hide ``target``."""
+    reasons = list(dict.fromkeys(u.reason for u in sub.unsupported if u.instruction in target.unsupported))
+    return f" ({'; '.join(reasons)})" if reasons else ""
+
+
 def _operand_steps(
     inst: Instruction,
     comp: Computation,
@@ -726,7 +735,7 @@ def _operand_steps(
                 raise UnsupportedError(f"{called} has parameter {target.index}, {inst.name} has no such operand")
             operand = inst.operands[target.index]
             if target.unsupported:
-                why = f"unknown indexing through {', '.join(target.unsupported)} in {called}"
+                why = f"unknown indexing through {', '.join(target.unsupported)} in {called}" + _details(sub, target)
                 steps.append((operand, target.element or 0, IndexingMap.undefined(), why))
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:
@@ -862,7 +871,7 @@ def _user_steps(
         steps: list[tuple[int, IndexingMap, str]] = []
         for target in sub.targets:
             if target.unsupported:
-                why = f"unknown indexing through {', '.join(target.unsupported)} in {called}"
+                why = f"unknown indexing through {', '.join(target.unsupported)} in {called}" + _details(sub, target)
                 steps.append((target.index, IndexingMap.undefined(), why))
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:

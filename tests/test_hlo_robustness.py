@@ -1,0 +1,480 @@
+"""Robustness of the HLO parser and analysis on real-looking XLA text.
+
+* the GPU/TPU-style modules of examples/hlo/ parse with every feature kept
+  (async collectives, control flow, custom calls, shardings, aliasing, dynamic
+  shapes, tiled layouts, every element type and literal form);
+* every op without a model is reported by name with its reason, never guessed;
+  dynamic shapes are reported, not analyzed at their bound;
+* a fuzzer mutates corpus modules: only ``ParseError`` escapes the parser, only
+  ``VerifiedIndexingError`` the analysis;
+* fusions of every kind (kLoop, kInput, kOutput, kCustom, multi-output) read what
+  the numpy oracle says, and runtime-variable origins traced back to fusion
+  parameters hold the offsets a hand-written numpy program uses;
+* random fusion DAGs (shared operands, several paths to one parameter) agree with
+  the numpy oracle in both directions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_hlo_fusion import _reads_from_maps, _run_computation
+from test_hlo_ops_oracle import _shape, build, check
+
+from verified_indexing.errors import ParseError, UnsupportedError, VerifiedIndexingError
+from verified_indexing.hlo.fusion import analyze_module, input_to_output_maps, output_to_input_maps
+from verified_indexing.hlo.ir import Computation, Shape
+from verified_indexing.hlo.ops import (
+    UNSUPPORTED_OPCODES,
+    RuntimeOrigin,
+    input_to_output,
+    output_to_input,
+    supported_opcodes,
+)
+from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module, parse_shape
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "hlo"
+FEATURES = EXAMPLES / "gpu_features.hlo"
+FUSIONS = EXAMPLES / "gpu_fusions.hlo"
+CORPUS = sorted((ROOT / "examples" / "jax_hlo").glob("*.hlo")) + sorted(EXAMPLES.glob("*.hlo"))
+
+
+# -- the parser on real XLA text features -------------------------------------------------------
+
+
+def test_gpu_features_module_keeps_every_feature() -> None:
+    module = parse_module(FEATURES.read_text(), str(FEATURES))
+    assert module.name == "jit_train_step"
+    assert module.attributes["input_output_alias"] == "{ {0}: (0, {}, may-alias), {1}: (1, {}, must-alias) }"
+    assert module.attributes["buffer_donor"] == "{ (2, {}) }"
+    assert module.attributes["num_partitions"] == "4"
+    entry = module.entry
+    assert entry.name == "main.42" and module.entry_name == "main.42"
+    by = entry.by_name
+    opcodes = {i.opcode for i in entry.instructions}
+    for op in (
+        "all-reduce-start", "all-reduce-done", "all-reduce", "all-gather", "copy-start", "copy-done", "while",
+        "conditional", "call", "custom-call", "scatter", "sort", "rng", "iota", "reduce-precision",
+        "bitcast-convert", "dynamic-reshape", "get-dimension-size", "set-dimension-size", "partition-id",
+        "replica-id", "after-all", "add-dependency", "opt-barrier", "domain", "outfeed", "infeed", "send",
+        "send-done", "recv", "recv-done", "fusion",
+    ):
+        assert op in opcodes, op
+    # Attributes are kept raw, quoted strings and JSON included.
+    assert by["custom-call.1"].attributes["custom_call_target"] == '"__cublas$gemm"'
+    assert by["custom-call.1"].attributes["api_version"] == "API_VERSION_STATUS_RETURNING"
+    assert by["custom-call.2"].attributes["backend_config"] == '"opaque \\"quoted\\" {text}"'
+    assert by["all-reduce-start"].attributes["replica_groups"] == "{{0,1},{2,3}}"
+    assert by["all-reduce.2"].attributes["replica_groups"] == "[2,2]<=[4]"
+    assert by["all-gather.1"].attributes["replica_groups"] == "[2,2]<=[2,2]T(1,0)"
+    assert by["Arg_0.1"].attributes["sharding"] == "{devices=[2,1]0,1}"
+    assert by["Arg_2.3"].attributes["sharding"] == "{maximal device=0}"
+    assert by["tuple.in"].attributes["sharding"] == "{{devices=[2,1]0,1}, {replicated}}"
+    assert by["Arg_3.4"].attributes["origin"] == '{{"x"}}'
+    assert by["call.1"].attributes["frontend_attributes"] == '{_xla_compute_type="host"}'
+    assert by["fusion.1"].attributes["control-predecessors"] == "{%all-reduce-done, %copy-done.1}"
+    assert by["while.1"].attributes["condition"] == "%while_cond"
+    assert by["conditional.2"].attributes["branch_computations"] == "{%branch_0, %branch_1}"
+    assert by["scatter.1"].attributes["scatter_dims_to_operand_dims"] == "{0}"
+    assert by["sort.1"].attributes["is_stable"] == "true"
+    assert by["reduce-precision.1"].attributes["mantissa_bits"] == "10"
+    assert by["iota.1"].iota_dimension == 1
+    # Shapes: tuples of tuples, tokens, tiled layouts, dynamic dimensions, every element type.
+    assert str(by["infeed.1"].shape) == "((f32[8]{0}, s32[]), token[])"
+    assert by["copy-start.1"].shape.tuple_shapes[0].layout == (1, 0)
+    assert by["Arg_3.4"].shape == Shape("bf16", (4, 256), (1, 0))
+    assert by["dynamic-reshape.1"].shape.dynamic == (True, False)
+    assert str(by["dynamic-reshape.1"].shape) == "f32[<=8,128]{1,0}"
+    types = {i.shape.element_type for i in entry.instructions}
+    assert {"s4", "u4", "s2", "u8", "s64", "f64", "c64", "c128", "bf16", "f8e4m3fn", "f8e5m2", "pred"} <= types
+    # Literals are kept as written.
+    assert by["constant.3"].literal == "nan" and by["constant.4"].literal == "-inf"
+    assert by["constant.10"].literal == "{ { {1, 2}, {3, 4} }, { {5, 6}, {7, 8} } }"
+    assert by["constant.9"].literal == "(1, 2)" and by["constant.8"].literal == "{}"
+    assert set(module.computations) == {
+        "region_add", "compare_lt", "scatter_combiner", "while_cond", "while_body", "branch_0", "branch_1",
+        "called_fn", "fused_loop", "fused_reduce", "main.42",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("f32[?,8]", ((-1, 8), (True, False), "f32[?,8]")),
+        ("f32[<=4,8]{1,0}", ((4, 8), (True, False), "f32[<=4,8]{1,0}")),
+        ("s4[8,128]{1,0:T(8,128)(2,1)E(4)}", ((8, 128), (), "s4[8,128]{1,0}")),
+        ("f32[256]{0:T(256)S(1)}", ((256,), (), "f32[256]{0}")),
+        ("bf16[8,16]{1,0:E(8)}", ((8, 16), (), "bf16[8,16]{1,0}")),
+        ("f32[8,8]{1,0:D(D,C)}", ((8, 8), (), "f32[8,8]{1,0}")),
+        ("token[]", ((), (), "token[]")),
+        ("u32[]{:T(128)}", ((), (), "u32[]{}")),
+    ],
+)
+def test_shape_forms(text: str, want: tuple[tuple[int, ...], tuple[bool, ...], str]) -> None:
+    shape = parse_shape(text)
+    assert (shape.dims, shape.dynamic, str(shape)) == want
+
+
+SNIPPETS = {
+    "execution_thread": 'comp.1 {\n a = f32[] parameter(0)\n ROOT b = f32[] negate(a)\n}, execution_thread="x"\n'
+    "ENTRY main {\n p = f32[] parameter(0)\n ROOT c = f32[] call(p), to_apply=comp.1\n}",
+    "hex_float": "ENTRY e {\n ROOT c = f32[] constant(0x1p-3)\n}",
+    "param_sharding": "ENTRY e {\n %param.1 = f32[] parameter(1), sharding={replicated}\n"
+    " %param.0 = f32[] parameter(0)\n ROOT a = f32[] add(%param.0, %param.1)\n}",
+    "async_wrapped": "foo {\n a = f32[8] parameter(0)\n ROOT b = f32[8] negate(a)\n}\nENTRY e {\n"
+    " p = f32[8] parameter(0)\n s = ((f32[8]), f32[8], s32[]) async-start(p), calls=%foo\n"
+    " ROOT d = f32[8] async-done(s), calls=%foo\n}",
+    "statistics": "ENTRY e {\n p = f32[8] parameter(0)\n ROOT n = f32[8] negate(p), statistics={visualizing_index=1}\n}",
+    "multi_line": "ENTRY e {\n p = f32[8] parameter(0)\n ROOT n = f32[8] add(p,\n   p),\n   metadata={op_name=\"a\"}\n}",
+}
+
+
+@pytest.mark.parametrize("name", list(SNIPPETS))
+def test_snippet_features_parse(name: str) -> None:
+    module = parse_module(SNIPPETS[name], name)
+    assert module.entry.root.is_root or module.entry.root is module.entry.instructions[-1]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle", "line"),
+    [
+        ("ENTRY e {\n p = f32[4] parameter(0)\n q = f32[4] parameter(0)\n ROOT a = f32[4] add(p, q)\n}", "both", 3),
+        ("ENTRY e {\n p = f32[4,?8] parameter(0)\n}", "in a shape", 2),
+        ("ENTRY e {\n p = f32[4] parameter(0), sharding={replicated\n}", "unclosed", 2),
+        ('ENTRY e {\n p = f32[4] custom-call(), backend_config="abc\n}', "unterminated string", 2),
+    ],
+)
+def test_bad_text_gets_a_positioned_error(text: str, needle: str, line: int) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_module(text, "bad.hlo")
+    assert needle in str(info.value) and info.value.line == line
+
+
+# -- ops without a model are named, never guessed --------------------------------------------------
+
+
+def test_every_unmodeled_op_of_the_features_module_is_named_with_its_reason() -> None:
+    module = parse_module(FEATURES.read_text(), str(FEATURES))
+    seen = set()
+    for inst in module.entry.instructions:
+        if inst.opcode not in UNSUPPORTED_OPCODES or inst.opcode in ("call", "fusion"):
+            continue
+        seen.add(inst.opcode)
+        for result in analyze_module(module, computation="main.42", instruction=inst.name, verify=False):
+            assert [(u.instruction, u.opcode) for u in result.unsupported] == [(inst.name, inst.opcode)]
+            assert UNSUPPORTED_OPCODES[inst.opcode] in result.unsupported[0].reason
+            assert all(not t.maps for t in result.targets)
+    assert {"scatter", "sort", "custom-call", "while", "conditional", "all-reduce", "copy-start", "send",
+            "infeed", "dynamic-reshape"} <= seen
+    assert not set(UNSUPPORTED_OPCODES) & (supported_opcodes() - {"call", "fusion"})
+
+
+def test_unknown_opcode_is_named() -> None:
+    comp = parse_hlo_snippet("p = f32[4] parameter(0)\nROOT f = f32[4] frobnicate(p), flavor=\"x\"")
+    with pytest.raises(UnsupportedError, match=r"frobnicate .*no indexing model"):
+        output_to_input(comp.root, comp)
+    result = output_to_input_maps(comp)
+    assert [(u.instruction, u.opcode) for u in result.unsupported] == [("f", "frobnicate")]
+    assert result.targets[0].maps == [] and result.targets[0].unsupported == ["f"]
+
+
+@pytest.mark.parametrize("shape", ["f32[<=4,8]", "f32[?,8]"])
+def test_dynamic_shapes_are_unsupported_not_analyzed_at_the_bound(shape: str) -> None:
+    comp = parse_hlo_snippet(f"p = {shape} parameter(0)\nROOT n = {shape} negate(p)")
+    with pytest.raises(UnsupportedError, match="dynamic shape"):
+        output_to_input(comp.root, comp)
+    with pytest.raises(UnsupportedError, match="dynamic shape"):
+        input_to_output(comp.root, comp, 0)
+    module = parse_module(f"ENTRY e {{\n ROOT p = {shape} parameter(0)\n}}")
+    for direction in ("output-to-input", "input-to-output"):
+        (result,) = analyze_module(module, computation="e", direction=direction)  # type: ignore[arg-type]
+        assert result.unsupported and not any(t.maps for t in result.targets)
+
+
+def test_whole_features_entry_never_crashes_and_names_what_it_cannot_follow() -> None:
+    module = parse_module(FEATURES.read_text(), str(FEATURES))
+    for direction in ("output-to-input", "input-to-output"):
+        results = analyze_module(module, computation="main.42", direction=direction)  # type: ignore[arg-type]
+        for r in results:
+            for t in r.targets:
+                assert all(a.verdict is not None and a.verdict.proved for a in t.maps)
+    # Output 1 of the entry is all-reduce(all-reduce-done(all-reduce-start(Arg_1.2))): not followed.
+    (_, out1) = analyze_module(module, computation="main.42")
+    assert {u.opcode for u in out1.unsupported} == {"all-reduce"}
+    assert all(not t.maps for t in out1.targets)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("f {\n p = f32[4] parameter(0)\n ROOT x = f32[4] fusion(p), kind=kLoop, calls=f\n}\n"
+         "ENTRY e {\n a = f32[4] parameter(0)\n ROOT y = f32[4] fusion(a), kind=kLoop, calls=f\n}", "calls itself"),
+        ("f {\n p = f32[4] parameter(0)\n ROOT x = f32[4] call(p), to_apply=g\n}\n"
+         "g {\n p = f32[4] parameter(0)\n ROOT x = f32[4] call(p), to_apply=f\n}\n"
+         "ENTRY e {\n a = f32[4] parameter(0)\n ROOT y = f32[4] fusion(a), kind=kLoop, calls=f\n}", "calls itself"),
+    ],
+)
+def test_recursive_calls_are_unsupported(text: str, needle: str) -> None:
+    module = parse_module(text)
+    for direction in ("output-to-input", "input-to-output"):
+        (result,) = analyze_module(module, computation="e", direction=direction)  # type: ignore[arg-type]
+        assert any(needle in u.reason for u in result.unsupported)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("f {\n p = f32[5] parameter(0)\n ROOT x = f32[5] negate(p)\n}\n"
+         "ENTRY e {\n a = f32[4] parameter(0)\n ROOT y = f32[4] fusion(a), kind=kLoop, calls=f\n}", "has shape"),
+        ("f {\n p = f32[4] parameter(0)\n q = f32[4] parameter(1)\n ROOT x = f32[4] add(p, q)\n}\n"
+         "ENTRY e {\n a = f32[4] parameter(0)\n ROOT y = f32[4] fusion(a), kind=kLoop, calls=f\n}", "2 parameter"),
+        ("ENTRY e {\n a = (f32[4], f32[4]) parameter(0)\n ROOT y = f32[4] get-tuple-element(a), index=7\n}",
+         "index=7"),
+        ("ENTRY e {\n a = f32[4] parameter(0)\n ROOT t = (f32[4], f32[5]) tuple(a, a)\n}", "tuple of its operands"),
+    ],
+)
+def test_inconsistent_modules_get_positioned_errors(text: str, needle: str) -> None:
+    module = parse_module(text)
+    with pytest.raises(ParseError, match=needle) as info:
+        analyze_module(module, computation="e")
+    assert info.value.line >= 1 and info.value.column >= 1
+
+
+# -- the fuzzer: only ParseError from the parser, only VerifiedIndexingError from the analysis --------
+
+_PIECES = [
+    *"{}()[],=%:;\"'x0123456789-_ \n",
+    "f32[", "ROOT ", "<=", "?", "/*", "*/", "parameter(0)", "fusion(", "->", "1,0", "{0,1}", "s32[]", "calls=",
+    "index=", "dimensions={", "tuple(",
+]
+
+
+def _mutate(text: str, rnd: random.Random) -> str:
+    for _ in range(rnd.randint(1, 3)):
+        kind, i = rnd.randrange(5), rnd.randrange(len(text) + 1)
+        if kind == 0:
+            text = text[:i] + text[i + 1 :]
+        elif kind == 1:
+            text = text[:i] + rnd.choice(_PIECES) + text[i:]
+        elif kind == 2:
+            text = text[:i] + text[min(len(text), i + rnd.randint(1, 40)) :]
+        elif kind == 3:
+            lines = text.split("\n")
+            lines.insert(rnd.randrange(len(lines)), lines[rnd.randrange(len(lines))])
+            text = "\n".join(lines)
+        else:
+            digits = [p for p, c in enumerate(text) if c.isdigit()]
+            if digits:
+                p = rnd.choice(digits)
+                text = text[:p] + str(rnd.randrange(10)) + text[p + 1 :]
+    return text
+
+
+@settings(max_examples=400)
+@given(st.integers(0, 2**32 - 1))
+def test_fuzzed_corpus_modules_give_only_positioned_errors(seed: int) -> None:
+    rnd = random.Random(seed)
+    path = rnd.choice(CORPUS)
+    text = _mutate(path.read_text(), rnd)
+    try:
+        module = parse_module(text, path.name)
+    except ParseError as exc:
+        assert exc.line >= 1 and exc.column >= 1
+        return
+    try:
+        analyze_module(module, verify=False)
+        analyze_module(module, computation=module.entry_name, direction="input-to-output", verify=False)
+    except VerifiedIndexingError:
+        pass
+
+
+def test_fuzz_corpus_is_not_empty() -> None:
+    assert len(CORPUS) >= 24 and FEATURES in CORPUS and FUSIONS in CORPUS
+
+
+# -- per-op additions against the oracle --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("src", "out"),
+    [
+        (("f32", [3, 2]), ("u8", [3, 2, 4])),
+        (("u8", [2, 4]), ("f32", [2])),
+        (("s64", [3]), ("s32", [3, 2])),
+        (("bf16", [5, 2]), ("f32", [5])),
+        (("f32", [2, 3]), ("s32", [2, 3])),
+    ],
+)
+def test_bitcast_convert_across_widths_matches_numpy_view(
+    src: tuple[str, list[int]], out: tuple[str, list[int]]
+) -> None:
+    """numpy's ``view`` reinterprets the bytes: tag each operand element with its
+    linear index repeated over its bytes and read back which elements each output
+    element's bytes came from."""
+    types = {"f32": 4, "u8": 1, "s64": 8, "s32": 4, "bf16": 2}
+    inst, comp = build("bitcast-convert", Shape(out[0], tuple(out[1])), [Shape(src[0], tuple(src[1]))])
+    n_in, w_in, w_out = int(np.prod(src[1])), types[src[0]], types[out[0]]
+    owner = np.repeat(np.arange(n_in), w_in)  # byte -> operand element (row-major buffer)
+    out_bytes = owner.reshape(-1, w_out)  # the bytes of each output element, in order
+    reads: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for k, idx in enumerate(np.ndindex(*out[1])):
+        reads[idx] = {tuple(int(v) for v in np.unravel_index(e, src[1])) for e in set(out_bytes[k].tolist())}
+    (m,) = output_to_input(inst, comp)
+    got: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for d, s, r in m.domain_points():
+        got.setdefault(d, set()).add(m.evaluate(d, s, r))
+    assert got == reads
+    (back,) = input_to_output(inst, comp, 0)
+    pairs = {(back.evaluate(d, s, r), d) for d, s, r in back.domain_points()}
+    assert pairs == {(o, x) for o, xs in reads.items() for x in xs}
+
+
+@settings(max_examples=40)
+@given(st.lists(st.integers(1, 4), min_size=2, max_size=4), st.integers(1, 2), st.data())
+def test_reduce_over_non_contiguous_dims_with_several_inputs(src: list[int], n: int, data: st.DataObject) -> None:
+    rdims = sorted(data.draw(st.sets(st.integers(0, len(src) - 1), min_size=1)))
+    out = [m for d, m in enumerate(src) if d not in rdims]
+    shape = _shape(out) if n == 1 else Shape("tuple", tuple_shapes=tuple(_shape(out) for _ in range(n)))
+    attrs = {"dimensions": "{" + ",".join(map(str, rdims)) + "}"}
+    check(*build("reduce", shape, [_shape(src)] * n + [_shape([])] * n, attrs))
+
+
+@settings(max_examples=40)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_select_and_clamp_with_scalar_operands(dims: list[int], data: st.DataObject) -> None:
+    scalar = [data.draw(st.booleans()) for _ in range(3)]
+    shapes = [_shape([] if s else dims) for s in scalar]
+    check(*build(data.draw(st.sampled_from(["select", "clamp"])), _shape(dims), shapes))
+
+
+# -- fusions of every kind ------------------------------------------------------------------------------
+
+
+def test_gpu_fusions_of_every_kind_read_what_the_oracle_reads() -> None:
+    module = parse_module(FUSIONS.read_text(), str(FUSIONS))
+    kinds = {inst.attributes.get("kind") for inst, _ in module.fusions()}
+    assert kinds == {"kLoop", "kInput", "kOutput", "kCustom"}
+    results = analyze_module(module)
+    assert len(results) == 7  # six fusions, the kInput one with two outputs
+    for r in results:
+        assert not r.unsupported
+        assert all(v.proved for v in r.verdicts())
+        comp = module.computations[r.computation]
+        if any(a.map.num_rt_vars for t in r.targets for a in t.maps):
+            continue  # the dynamic-slice fusion: checked with concrete offsets below
+        if comp.root.shape.is_tuple:  # the oracle runs up to the tuple's element
+            element = comp.by_name[comp.root.operands[r.source]]
+            kept = [dataclasses.replace(i, is_root=i is element) for i in comp.instructions if i is not comp.root]
+            comp = Computation(comp.name, kept)
+        value = _run_computation(comp)[comp.root.name]
+        reads = _reads_from_maps(r)
+        for idx in np.ndindex(*value.shape):
+            assert reads.get(tuple(idx), set()) == set(value[idx]), (r.computation, idx)
+
+
+def test_traced_origin_holds_the_offset_numpy_uses() -> None:
+    module = parse_module(FUSIONS.read_text(), str(FUSIONS))
+    (result,) = analyze_module(module, computation="fused_dynamic_slice")
+    (access,) = result.targets[0].maps
+    m = access.map
+    first = m.rt_vars[0].origin
+    assert isinstance(first, RuntimeOrigin)
+    assert (first.operand_name, first.via, first.operand_index) == ("param_1.41", ("bitcast.43", "slice.42"), 1)
+    data = np.arange(16 * 32).reshape(16, 32)
+    for offsets in ([0, 3], [5, -4], [1, 40], [7, 12]):
+        want = data[min(max(offsets[1], 0), 12) : min(max(offsets[1], 0), 12) + 4, :]  # XLA clamps the start
+        for i in range(4):
+            for j in range(32):
+                at = first.map.evaluate((i, j), (), (0, 0))
+                rt0 = min(max(offsets[at[0]], m.rt_vars[0].bounds.lo), m.rt_vars[0].bounds.hi)
+                assert data[m.evaluate((i, j), (), (rt0, 0))] == want[i, j]
+
+
+def test_multi_output_fusion_input_to_output_reaches_both_outputs() -> None:
+    module = parse_module(FUSIONS.read_text(), str(FUSIONS))
+    result = input_to_output_maps(module.computations["fused_row_max_sum"], 0)
+    assert [t.name for t in result.targets] == ["tuple.20[0]", "tuple.20[1]"]
+    for t in result.targets:
+        (a,) = t.maps
+        assert a.verdict is not None and a.verdict.proved
+        assert {a.map.evaluate(d, s, r) for d, s, r in a.map.domain_points()} == {(i,) for i in range(16)}
+        assert all(a.map.evaluate(d, s, r) == (d[0],) for d, s, r in a.map.domain_points())
+
+
+# -- random fusion DAGs vs the numpy oracle, both directions ------------------------------------------------
+
+
+@st.composite
+def dags(draw: st.DrawFn) -> str:
+    """Values of one shape [a, b] built from two parameters by ops that take any
+    earlier value (so operands are shared and parameters reached by several paths)."""
+    a, b = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    sq = a == b
+    shape = f"f32[{a},{b}]"
+    lines = [f"  p0 = {shape} parameter(0)", f"  p1 = f32[{b}] parameter(1)", "  pred2 = pred[] parameter(2)",
+             "  z = f32[] constant(0)"]
+    values = ["p0"]
+    for k in range(draw(st.integers(2, 6))):
+        name = f"v{k}"
+        x = draw(st.sampled_from(values))
+        op = draw(st.sampled_from(["add", "reverse", "transpose", "bcast", "pad_slice", "concat_slices", "select"]))
+        if op == "add":
+            y = draw(st.sampled_from(values))
+            lines.append(f"  {name} = {shape} add({x}, {y})")
+        elif op == "reverse" or (op == "transpose" and not sq):
+            dims = sorted(draw(st.sets(st.integers(0, 1), min_size=1)))
+            lines.append(f"  {name} = {shape} reverse({x}), dimensions={{{','.join(map(str, dims))}}}")
+        elif op == "transpose":
+            lines.append(f"  {name} = {shape} transpose({x}), dimensions={{1,0}}")
+        elif op == "bcast":
+            lines.append(f"  {name}b = {shape} broadcast(p1), dimensions={{1}}")
+            lines.append(f"  {name} = {shape} multiply({x}, {name}b)")
+        elif op == "pad_slice":
+            if a < 2:
+                lines.append(f"  {name} = {shape} negate({x})")
+            else:
+                lines.append(f"  {name}s = f32[{a - 1},{b}] slice({x}), slice={{[1:{a}], [0:{b}]}}")
+                lines.append(f"  {name} = {shape} pad({name}s, z), padding=0_1x0_0")
+        elif op == "concat_slices":
+            if b < 2:
+                lines.append(f"  {name} = {shape} negate({x})")
+            else:
+                y = draw(st.sampled_from(values))
+                lines.append(f"  {name}l = f32[{a},1] slice({x}), slice={{[0:{a}], [0:1]}}")
+                lines.append(f"  {name}r = f32[{a},{b - 1}] slice({y}), slice={{[0:{a}], [1:{b}]}}")
+                lines.append(f"  {name} = {shape} concatenate({name}l, {name}r), dimensions={{1}}")
+        else:  # select with a scalar predicate (a third parameter)
+            y = draw(st.sampled_from(values))
+            lines.append(f"  {name} = {shape} select(pred2, {x}, {y})")
+        values.append(name)
+    text = "\n".join(lines)
+    return "ENTRY f {\n" + text + f"\n  ROOT out = {shape} negate({values[-1]})\n}}\n"
+
+
+@settings(max_examples=40)
+@given(dags())
+def test_random_fusion_dags_read_what_the_oracle_reads(text: str) -> None:
+    comp = parse_hlo_snippet(text)
+    result = output_to_input_maps(comp)
+    assert not result.unsupported, text
+    assert all(v.proved for v in result.verdicts()), text
+    reads = _reads_from_maps(result)
+    values = _run_computation(comp)[comp.root.name]
+    for idx in np.ndindex(*comp.root.shape.dims):
+        assert reads.get(tuple(idx), set()) == set(values[idx]), (text, idx)
+    pairs = {(t.index, d, a.map.evaluate(d, s, r)) for t in result.targets for a in t.maps
+             for d, s, r in a.map.domain_points()}
+    for param in comp.parameters():
+        n = param.parameter_number or 0
+        back = input_to_output_maps(comp, n)
+        assert not back.unsupported, text
+        assert all(v.proved for v in back.verdicts()), text
+        got = {(n, a.map.evaluate(d, s, r), d) for a in back.targets[0].maps for d, s, r in a.map.domain_points()}
+        assert got == {p for p in pairs if p[0] == n}, (text, param.name)
