@@ -19,18 +19,30 @@ from verified_indexing.engines.api import (
 )
 from verified_indexing.engines.cache import SEMANTICS_VERSION, ProofCache, default_cache
 from verified_indexing.engines.isl import (
+    DEFAULT_MAX_OPERATIONS,
     compose_relation,
+    get_max_operations,
     image,
     indexing_map_from_isl,
+    set_max_operations,
     to_isl_domain,
     to_isl_map,
+)
+from verified_indexing.engines.subset import (
+    SUBSET_KINDS,
+    is_subset,
+    prove_pointwise_equal,
+    prove_relation_equal,
+    prove_subset,
 )
 from verified_indexing.engines.verdict import Counterexample, Verdict
 from verified_indexing.engines.z3 import Z3Encoder
 
 __all__ = [
+    "DEFAULT_MAX_OPERATIONS",
     "ENGINES",
     "SEMANTICS_VERSION",
+    "SUBSET_KINDS",
     "Counterexample",
     "ProofCache",
     "Verdict",
@@ -38,14 +50,20 @@ __all__ = [
     "compose_relation",
     "default_cache",
     "exact_range",
+    "get_max_operations",
     "image",
     "indexing_map_from_isl",
     "is_bijective_onto",
     "is_empty",
     "is_injective",
+    "is_subset",
     "prove_equal",
     "prove_expr_equal",
     "prove_implies",
+    "prove_pointwise_equal",
+    "prove_relation_equal",
+    "prove_subset",
+    "set_max_operations",
     "to_isl_domain",
     "to_isl_map",
 ]

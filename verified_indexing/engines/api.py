@@ -30,7 +30,17 @@ import z3
 from verified_indexing.engines import enumerate as en
 from verified_indexing.engines import z3_queries as zq
 from verified_indexing.engines.cache import ProofCache, default_cache
-from verified_indexing.engines.isl import point_values, pointwise_map, to_isl_domain, to_isl_map
+from verified_indexing.engines.isl import (
+    _read,
+    engine_context,
+    get_max_operations,
+    is_quota_error,
+    limited_context,
+    point_values,
+    pointwise_map,
+    to_isl_domain,
+    to_isl_map,
+)
 from verified_indexing.engines.verdict import Counterexample, Verdict
 from verified_indexing.errors import MapError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
@@ -161,11 +171,19 @@ def _run_engine(q: Question, engine: str, timeout: float) -> tuple[Verdict, Evid
         return Verdict("unknown", engine, 0.0, q.text, f"the {engine} engine does not answer this question"), None
     t0 = time.perf_counter()
     try:
-        status, evidence, reason = fn(timeout)
+        if engine == "isl":
+            with limited_context():
+                status, evidence, reason = fn(timeout)
+        else:
+            status, evidence, reason = fn(timeout)
     except en.TooLarge as exc:
         status, evidence, reason = "unknown", None, str(exc)
     except isl.Error as exc:
-        status, evidence, reason = "unknown", None, f"isl failed: {exc}"
+        if is_quota_error(exc):
+            why = f"isl gave up: the operation limit ({get_max_operations()} operations) was exceeded"
+            status, evidence, reason = "unknown", None, why
+        else:
+            status, evidence, reason = "unknown", None, f"isl failed: {exc}"
     except z3.Z3Exception as exc:
         status, evidence, reason = "unknown", None, f"z3 failed: {exc}"
     v = _verdict(q, engine, status, evidence, reason)
@@ -241,6 +259,11 @@ def _run_all(q: Question, timeout: float) -> tuple[Verdict, Evidence | None]:
     return Verdict("unknown", name, 0.0, q.text, reasons), None
 
 
+def _ctx() -> Any:
+    """The isl context of engine queries (see :func:`engine_context`)."""
+    return engine_context()
+
+
 def _isl_first(s: Any, n: int) -> tuple[int, ...]:
     """A point of a nonempty isl set, preferring small values: the lexicographic
     minimum of the set cut to the box ``|x_i| <= k`` for the first k in 0, 1, 2, 4,
@@ -261,12 +284,12 @@ def _isl_first(s: Any, n: int) -> tuple[int, ...]:
 
 
 def _isl_point(values: Sequence[int]) -> Any:
-    return isl.Set("{ [" + ", ".join(str(v) for v in values) + "] }")
+    return _read(isl.Set, "{ [" + ", ".join(str(v) for v in values) + "] }", _ctx())
 
 
 def _isl_witness(m: IndexingMap, ins: Sequence[int], res: Sequence[int]) -> Point:
     """A domain point with inputs ``ins`` = (dims, rts) whose results are ``res``."""
-    dom = pointwise_map(m).intersect_range(_isl_point(res)).domain()
+    dom = pointwise_map(m, ctx=_ctx()).intersect_range(_isl_point(res)).domain()
     d, r = ins[: m.num_dims], ins[m.num_dims :]
     for i, v in enumerate(d):
         dom = dom.fix_val(isl.dim_type.set, i, v)
@@ -353,12 +376,12 @@ def _point_question_confirm(a: IndexingMap, b: IndexingMap) -> Callable[[Evidenc
 
 def _pointwise_question(a: IndexingMap, b: IndexingMap, text: str, kind: str) -> Question:
     def run_isl(timeout: float) -> EngineResult:
-        da, db = to_isl_domain(a), to_isl_domain(b)
+        da, db = to_isl_domain(a, ctx=_ctx()), to_isl_domain(b, ctx=_ctx())
         n = a.num_dims + a.num_range_vars + a.num_rt_vars
         if not da.is_equal(db):
             diff = da.subtract(db).union(db.subtract(da))
             return "refuted", {"point": _pt_json(_split(a, _isl_first(diff, n)))}, ""
-        pa, pb = pointwise_map(a), pointwise_map(b)
+        pa, pb = pointwise_map(a, ctx=_ctx()), pointwise_map(b, ctx=_ctx())
         if pa.is_equal(pb):
             return "proved", None, ""
         differ = da.subtract(pa.intersect(pb).domain())
@@ -411,7 +434,7 @@ def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
         )
 
     def run_isl(timeout: float) -> EngineResult:
-        ra, rb = to_isl_map(a), to_isl_map(b)
+        ra, rb = to_isl_map(a, ctx=_ctx()), to_isl_map(b, ctx=_ctx())
         if ra.is_equal(rb):
             return "proved", None, ""
         for side, x, y, m in (("source", ra, rb, a), ("target", rb, ra, b)):
@@ -600,8 +623,10 @@ def prove_implies(
     n = m.num_dims + m.num_range_vars + m.num_rt_vars
 
     def run_isl(timeout: float) -> EngineResult:
-        dom = to_isl_domain(m)
-        inside = pointwise_map(m, (expr,)).intersect_range(isl.Set(f"{{ [x] : {interval.lo} <= x <= {interval.hi} }}"))
+        dom = to_isl_domain(m, ctx=_ctx())
+        inside = pointwise_map(m, (expr,), ctx=_ctx()).intersect_range(
+            _read(isl.Set, f"{{ [x] : {interval.lo} <= x <= {interval.hi} }}", _ctx())
+        )
         bad = dom.subtract(inside.domain())
         if bad.is_empty():
             return "proved", None, ""
@@ -629,7 +654,7 @@ def _nonempty_question(m: IndexingMap, text: str) -> Question:
         return Counterexample("nonempty", _named(m, pt), m.evaluate(*pt), note="A point of the domain.")
 
     def run_isl(timeout: float) -> EngineResult:
-        dom = to_isl_domain(m)
+        dom = to_isl_domain(m, ctx=_ctx())
         if dom.is_empty():
             return "proved", None, ""
         return "refuted", {"point": _pt_json(_split(m, _isl_first(dom, n)))}, ""
@@ -699,7 +724,7 @@ def is_injective(m: IndexingMap, *, engine: str = "auto", timeout: float = 10.0,
         )
 
     def run_isl(timeout: float) -> EngineResult:
-        rel = to_isl_map(m)
+        rel = to_isl_map(m, ctx=_ctx())
         if rel.is_injective():
             return "proved", None, ""
         first, second = _isl_non_injective(m, rel)
@@ -784,12 +809,12 @@ def is_bijective_onto(
         )
 
     def run_isl(timeout: float) -> EngineResult:
-        rel = to_isl_map(m)
-        target = isl.Set(box_set_text)
+        rel = to_isl_map(m, ctx=_ctx())
+        target = _read(isl.Set, box_set_text, _ctx())
         outside = rel.range().subtract(target)
         if not outside.is_empty():
             y = _isl_first(outside, len(box))
-            pre = pointwise_map(m).intersect_range(_isl_point(y)).domain()
+            pre = pointwise_map(m, ctx=_ctx()).intersect_range(_isl_point(y)).domain()
             return "refuted", {"reason": "outside the box", "first": _pt_json(_split(m, _isl_first(pre, n)))}, ""
         missing = target.subtract(rel.range())
         if not missing.is_empty():

@@ -376,3 +376,29 @@ def find_bijectivity_violation(
         if y not in images:
             return "not surjective", None, None, tuple(y)
     return None  # pragma: no cover
+
+
+def subset_element(m: IndexingMap, pt: Point, of: str) -> tuple[Any, ...]:
+    """The element of ``m``'s domain (``(dims, rts)``), image (results) or
+    relation (``((dims, rts), results)``) that the domain point ``pt`` gives."""
+    d, _, r = pt
+    if of == "domain":
+        return (d, r)
+    res = m.evaluate(*pt)
+    if of == "image":
+        return res
+    return ((d, r), res)
+
+
+def find_subset_violation(a: IndexingMap, b: IndexingMap, of: str, limit: int = RELATION_LIMIT) -> Point | None:
+    """The first domain point of ``a`` (lexicographic) whose element (see
+    :func:`subset_element`) ``b`` lacks, or ``None`` when ``a``'s domain, image or
+    relation is a subset of ``b``'s."""
+    for m in (a, b):
+        if m.box_size() > limit:
+            raise TooLarge(f"the box has {m.box_size()} points, more than the enumeration limit {limit}")
+    have = {subset_element(b, pt, of) for pt in b.domain_points(limit)}
+    for pt in a.domain_points(limit):
+        if subset_element(a, pt, of) not in have:
+            return pt
+    return None

@@ -15,16 +15,29 @@ keywords; the spaces carry no tuple names.
 * :func:`to_isl_map` -- the relation ``{[d..., rt...] -> [results] : exists s
   in the domain}`` (range variables existential, runtime variables inputs);
 * :func:`image`, :func:`compose_relation`, :func:`indexing_map_from_isl`.
+
+The public builders above create their objects in islpy's default context, so
+callers can combine them with their own isl objects. The proof questions run in
+a separate, per-thread *engine context* (:func:`engine_context`) with isl's
+operation limit (``max_operations``, :func:`set_max_operations`) and
+``on_error = continue``: a query that exceeds the limit raises ``isl.Error``,
+which the questions turn into ``unknown`` with the reason (isl has no wall-clock
+limit; the operation count is deterministic). Reading a query's text is not
+counted: the budget starts after each read.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
 import islpy as isl
 
-from verified_indexing.errors import MapError, UnsupportedError
+from verified_indexing.errors import MapError
 from verified_indexing.expr import (
     AffineExpr,
     CeilDiv,
@@ -51,7 +64,66 @@ __all__ = [
     "indexing_map_from_isl",
     "point_values",
     "isl_version",
+    "DEFAULT_MAX_OPERATIONS",
+    "engine_context",
+    "limited_context",
+    "set_max_operations",
+    "get_max_operations",
+    "is_quota_error",
 ]
+
+DEFAULT_MAX_OPERATIONS = 20_000_000
+"""isl operations allowed per engine query (isl's own count; deterministic).
+The spec's examples use a few thousand; a query beyond the limit is ``unknown``."""
+
+_max_operations = DEFAULT_MAX_OPERATIONS
+_local = threading.local()
+
+
+def engine_context() -> Any:
+    """This thread's isl context for engine queries (``on_error = continue``).
+
+    One context per thread (isl contexts are not thread-safe) and per process (a
+    forked child makes its own). Objects made in it must not be mixed with objects
+    of islpy's default context."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None or getattr(_local, "pid", None) != os.getpid():
+        ctx = isl.Context()
+        ctx.set_on_error(isl.on_error.CONTINUE)
+        _local.ctx, _local.pid = ctx, os.getpid()
+    return ctx
+
+
+def set_max_operations(n: int) -> int:
+    """Set the isl operation limit of every engine query (``0``: no limit) and
+    return the previous one."""
+    global _max_operations
+    if n < 0:
+        raise ValueError(f"the isl operation limit must be >= 0, got {n}")
+    previous, _max_operations = _max_operations, int(n)
+    return previous
+
+
+def get_max_operations() -> int:
+    """The isl operation limit of engine queries (``0``: no limit)."""
+    return _max_operations
+
+
+@contextmanager
+def limited_context() -> Iterator[Any]:
+    """The engine context with a fresh operation budget of :func:`get_max_operations`."""
+    ctx = engine_context()
+    ctx.set_max_operations(_max_operations)
+    ctx.reset_operations()
+    try:
+        yield ctx
+    finally:
+        ctx.reset_operations()
+
+
+def is_quota_error(exc: BaseException) -> bool:
+    """Whether an ``isl.Error`` says the operation limit was exceeded."""
+    return "maximal number of operations" in str(exc)
 
 
 def isl_version() -> str:
@@ -120,27 +192,45 @@ def _conditions(m: IndexingMap) -> str:
     return " and ".join(conds) if conds else "1 = 1"
 
 
-def to_isl_domain(m: IndexingMap, symbols: bool = True) -> Any:
+def _read(kind: Any, text: str, ctx: Any) -> Any:
+    """Parse isl text in ``ctx``. Reading is not counted against the operation
+    limit (isl would report an exhausted budget as a syntax error): the limit is
+    lifted while reading and the budget restarts afterwards."""
+    if ctx is None:
+        return kind(text)
+    limit = ctx.get_max_operations()
+    if not limit:
+        return kind(text, context=ctx)
+    ctx.set_max_operations(0)
+    try:
+        return kind(text, context=ctx)
+    finally:
+        ctx.set_max_operations(limit)
+        ctx.reset_operations()
+
+
+def to_isl_domain(m: IndexingMap, symbols: bool = True, *, ctx: Any = None) -> Any:
     """The domain as an ``isl.Set`` over ``[d..., s..., rt...]``; with
-    ``symbols=False`` the range variables are projected out (``[d..., rt...]``)."""
+    ``symbols=False`` the range variables are projected out (``[d..., rt...]``).
+    ``ctx``: the isl context (default: islpy's default context)."""
     _check(m)
-    s = isl.Set(f"{{ {_tuple(m)} : {_conditions(m)} }}")
+    s = _read(isl.Set, f"{{ {_tuple(m)} : {_conditions(m)} }}", ctx)
     if not symbols and m.num_range_vars:
         s = s.project_out(isl.dim_type.set, m.num_dims, m.num_range_vars)
     return s
 
 
-def pointwise_map(m: IndexingMap, results: tuple[AffineExpr, ...] | None = None) -> Any:
+def pointwise_map(m: IndexingMap, results: tuple[AffineExpr, ...] | None = None, *, ctx: Any = None) -> Any:
     """``{[d..., s..., rt...] -> [results] : domain}`` (every variable an input)."""
     _check(m)
     res = m.results if results is None else results
     out = "[" + ", ".join(isl_expr(r) for r in res) + "]"
-    return isl.Map(f"{{ {_tuple(m)} -> {out} : {_conditions(m)} }}")
+    return _read(isl.Map, f"{{ {_tuple(m)} -> {out} : {_conditions(m)} }}", ctx)
 
 
-def to_isl_map(m: IndexingMap) -> Any:
+def to_isl_map(m: IndexingMap, *, ctx: Any = None) -> Any:
     """The relation ``{[d..., rt...] -> [results] : exists s in the domain}``."""
-    pm = pointwise_map(m)
+    pm = pointwise_map(m, ctx=ctx)
     if m.num_range_vars:
         pm = pm.project_out(isl.dim_type.in_, m.num_dims, m.num_range_vars)
     return pm
@@ -151,21 +241,38 @@ def image(m: IndexingMap) -> Any:
     return to_isl_map(m).range()
 
 
-def compose_relation(first: IndexingMap, second: IndexingMap) -> Any:
-    """The exact relational composition ``first`` then ``second``
-    (``to_isl_map(first).apply_range(to_isl_map(second))``).
+def compose_relation(first: IndexingMap, second: IndexingMap, *, ctx: Any = None) -> Any:
+    """The exact relational composition ``first`` then ``second``.
 
-    ``second`` must have no runtime variables (they would be inputs of the
-    composite that the first relation cannot supply): that raises
-    :class:`UnsupportedError`.
+    ``to_isl_map(first)`` is ``{[d, rt1] -> [y]}`` and ``to_isl_map(second)`` is
+    ``{[y, rt2] -> [z]}``; the composite is ``{[d, rt2, rt1] -> [z] : exists y}``:
+    the runtime variables of ``second`` become *extra input dimensions* placed
+    right after the dims, before those of ``first`` -- the order in which
+    :func:`verified_indexing.compose` lists the composite's runtime variables, so
+    ``to_isl_map(compose(first, second))`` is comparable with it directly. Range
+    variables of both maps stay existential. If either map is KNOWN EMPTY, the
+    result is ``to_isl_map`` of KNOWN EMPTY (the empty relation ``{[] -> []}``),
+    as :func:`~verified_indexing.compose` gives KNOWN EMPTY.
     """
-    if second.num_rt_vars:
-        raise UnsupportedError("compose_relation: the second map has runtime variables")
+    if first.is_known_empty or second.is_known_empty:
+        return to_isl_map(IndexingMap.known_empty(), ctx=ctx)
     if not (first.is_known_empty or second.is_known_empty) and first.num_results != second.num_dims:
         raise MapError(
             f"cannot compose: the first map has {first.num_results} results, the second {second.num_dims} dims"
         )
-    return to_isl_map(first).apply_range(to_isl_map(second))
+    r1 = to_isl_map(first, ctx=ctx)
+    r2 = to_isl_map(second, ctx=ctx)
+    n_rt2 = second.num_rt_vars
+    if n_rt2:
+        nd = first.num_dims
+        n_in = nd + n_rt2 + first.num_rt_vars
+        names = [f"i{k}" for k in range(n_in)]
+        picked = names[nd : nd + n_rt2]
+        # [d, rt2, rt1] -> [y]  then  [d, rt2, rt1] -> [y, rt2]
+        lifted = r1.insert_dims(isl.dim_type.in_, nd, n_rt2)
+        keep = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(picked)}] }}", context=r1.get_ctx())
+        r1 = lifted.flat_range_product(keep)
+    return r1.apply_range(r2)
 
 
 def point_values(point: Any, n: int) -> tuple[int, ...]:

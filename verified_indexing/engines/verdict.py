@@ -14,7 +14,9 @@ from typing import Any, Literal
 __all__ = ["Verdict", "Counterexample", "Status", "CounterexampleKind"]
 
 Status = Literal["proved", "refuted", "unknown", "error"]
-CounterexampleKind = Literal["results", "domain", "relation", "injectivity", "implies", "nonempty", "bijectivity"]
+CounterexampleKind = Literal[
+    "results", "domain", "relation", "injectivity", "implies", "nonempty", "bijectivity", "subset"
+]
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,8 @@ class Counterexample:
             same image: ``values`` and ``other_values``), ``implies`` (a domain
             point where the expression leaves the interval), ``nonempty`` (a
             domain point), ``bijectivity`` (a box point with no preimage, or two
-            preimages).
+            preimages), ``subset`` (a point of the first map whose domain, image
+            or relation element the second map lacks; ``source`` holds its results).
         values: every variable's value, by name, in map order.
         source: the first side's results at the point (``None`` if not defined).
         target: the second side's results at the point (``None`` if not defined).
@@ -88,7 +91,10 @@ class Counterexample:
         if self.other_values:
             out.append("Second point:")
             out += [f"  {n} = {v}" for n, v in self.other_values]
-        if self.source is not None or self.target is not None or self.kind in ("results", "domain", "relation"):
+        if self.kind == "subset":
+            out.append(f"Source: {_fmt_tuple(self.source)}")
+            out.append("Target: (no such element)")
+        elif self.source is not None or self.target is not None or self.kind in ("results", "domain", "relation"):
             out.append(f"Source: {_fmt_tuple(self.source)}")
             out.append(f"Target: {_fmt_tuple(self.target)}")
         if self.subexpressions:

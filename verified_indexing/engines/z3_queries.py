@@ -161,3 +161,41 @@ def image_outside_query(m: IndexingMap, box: list[Interval], question: str) -> Z
     formula = _and(enc, [*enc.domain(m, env), z3.Or(*outside) if outside else z3.BoolVal(False, enc.ctx)])
     comments = [question, *_describe(m, "map"), "sat = a domain point whose results leave the box"]
     return Z3Query(enc, formula, order, comments)
+
+
+def subset_query(a: IndexingMap, b: IndexingMap, of: str, question: str) -> Z3Query:
+    """Sat iff some domain point of ``a`` gives an element (``of`` = ``domain``:
+    its (dims, rt vars); ``relation``: those inputs with ``a``'s results) that
+    ``b`` lacks. ``b`` must have no range variables (else a quantifier would be
+    needed); ``a`` and ``b`` have the same dims and rt vars (and results for
+    ``relation``)."""
+    if b.num_range_vars:
+        raise ValueError("subset_query: the second map has range variables")
+    enc = Z3Encoder()
+    env, order = _vars(enc, a)
+    member = enc.domain(b, env)
+    if of == "relation":
+        member += [enc.expr(x, env) == enc.expr(y, env) for x, y in zip(a.results, b.results)]
+    formula = _and(enc, [*enc.domain(a, env), z3.Not(_and(enc, member))])
+    comments = [question, *_describe(a, "source"), *_describe(b, "target")]
+    comments.append("variables: " + ", ".join(str(x) for x in order))
+    comments.append(f"sat = a point of the source whose {of} element the target lacks")
+    return Z3Query(enc, formula, order, comments)
+
+
+def preimage_query(
+    m: IndexingMap, results: tuple[int, ...], inputs: tuple[tuple[int, ...], tuple[int, ...]] | None, question: str
+) -> Z3Query:
+    """Sat iff some domain point of ``m`` has the given ``results`` (and, when
+    ``inputs = (dims, rts)`` is given, those dims and runtime variables; ``results``
+    may then be empty to ask only for domain membership)."""
+    enc = Z3Encoder()
+    env, order = _vars(enc, m)
+    conds = list(enc.domain(m, env))
+    conds += [enc.expr(r, env) == v for r, v in zip(m.results, results)]
+    if inputs is not None:
+        d, rts = inputs
+        conds += [env[("d", i)] == v for i, v in enumerate(d)]
+        conds += [env[("rt", i)] == v for i, v in enumerate(rts)]
+    comments = [question, *_describe(m, "map"), "sat = the element has a preimage"]
+    return Z3Query(enc, _and(enc, conds), order, comments)
