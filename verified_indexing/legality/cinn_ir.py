@@ -382,9 +382,12 @@ class _Reader(Scanner):
     def check_truncating(
         self, dividend: AffineExpr, divisor: int, op: str, pos: int, scope: tuple[str, ...], iters: tuple[_Iter, ...]
     ) -> None:
-        """C's ``/`` and ``%`` truncate toward zero; they equal ``floordiv`` and
-        ``mod`` exactly when the divisor is positive and the dividend is
-        nonnegative. The latter is proven over the enclosing loops' ranges."""
+        """C's ``/`` and ``%`` truncate toward zero. With a positive divisor
+        ``c`` they equal ``floordiv``/``mod`` at a point exactly when the
+        dividend ``a`` is nonnegative or a multiple of ``c``, that is when
+        ``max(a, -(a mod c)) >= 0``; that is proven over the enclosing loops'
+        ranges (isl/z3 via :func:`prove_implies`), else the op is refused with a
+        point where the two semantics differ, re-checked by evaluation."""
         what = "'/'" if op == "/" else "'%'"
         advice = "write 'floordiv' or 'mod' for floor semantics"
         if divisor <= 0:
@@ -394,28 +397,34 @@ class _Reader(Scanner):
         loops = self.loop_stack
         dims = [Variable(Interval(lo, lo + ext - 1), name) for name, lo, ext in loops]
         resolved = dividend.substitute(dims=[Dim(i) for i in range(len(loops))] + [v for _, v in iters])
+        agree = emax(resolved, -(resolved.mod(divisor)))
         names = [n for n, _, _ in loops]
         shown = format_expr(dividend, _namer(scope))
+
+        def differs(point: Sequence[int]) -> bool:
+            a = resolved.evaluate(list(point))
+            trunc_q = abs(a) // divisor * (1 if a >= 0 else -1)
+            return trunc_q != a // divisor
+
         if not dims:
-            value = resolved.evaluate([])
-            if value >= 0:
+            if not differs([]):
                 return
-            raise self.error(f"{what} truncates toward zero in CINN and its dividend {shown} is {value} < 0; {advice}",
-                             pos)
+            raise self.error(f"{what} truncates toward zero in CINN and its dividend {shown} is "
+                             f"{resolved.evaluate([])}, where floor semantics differ; {advice}", pos)
         domain = IndexingMap(dims, [resolved])
-        verdict = prove_implies(domain, resolved, Interval(0, _HUGE))
+        verdict = prove_implies(domain, agree, Interval(0, _HUGE))
         if verdict.proved:
             return
         ce = verdict.counterexample
         if verdict.refuted and ce is not None:
             point = [v for _, v in ce.values[: len(dims)]]
-            if domain.contains(point) and resolved.evaluate(point) < 0:
+            if domain.contains(point) and differs(point):
                 at = ", ".join(f"{n} = {v}" for n, v in zip(names, point))
                 raise self.error(
                     f"{what} truncates toward zero in CINN and its dividend {shown} is {resolved.evaluate(point)} "
-                    f"at ({at}), where floor semantics differ; {advice}", pos)
+                    f"at ({at}), where C's truncation and floor semantics differ; {advice}", pos)
         raise self.error(
-            f"{what} truncates toward zero in CINN; the dividend {shown} could not be proven nonnegative "
+            f"{what} truncates toward zero in CINN; it could not be proven equal to floor semantics "
             f"({verdict.status}: {verdict.reason}); {advice}", pos)
 
     # -- values ---------------------------------------------------------------

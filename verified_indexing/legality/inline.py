@@ -344,7 +344,7 @@ def _prove_consumer(
 # ---------------------------------------------------------------------------
 
 
-def _unsupported(ctx: BlockContext, producer: BlockContext, tensor: str) -> str | None:
+def _unsupported(ctx: BlockContext) -> str | None:
     """Why the block's structure is outside the model (``None`` when it is inside)."""
     name = ctx.block.name
     if sum(1 for s in ctx.block.body if isinstance(s, Bind)) > 1:
@@ -352,12 +352,57 @@ def _unsupported(ctx: BlockContext, producer: BlockContext, tensor: str) -> str 
     direct = [s for s in ctx.block.body if isinstance(s, Store)]
     if len(direct) != len(_own_stores(ctx)):
         return f"block {name} has loops inside its body"
-    if ctx is not producer:
-        shared = [f.var for f in ctx.loops if any(f is g for g in producer.loops)]
-        if shared:
-            return (f"blocks {producer.block.name} and {name} share the loop(s) {', '.join(shared)}: a read of "
-                    f"{tensor} may run before its write; that ordering is not modelled")
     return None
+
+
+def _shared_loops(a: BlockContext, b: BlockContext) -> int:
+    """How many enclosing loops (an outer prefix) the two blocks share."""
+    n = 0
+    for f, g in zip(a.loops, b.loops):
+        if f is not g:
+            break
+        n += 1
+    return n
+
+
+def _written_before_read(
+    write: IndexingMap, read: IndexingMap, shared: int, timeout: float
+) -> tuple[Verdict, dict[str, Any] | None]:
+    """With ``shared`` common outer loops and the producer block first in their
+    body, the element a consumer iteration ``c`` reads is written before the
+    read exactly when its writer ``p`` has ``p[:shared] <=lex c[:shared]``.
+    z3 searches a writer that comes later; a model is re-checked with the plain
+    evaluator before it is reported (two iterations, the element)."""
+    question = "every element is written before it is read (shared loops)"
+    t0 = now()
+    enc = Z3Encoder()
+    z3 = enc.z3
+    penv = enc.map_vars(write, "p_")
+    cenv = enc.map_vars(read, "c_")
+    s = enc.solver(timeout=timeout)
+    s.add(*enc.domain(write, penv), *enc.domain(read, cenv))
+    for a, b in zip(write.results, read.results):
+        s.add(enc.expr(a, penv) == enc.expr(b, cenv))
+    p = [penv[("d", i)] for i in range(shared)]
+    c = [cenv[("d", i)] for i in range(shared)]
+    later = [z3.And(*[p[j] == c[j] for j in range(k)], p[k] > c[k]) for k in range(shared)]
+    s.add(z3.Or(*later) if later else z3.BoolVal(False, enc.ctx))
+    s.add(*enc.side_conditions)
+    r = s.check()
+    if r == z3.unsat:
+        return Verdict("proved", "z3", now() - t0, question), None
+    if r != z3.sat:
+        return Verdict("unknown", "z3", now() - t0, question, str(s.reason_unknown())), None
+    model = s.model()
+    pv = tuple(model.eval(penv[("d", i)], model_completion=True).as_long() for i in range(write.num_dims))
+    cv = tuple(model.eval(cenv[("d", i)], model_completion=True).as_long() for i in range(read.num_dims))
+    ok = (write.contains(pv) and read.contains(cv) and write.evaluate(pv) == read.evaluate(cv)
+          and pv[:shared] > cv[:shared])
+    if not ok:
+        return Verdict("error", "z3", now() - t0, question, "encoding disagrees with evaluator"), None
+    witness: dict[str, Any] = {"producer_iteration": list(pv), "consumer_iteration": list(cv),
+                               "element": list(write.evaluate(pv))}
+    return Verdict("refuted", "z3", now() - t0, question), witness
 
 
 def _assign(names: list[str], values: tuple[int, ...]) -> str:
@@ -407,6 +452,10 @@ def compute_inline(
                       "only 'axis.bind' then one store can be inlined")
     pstore = own[0]
     tensor = pstore.tensor
+    if tensor.endswith("__reduce_init") or block.endswith("__reduce_init"):
+        base = tensor.removesuffix("__reduce_init")
+        return refuse("no reduction", f"{block} is the init block of the reduction {base}: its value is only final "
+                      "after the reduction's update block")
     writers = [c.block.name for c in contexts if c is not pctx and any(s.tensor == tensor for s in _own_stores(c))]
     if writers:
         return refuse("a single store in the producer block",
@@ -435,7 +484,7 @@ def compute_inline(
                       f"block(s) {', '.join(early)} read {tensor} before {block}")
     ok("the producer precedes its consumers")
     for cctx in [pctx, *consumers]:
-        why = _unsupported(cctx, pctx, tensor)
+        why = _unsupported(cctx)
         if why is not None:
             checks.append(InlineCheck("the loop structure is modelled", "unknown", why))
             return InlineReport(block, "unknown", f"unsupported: {why}", tuple(checks))
@@ -483,6 +532,24 @@ def compute_inline(
                 checks.append(InlineCheck(name, v.status, v.reason, v.engine))
                 return InlineReport(block, "unknown", f"{name}: {v.reason}", tuple(checks))
             ok(name, "", v.engine)
+            shared = _shared_loops(pctx, cctx)
+            if shared:
+                loop_names = [f.var for f in cctx.loops]
+                oname = (f"{block} writes each element {cctx.block.name} reads before the read "
+                         f"(shared loops {', '.join(loop_names[:shared])})")
+                ov, ow = _written_before_read(write, read, shared, timeout)
+                if ov.refuted and ow is not None:
+                    pnames = [f.var for f in pctx.loops]
+                    ow["note"] = (
+                        f"{cctx.block.name}'s iteration ({_assign(loop_names, tuple(ow['consumer_iteration']))}) reads "
+                        f"{tensor}{ow['element']} before {block}'s iteration "
+                        f"({_assign(pnames, tuple(ow['producer_iteration']))}) writes it"
+                    )
+                    return refuse(oname, ow["note"], ow, "z3")
+                if not ov.proved:
+                    checks.append(InlineCheck(oname, ov.status, ov.reason, ov.engine))
+                    return InlineReport(block, "unknown", f"{oname}: {ov.reason}", tuple(checks))
+                ok(oname, "", "z3")
     inv = inverse(write, timeout=timeout)
     if not inv.proved or inv.inverse is None:
         checks.append(InlineCheck("the store map has a proven inverse", inv.status, inv.reason))
