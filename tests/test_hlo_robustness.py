@@ -392,9 +392,36 @@ def test_traced_origin_holds_the_offset_numpy_uses() -> None:
         want = data[min(max(offsets[1], 0), 12) : min(max(offsets[1], 0), 12) + 4, :]  # XLA clamps the start
         for i in range(4):
             for j in range(32):
-                at = first.map.evaluate((i, j), (), (0, 0))
+                at = first.map.evaluate((i, j), (), (0,))
                 rt0 = min(max(offsets[at[0]], m.rt_vars[0].bounds.lo), m.rt_vars[0].bounds.hi)
-                assert data[m.evaluate((i, j), (), (rt0, 0))] == want[i, j]
+                assert data[m.evaluate((i, j), (), (rt0,))] == want[i, j]
+    # The second offset is the constant 0: folded, no runtime variable.
+    assert m.num_rt_vars == 1
+
+
+@pytest.mark.parametrize("value", [-3, 0, 2, 6, 9])
+def test_constant_offsets_are_folded_as_hlo_clamps_them(value: int) -> None:
+    text = (
+        f"p = f32[10,3] parameter(0)\nc = s32[] constant({value})\nz = s32[] constant(0)\n"
+        "u = f32[2,3] parameter(1)\n"
+        "ds = f32[4,3] dynamic-slice(p, c, z), dynamic_slice_sizes={4,3}\n"
+        "ROOT dus = f32[10,3] dynamic-update-slice(p, u, c, z)"
+    )
+    comp = parse_hlo_snippet(text)
+    data = np.arange(30).reshape(10, 3)
+    start = min(max(value, 0), 6)  # numpy twin of HLO's clamping
+    (m, *_scalars) = output_to_input(comp.by_name["ds"], comp)
+    assert m.num_rt_vars == 0
+    for i in range(4):
+        for j in range(3):
+            assert data[m.evaluate((i, j))] == data[start + i, j]
+    dus_start = min(max(value, 0), 8)
+    (_, upd, *_rest) = output_to_input(comp.root, comp)
+    (back,) = input_to_output(comp.root, comp, 1)
+    assert upd.num_rt_vars == 0 and back.num_rt_vars == 0
+    assert {back.evaluate(d, s) for d, s, _ in back.domain_points()} == {
+        (dus_start + i, j) for i in range(2) for j in range(3)
+    }
 
 
 def test_multi_output_fusion_input_to_output_reaches_both_outputs() -> None:

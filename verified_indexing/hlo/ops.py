@@ -28,6 +28,7 @@ Promises:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -695,6 +696,29 @@ def _pad_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
     return [IndexingMap([Variable(d) for d in dims], results)]
 
 
+_INT_TYPES = frozenset({"s2", "s4", "s8", "s16", "s32", "s64", "u2", "u4", "u8", "u16", "u32", "u64"})
+
+
+def constant_scalar(inst: Instruction | None) -> int | None:
+    """The value of a scalar integer ``constant`` instruction (None otherwise)."""
+    if inst is None or inst.opcode != "constant" or inst.shape.is_tuple or inst.shape.dims:
+        return None
+    if inst.shape.element_type not in _INT_TYPES or inst.literal is None:
+        return None
+    text = inst.literal.strip()
+    return int(text) if re.fullmatch(r"-?\d+", text) else None
+
+
+def _offset(b: _Builder, inst: Instruction, comp: Computation, k: int, bounds: Interval) -> AffineExpr:
+    """The start offset held by scalar operand ``k``, clamped to ``bounds`` as HLO
+    clamps it: a constant when the operand is an integer constant, else a runtime
+    variable bound to that operand."""
+    value = constant_scalar(comp.by_name.get(inst.operands[k]))
+    if value is not None:
+        return Const(max(bounds.lo, min(value, bounds.hi)))
+    return b.rt(bounds, RuntimeOrigin(k, inst.operands[k], b.origin_map([])))
+
+
 def _dynamic_slice_parts(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], tuple[int, ...]]:
     out = _output_dims(inst, 0)
     src = _operand_dims(inst, comp, 0)
@@ -714,8 +738,7 @@ def _dynamic_slice_o2i(inst: Instruction, comp: Computation, out_k: int) -> list
     b = _Builder(_boxes(out))
     results: list[AffineExpr] = []
     for i in range(len(src)):
-        origin = RuntimeOrigin(1 + i, inst.operands[1 + i], b.origin_map([]))
-        results.append(Dim(i) + b.rt(Interval(0, src[i] - out[i]), origin))
+        results.append(Dim(i) + _offset(b, inst, comp, 1 + i, Interval(0, src[i] - out[i])))
     return [b.build(results)] + [to_scalar_map(out)] * len(src)
 
 
@@ -726,8 +749,7 @@ def _dynamic_slice_i2o(inst: Instruction, comp: Computation, k: int) -> list[Ind
     b = _Builder(_boxes(src))
     results: list[AffineExpr] = []
     for i in range(len(src)):
-        origin = RuntimeOrigin(1 + i, inst.operands[1 + i], b.origin_map([]))
-        e = Dim(i) - b.rt(Interval(0, src[i] - out[i]), origin)
+        e = Dim(i) - _offset(b, inst, comp, 1 + i, Interval(0, src[i] - out[i]))
         b.constrain(e, Interval(0, out[i] - 1))
         results.append(e)
     return [b.build(results)]
@@ -753,8 +775,7 @@ def _dus_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingM
     b = _Builder(_boxes(out))
     results: list[AffineExpr] = []
     for i in range(len(out)):
-        origin = RuntimeOrigin(2 + i, inst.operands[2 + i], b.origin_map([]))
-        results.append(Dim(i) - b.rt(Interval(0, out[i] - upd[i]), origin))
+        results.append(Dim(i) - _offset(b, inst, comp, 2 + i, Interval(0, out[i] - upd[i])))
     return [_identity(out), b.build(results)] + [to_scalar_map(out)] * len(out)
 
 
@@ -767,8 +788,7 @@ def _dus_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
     b = _Builder(_boxes(upd))
     results: list[AffineExpr] = []
     for i in range(len(out)):
-        origin = RuntimeOrigin(2 + i, inst.operands[2 + i], b.origin_map([]))
-        results.append(Dim(i) + b.rt(Interval(0, out[i] - upd[i]), origin))
+        results.append(Dim(i) + _offset(b, inst, comp, 2 + i, Interval(0, out[i] - upd[i])))
     return [b.build(results)]
 
 
