@@ -5,9 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import islpy as isl
-
-from verified_indexing.engines import Verdict, Z3Encoder, image, to_isl_map
+from verified_indexing.engines import Verdict, Z3Encoder, prove_subset
 from verified_indexing.indexing_map import IndexingMap
 
 __all__ = ["not_written", "reads_inside", "now"]
@@ -37,37 +35,35 @@ def reads_inside(
     consumer_read: IndexingMap, producer_write: IndexingMap, timeout: float
 ) -> tuple[Verdict, dict[str, Any] | None]:
     """Whether the image of ``consumer_read`` lies in the image of ``producer_write``
-    (isl). A refutation comes with a witness ``{consumer_iteration, element, note}``
-    whose element is confirmed unwritten without isl (:func:`not_written`)."""
+    (:func:`verified_indexing.engines.prove_subset` with ``of="image"``). A
+    refutation comes with a witness ``{consumer_iteration, element, note}``: the
+    engine confirms it, and it is confirmed again here without the engine that
+    found it (the consumer point by evaluation, the element unwritten by
+    :func:`not_written`)."""
     question = "every element the consumer reads is written by the producer"
     t0 = now()
-    try:
-        reads = image(consumer_read)
-        written = image(producer_write)
-        inside = reads.is_subset(written)
-    except isl.Error as exc:
-        return Verdict("unknown", "isl", now() - t0, question, f"isl failed: {exc}"), None
-    if inside:
-        return Verdict("proved", "isl", now() - t0, question), None
-    missing = reads.subtract(written)
-    bad_iters = to_isl_map(consumer_read).intersect_range(missing).domain()
-    point = bad_iters.sample_point()
-    c = tuple(int(point.get_coordinate_val(isl.dim_type.set, i).to_python()) for i in range(consumer_read.num_dims))
+    v = prove_subset(consumer_read, producer_write, of="image", timeout=timeout)
+    if v.proved:
+        return Verdict("proved", v.engine, now() - t0, question), None
+    ce = v.counterexample
+    if not v.refuted or ce is None:
+        return Verdict(v.status, v.engine, now() - t0, question, v.reason), None
+    c = tuple(val for _, val in ce.values[: consumer_read.num_dims])
     if not consumer_read.contains(c):
-        return Verdict("error", "isl", now() - t0, question, "encoding disagrees with evaluator"), None
+        return Verdict("error", v.engine, now() - t0, question, "encoding disagrees with evaluator"), None
     element = consumer_read.evaluate(c)
     confirmed = not_written(producer_write, element, timeout)
     if confirmed is None:
-        return Verdict("unknown", "isl", now() - t0, question,
-                       f"isl says {element} is never written; z3 could not confirm it"), None
+        return Verdict("unknown", v.engine, now() - t0, question,
+                       f"{v.engine} says {element} is never written; z3 could not confirm it"), None
     if not confirmed:
-        return Verdict("error", "isl", now() - t0, question, "encoding disagrees with evaluator"), None
+        return Verdict("error", v.engine, now() - t0, question, "encoding disagrees with evaluator"), None
     witness: dict[str, Any] = {
         "consumer_iteration": list(c),
         "element": list(element),
         "note": f"consumer iteration {c} reads element {element}, which no producer iteration writes",
     }
-    return Verdict("refuted", "isl", now() - t0, question, str(witness["note"])), witness
+    return Verdict("refuted", v.engine, now() - t0, question, str(witness["note"])), witness
 
 
 def now() -> float:
