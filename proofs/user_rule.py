@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -275,15 +275,27 @@ _CMP_FN: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def check_user_rule(text: str, where: str = "", domain: str = "", *, timeout: float = 10.0) -> Verdict:
-    """Prove ``LHS -> RHS`` under the conditions (see the module docstring)."""
+def check_user_rule(
+    text: str, where: str = "", domain: str = "", *, timeout: float = 10.0, lemmas: Sequence[str] = ()
+) -> Verdict:
+    """Prove ``LHS -> RHS`` under the conditions (see the module docstring).
+
+    ``lemmas`` are proof hints in the language of ``where`` (comparisons over the
+    rule's names, e.g. ``"x == (c0 * c1) * ((x floordiv c0) floordiv c1) + ..."``):
+    each is proven in turn under the conditions and the lemmas before it, then the
+    claim is proven with them as extra hypotheses (sound: a proven lemma removes no
+    point). A lemma that is not proved is never assumed; the claim is then attempted
+    without the lemmas and an unknown verdict says which lemma failed.
+    """
     start = time.perf_counter()
     lhs, rhs = parse_rule(text)
     conds = parse_conditions(where, "<where>") if where.strip() else []
     conds += parse_conditions(domain, "<domain>") if domain.strip() else []
+    hints = [parse_conditions(t, "<lemma>") for t in lemmas if t.strip()]
     question = f"rule {text}" + (f" where {where}" if where.strip() else "") + (
         f" on {domain}" if domain.strip() else "")
-    names = sorted(lhs.names() | rhs.names() | {n for _, a, b in conds for n in a.names() | b.names()},
+    all_conds = conds + [c for h in hints for c in h]
+    names = sorted(lhs.names() | rhs.names() | {n for _, a, b in all_conds for n in a.names() | b.names()},
                    key=lambda n: (not _CONST_RE.match(n), n))
     enc = Z3Encoder()
     z3 = enc.z3
@@ -291,8 +303,9 @@ def check_user_rule(text: str, where: str = "", domain: str = "", *, timeout: fl
     env = {n: enc.int_var(n) for n in names}
     hyps = [_CMP_FN[op](a.evaluate(ops, env), b.evaluate(ops, env)) for op, a, b in conds]
     divisors = [d for n in (lhs, rhs) for d in n.divisors()] + [
-        d for _, a, b in conds for n in (a, b) for d in n.divisors()]
+        d for _, a, b in all_conds for n in (a, b) for d in n.divisors()]
     zl, zr = lhs.evaluate(ops, env), rhs.evaluate(ops, env)
+    hint_terms = [z3.And(*[_CMP_FN[op](a.evaluate(ops, env), b.evaluate(ops, env)) for op, a, b in h]) for h in hints]
 
     def elapsed() -> float:
         return time.perf_counter() - start
@@ -310,29 +323,43 @@ def check_user_rule(text: str, where: str = "", domain: str = "", *, timeout: fl
                             note="the conditions hold but the two sides differ")
         return Verdict("refuted", "z3", elapsed(), question, counterexample=ce)
 
-    if divisors:
-        s = enc.solver(timeout=timeout)
-        s.add(*hyps, z3.Or(*[d.evaluate(ops, env) == 0 for d in divisors]))
-        r = s.check()
-        if r == z3.sat:
-            m = s.model()
-            vals = {n: m.eval(env[n], model_completion=True).as_long() for n in names}
+    for d in divisors:
+        bad = _zero_divisor(d, conds, names, timeout)
+        if isinstance(bad, str):
+            return Verdict("unknown", "z3", elapsed(), question, reason=f"definedness (nonzero divisors): {bad}")
+        if bad is not None:
             return Verdict("error", "z3", elapsed(), question,
-                           reason=f"the conditions allow a zero divisor, e.g. {vals}; add a condition such as c0 != 0")
+                           reason=f"the conditions allow a zero divisor, e.g. {bad}; add a condition such as c0 != 0")
+    # The lemmas, in order (each under the conditions and the lemmas before it).
+    proven: list[Any] = []
+    failed = ""
+    for i, term in enumerate(hint_terms):
+        s = enc.solver(timeout=timeout)
+        s.add(*hyps, *enc.side_conditions, *proven, z3.Not(term))
+        r = s.check()
+        if r != z3.unsat:
+            failed = f"lemma {i + 1} ({lemmas[i].strip()}) not proved: " + (
+                "z3 found a model of its negation" if r == z3.sat else s.reason_unknown())
+            proven = []
+            break
+        proven.append(term)
     s = enc.solver(timeout=timeout)
-    s.add(*hyps, *enc.side_conditions, zl != zr)
+    s.add(*hyps, *enc.side_conditions, *proven, zl != zr)
     r = s.check()
     if r == z3.unsat:
-        return Verdict("proved", "z3", elapsed(), question)
+        return Verdict("proved", "z3", elapsed(), question,
+                       reason=f"with {len(proven)} lemmas, each proven by z3" if proven else "")
     if r == z3.sat:
         m = s.model()
         vals = {n: int(m.eval(env[n], model_completion=True).as_long()) for n in names}
         v = confirm(vals)
         if v is not None:
             return v
+        if proven:  # never reached when the lemmas are true; an unconfirmed model is no refutation
+            return Verdict("unknown", "z3", elapsed(), question, reason="z3's model with the lemmas is not confirmed")
         return Verdict("error", "z3", elapsed(), question,
                        reason="encoding disagrees with evaluator: z3's counterexample does not hold")
-    why = s.reason_unknown()
+    why = s.reason_unknown() + (f"; {failed}" if failed else "")
     # Small exhaustive search: a confirmed counterexample is still a refutation.
     bound = 8
     while (2 * bound + 1) ** len(names) > 200_000 and bound > 1:
@@ -343,3 +370,32 @@ def check_user_rule(text: str, where: str = "", domain: str = "", *, timeout: fl
             return Verdict("refuted", "enum", elapsed(), question, counterexample=v.counterexample)
     return Verdict("unknown", "z3", elapsed(), question,
                    reason=f"z3: {why}; no counterexample with every name in [-{bound}, {bound}]")
+
+
+def _zero_divisor(
+    d: Node, conds: list[tuple[str, Node, Node]], names: list[str], timeout: float
+) -> dict[str, int] | str | None:
+    """A model of the conditions where the divisor ``d`` is zero, None when there
+    is none, or z3's reason when it cannot tell.
+
+    The divisions *inside* ``d`` (``c0 floordiv c1`` used as a divisor) are encoded
+    with their definitions, which is sound because their own divisors are checked
+    too (inner first, by induction on size). The conditions are encoded without the
+    definitions of their divisions, which only admits more models (conservative).
+    """
+    enc = Z3Encoder()
+    z3 = enc.z3
+    ops = _Z3Ops(enc)
+    env = {n: enc.int_var(n) for n in names}
+    dv = d.evaluate(ops, env)
+    inner = list(enc.side_conditions)
+    hyps = [_CMP_FN[op](a.evaluate(ops, env), b.evaluate(ops, env)) for op, a, b in conds]
+    s = enc.solver(timeout=timeout)
+    s.add(*hyps, *inner, dv == 0)
+    r = s.check()
+    if r == z3.unsat:
+        return None
+    if r != z3.sat:
+        return str(s.reason_unknown())
+    m = s.model()
+    return {n: m.eval(env[n], model_completion=True).as_long() for n in names}

@@ -52,7 +52,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--domain", default="", metavar="DOMAIN", help="bounds, e.g. 'x in [0, 9], y in [0, 3]'")
     c.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    c.add_argument("--lemma", action="append", default=[], metavar="FACTS",
+                   help="a proof hint (comparisons like --where), proven first and then assumed; repeatable")
     c.set_defaults(run=run_check_rule)
+
+    k = sub.add_parser(
+        "known-bugs",
+        help="check the corpus of rewrites real simplifiers got wrong (each refuted, its fix proved)",
+        description="Check the regression corpus of known wrong simplifier rewrites: each wrong rewrite must be "
+        "refuted with a confirmed counterexample and its correct variant proved.",
+    )
+    k.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
+    k.set_defaults(run=run_known_bugs)
 
     r = sub.add_parser(
         "prove-rules",
@@ -103,12 +114,24 @@ def run_simplify(args: argparse.Namespace) -> int:
 def run_check_rule(args: argparse.Namespace) -> int:
     from proofs.user_rule import check_user_rule
 
-    v = check_user_rule(args.rule, where=args.where, domain=args.domain, timeout=args.timeout)
+    if args.timeout <= 0:
+        raise VerifiedIndexingError("--timeout must be positive")
+    v = check_user_rule(args.rule, where=args.where, domain=args.domain, timeout=args.timeout, lemmas=args.lemma)
     if args.json:
         print_json(v.to_json())
     else:
         print(v)
     return {"proved": 0, "refuted": 1, "unknown": 2}.get(v.status, 3)
+
+
+def run_known_bugs(args: argparse.Namespace) -> int:
+    from proofs.known_bugs import check_known_bugs, format_known_bugs
+
+    if args.timeout <= 0:
+        raise VerifiedIndexingError("--timeout must be positive")
+    checks = check_known_bugs(timeout=args.timeout)
+    print(format_known_bugs(checks))
+    return 0 if all(c.ok for c in checks) else 1
 
 
 def run_prove_rules(args: argparse.Namespace) -> int:
