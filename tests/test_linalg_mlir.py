@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.errors import ParseError
+from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Dim
 from verified_indexing.legality.linalg import check_fusion, fused_generic_text, fusion_pairs
 from verified_indexing.legality.linalg_ir import GenericOp, loop_bounds, parse_linalg, parse_linalg_module
@@ -372,3 +372,46 @@ def test_format_helpers_are_consistent() -> None:
     # Sanity for the helpers above: a 2-op chain text parses into generics with the intended maps.
     m: list[AffineExpr] = [Dim(1), Dim(0)]
     assert format_affine_map(2, 0, tuple(m)) == "affine_map<(d0, d1) -> (d1, d0)>"
+
+
+def test_consumer_reading_the_producer_through_two_operands() -> None:
+    from verified_indexing.legality.linalg import fusion_candidates
+
+    text = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+%p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+    ins(%a : tensor<3x3xf32>) outs(%i : tensor<3x3xf32>) {
+^bb0(%x: f32, %o: f32):
+  %e = math.exp %x : f32
+  linalg.yield %e : f32
+} -> tensor<3x3xf32>
+%c = linalg.generic {indexing_maps = [#id, #tr, #id], iterator_types = ["parallel", "parallel"]}
+    ins(%p, %p : tensor<3x3xf32>, tensor<3x3xf32>) outs(%j : tensor<3x3xf32>) {
+^bb0(%x: f32, %y: f32, %o: f32):
+  %s = arith.subf %x, %y : f32
+  linalg.yield %s : f32
+} -> tensor<3x3xf32>
+"""
+    ops = parse_linalg(text)
+    cands = fusion_candidates(ops)
+    assert [(p.name, c.name, k) for p, c, k in cands] == [("%p", "%c", 0), ("%p", "%c", 1)]
+    a = _arr((3, 3), 11)
+    pval = np.exp(a)
+    want = pval - pval.T
+    for p, c, k in cands:
+        rep = check_fusion(p, c, operand_index=k)
+        assert rep.status == "legal" and rep.fused is not None and rep.operand_index == k
+        # The fused op: the producer's payload at the fused map of %a, the other operand still reads %p.
+        got = np.zeros((3, 3))
+        for q in itertools.product(range(3), range(3)):
+            vals = []
+            for fo in rep.fused:
+                if fo.value == "%a":
+                    vals.append(float(np.exp(a[fo.map.evaluate(q)])))
+                elif fo.value == "%p":
+                    vals.append(float(pval[fo.map.evaluate(q)]))
+            got[q] = vals[0] - vals[1]
+        assert np.allclose(got, want)
+    with pytest.raises(VerifiedIndexingError):
+        check_fusion(ops[0], ops[1], operand_index=2)  # the outs operand is not a result of %p

@@ -15,7 +15,7 @@ from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 from verified_indexing.legality.cinn_ir import format_program, parse_program
 from verified_indexing.legality.inline import compute_inline
 from verified_indexing.legality.inverse import inverse
-from verified_indexing.legality.linalg import check_fusion, format_report, fusion_pairs
+from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates
 from verified_indexing.legality.linalg_ir import parse_linalg_module
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.serialize import indexing_map_to_affine_map
@@ -39,10 +39,12 @@ INVERT_EXAMPLES = """examples:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "fuse",
-        help="linalg.generic elementwise fusion: MLIR's verdict and ours, with proofs",
-        description="Check fusing a producer linalg.generic into a consumer: MLIR's checks in its order, then "
-        "three proof obligations and the fused op's maps, each proven. Without --producer/--consumer every "
-        "producer-consumer pair of the file is checked.",
+        help="linalg elementwise fusion: MLIR's verdict and ours, with proofs",
+        description="Check fusing a producer linalg op into a consumer: MLIR's checks in its order, then "
+        "three proof obligations and the fused op's maps, each proven. Named ops (transpose, broadcast, matmul...) "
+        "are read as their equivalent generics; other linalg ops are listed as skipped. Without "
+        "--producer/--consumer every producer-consumer pair of the file is checked, each consumer operand that "
+        "reads the producer separately.",
         epilog=FUSE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -98,12 +100,14 @@ def run_fuse(args: argparse.Namespace) -> int:
     for n in (prod, cons):
         if n is not None and n not in by_name:
             raise VerifiedIndexingError(f"no linalg op named {n} (ops: {', '.join(by_name)})")
-    pairs = [
-        (p, c) for p, c in fusion_pairs(ops) if (prod is None or p.name == prod) and (cons is None or c.name == cons)
+    cands = [
+        (p, c, k)
+        for p, c, k in fusion_candidates(ops)
+        if (prod is None or p.name == prod) and (cons is None or c.name == cons)
     ]
-    if not pairs:
+    if not cands:
         raise VerifiedIndexingError("no producer-consumer pair of linalg ops matches")
-    reports = [check_fusion(p, c) for p, c in pairs]
+    reports = [check_fusion(p, c, operand_index=k) for p, c, k in cands]
     if args.json:
         for n in notes:
             print(f"note: {n}", file=sys.stderr)

@@ -4,8 +4,9 @@
   (``isPermutation``, ``isProjectedPermutation``, ``inversePermutation``, ``compose``);
 * :mod:`~verified_indexing.legality.inverse` -- injectivity, bijectivity and exact
   inverses of indexing maps, with both identities proven;
-* :mod:`~verified_indexing.legality.linalg` -- ``linalg.generic`` elementwise
-  fusion: MLIR's verdict and ours, with proof obligations and fused maps;
+* :mod:`~verified_indexing.legality.linalg` -- ``linalg`` elementwise fusion
+  (generics, and named ops read as their equivalent generics): MLIR's verdict
+  and ours, with proof obligations and fused maps;
 * :mod:`~verified_indexing.legality.inline` -- CINN's ComputeInline on its
   loop-nest IR, legality checked and the rewrite proven.
 """
@@ -17,10 +18,12 @@ from verified_indexing.legality.linalg import (
     FusionReport,
     MlirVerdict,
     check_fusion,
+    fused_generic_text,
+    fusion_candidates,
     fusion_pairs,
     mlir_fusable,
 )
-from verified_indexing.legality.linalg_ir import GenericOp, parse_linalg
+from verified_indexing.legality.linalg_ir import GenericOp, LinalgModule, SkippedOp, parse_linalg, parse_linalg_module
 from verified_indexing.legality.permutation import (
     compose,
     inverse_permutation,
@@ -34,11 +37,15 @@ __all__ = [
     "InlineCheck",
     "InlineReport",
     "InverseResult",
+    "LinalgModule",
     "MlirVerdict",
+    "SkippedOp",
     "check_fusion",
     "compose",
     "compute_inline",
     "format_program",
+    "fused_generic_text",
+    "fusion_candidates",
     "fusion_pairs",
     "inline_candidates",
     "inverse",
@@ -49,5 +56,6 @@ __all__ = [
     "is_projected_permutation",
     "mlir_fusable",
     "parse_linalg",
+    "parse_linalg_module",
     "parse_program",
 ]

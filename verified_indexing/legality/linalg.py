@@ -59,6 +59,7 @@ __all__ = [
     "mlir_fusable",
     "check_fusion",
     "fusion_pairs",
+    "fusion_candidates",
     "fused_generic_text",
     "parse_linalg",
     "GenericOp",
@@ -325,15 +326,22 @@ def _unknown(
     return FusionReport(p, c, k, mv, "unknown", reason, obligations)
 
 
-def check_fusion(producer: GenericOp, consumer: GenericOp, *, timeout: float = 10.0) -> FusionReport:
-    """Both verdicts for fusing ``producer`` into ``consumer`` (module docstring).
+def check_fusion(
+    producer: GenericOp, consumer: GenericOp, *, operand_index: int | None = None, timeout: float = 10.0
+) -> FusionReport:
+    """Both verdicts for fusing ``producer`` into ``consumer`` (module docstring),
+    through consumer operand ``operand_index`` (default: the first operand that is
+    a result of the producer; MLIR fuses one operand at a time, the others keep
+    reading the producer's result).
 
-    Raises :class:`VerifiedIndexingError` when no operand of the consumer is a
-    result of the producer.
+    Raises :class:`VerifiedIndexingError` when no operand of the consumer (or
+    operand ``operand_index``) is a result of the producer.
     """
-    k = _fused_operand(producer, consumer)
+    k = _fused_operand(producer, consumer) if operand_index is None else operand_index
     if k is None:
         raise VerifiedIndexingError(f"{consumer.name} does not use a result of {producer.name}: nothing to fuse")
+    if not 0 <= k < len(consumer.operands) or _result_index(producer, consumer.operands[k].value) is None:
+        raise VerifiedIndexingError(f"operand #{k} of {consumer.name} is not a result of {producer.name}")
     operand = consumer.operands[k]
     mv = mlir_fusable(producer, consumer, k)
     if not operand.is_input:
@@ -435,6 +443,18 @@ def fusion_pairs(ops: list[GenericOp]) -> list[tuple[GenericOp, GenericOp]]:
         if p.offset < c.offset and _fused_operand(p, c) is not None:
             out.append((p, c))
     return sorted(out, key=lambda pc: (pc[1].offset, pc[0].offset))
+
+
+def fusion_candidates(ops: list[GenericOp]) -> list[tuple[GenericOp, GenericOp, int]]:
+    """Every (producer, consumer, consumer operand index) where that operand is a
+    result of the producer, in program order (a consumer reading a producer
+    through two operands gives two candidates, as MLIR fuses operand by operand)."""
+    out = []
+    for p, c in fusion_pairs(ops):
+        for k, o in enumerate(c.operands):
+            if _result_index(p, o.value) is not None:
+                out.append((p, c, k))
+    return out
 
 
 def format_report(rep: FusionReport) -> str:
