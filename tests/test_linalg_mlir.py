@@ -415,3 +415,13 @@ def test_consumer_reading_the_producer_through_two_operands() -> None:
         assert np.allclose(got, want)
     with pytest.raises(VerifiedIndexingError):
         check_fusion(ops[0], ops[1], operand_index=2)  # the outs operand is not a result of %p
+
+
+def test_ssa_names_are_per_function() -> None:
+    one = (EXAMPLES / "transpose.mlir").read_text(encoding="utf-8")
+    two = one.replace("@transpose_then_square", "@again")
+    text = "module attributes {x.y = 1} {\n" + one + "\nfunc.func private @decl(%a: i32) -> i32\n" + two + "\n}\n"
+    ops = parse_linalg(text)
+    assert [op.function for op in ops] == ["@transpose_then_square"] * 2 + ["@again"] * 2
+    pairs = [(p.function, c.function) for p, c in fusion_pairs(ops)]
+    assert pairs == [("@transpose_then_square", "@transpose_then_square"), ("@again", "@again")]

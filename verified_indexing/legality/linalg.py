@@ -437,10 +437,11 @@ def check_fusion(
 
 
 def fusion_pairs(ops: list[GenericOp]) -> list[tuple[GenericOp, GenericOp]]:
-    """Every (producer, consumer) pair where the consumer uses a producer result, in order."""
+    """Every (producer, consumer) pair where the consumer uses a producer result, in
+    order; only ops of one function are paired (SSA names are per function)."""
     out = []
     for p, c in itertools.permutations(ops, 2):
-        if p.offset < c.offset and _fused_operand(p, c) is not None:
+        if p.offset < c.offset and p.function == c.function and _fused_operand(p, c) is not None:
             out.append((p, c))
     return sorted(out, key=lambda pc: (pc[1].offset, pc[0].offset))
 

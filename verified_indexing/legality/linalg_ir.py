@@ -44,7 +44,7 @@ text raises a :class:`ParseError` positioned in the original text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.errors import MapError, ParseError
@@ -93,6 +93,7 @@ class GenericOp:
     line: int
     offset: int
     kind: str = "linalg.generic"
+    function: str = ""
 
     @property
     def operands(self) -> tuple[Operand, ...]:
@@ -488,7 +489,49 @@ def parse_linalg_module(text: str, source: str = "<input>") -> LinalgModule:
         raise ParseError(exc.message, text, exc.offset, exc.length, source) from None
 
 
+_FUNC_RE = re.compile(r"\bfunc\.func\s+(?:(?:private|public|nested)\s+)?(@[\w.$-]+)\s*\(")
+
+
+def _functions(text: str, source: str) -> list[tuple[int, int, str]]:
+    """``(body start, body end, @name)`` of every ``func.func`` with a body (the
+    body's ``{`` is on the line that ends the signature, as MLIR prints it)."""
+    out: list[tuple[int, int, str]] = []
+    for m in _FUNC_RE.finditer(text):
+        cur = Cursor(text, m.end() - 1, source)
+        try:
+            cur.balanced("(", ")")
+            while True:
+                eol = text.find("\n", cur.pos)
+                eol = len(text) if eol < 0 else eol
+                brace = text.find("{", cur.pos, eol)
+                if brace < 0:
+                    break
+                if re.search(r"\battributes\s*$", text[cur.pos : brace]):
+                    cur.pos = brace
+                    cur.balanced("{", "}")
+                    continue
+                cur.pos = brace
+                start, stop = cur.balanced("{", "}")
+                out.append((start, stop, m.group(1)))
+                break
+        except ParseError:
+            continue
+    return out
+
+
 def _parse_module(text: str, source: str) -> LinalgModule:
+    funcs = _functions(text, source)
+
+    def function_at(offset: int) -> str:
+        inside = [(start, name) for start, stop, name in funcs if start <= offset < stop]
+        return max(inside)[1] if inside else ""
+
+    mod = _parse_ops(text, source)
+    ops = tuple(replace(op, function=function_at(op.offset)) for op in mod.ops)
+    return LinalgModule(ops, mod.skipped)
+
+
+def _parse_ops(text: str, source: str) -> LinalgModule:
     aliases = _aliases(text, source)
     ops: list[GenericOp] = []
     skipped: list[SkippedOp] = []
