@@ -367,3 +367,13 @@ def test_random_inline_programs_agree_with_the_interpreter(case: dict[str, objec
         assert tuple(w["element"]) not in set(written)
     with pytest.raises(KeyError):  # and the original program really does read an unwritten element
         run(p)
+
+
+def test_function_wrapper_and_dynamic_loops() -> None:
+    doc = parse_program(REDUCTION)
+    wrapped = parse_program("function fn_reduce (_A, _C, _D, _E)\n{\n" + REDUCTION + "\n}\n")
+    assert wrapped == doc
+    text = "ScheduleBlock(root)\n{\n  serial for (i, 0, (S0 / 2))\n  {\n  }\n}"
+    with pytest.raises(ParseError) as info:
+        parse_program(text)
+    assert "dynamic shapes" in info.value.message and text[info.value.offset :].startswith("serial for")

@@ -18,12 +18,16 @@ Statements: ``ScheduleBlock(NAME) { ... }``, a bare ``{ ... }`` group,
 ``KIND for (VAR, MIN, EXTENT) { ... }`` (KIND is ``serial``, ``parallel``,
 ``vectorize``, ``unroll`` or absent; MIN and EXTENT integers; the loop runs
 ``VAR = MIN .. MIN + EXTENT - 1``), ``v0, v1 = axis.bind(e0, e1)`` and stores
-``T[e, ...] = value``, one per line. Index expressions (``e``) are quasi-affine in
+``T[e, ...] = value``, one per line; ``read_buffers(...)``/``write_buffers(...)``
+lines are skipped, ``//`` comments allowed, and the program may be wrapped in
+``function NAME (args) { ... }``. Index expressions (``e``) are quasi-affine in
 the enclosing loop variables and block iteration variables: ``+ - *``,
-``floordiv``, ``mod``, ``ceildiv``, ``min``, ``max``. C's ``/`` and ``%`` in an
-index are refused (they truncate toward zero; write ``floordiv``/``mod``).
+``floordiv``, ``mod``, ``ceildiv``, ``min``, ``max``, and C's truncating ``/``
+and ``%`` -- accepted only where they provably equal ``floordiv``/``mod`` (see
+``_Reader.check_truncating``), else refused with a point where they differ.
 Values are uninterpreted terms: loads ``T[e, ...]``, numbers, calls
-``f(a, b)``, binary ``+ - * / %`` and unary ``-``.
+``f(a, b)``, binary ``+ - * / %``, comparisons, ``&& ||``, unary ``-`` and ``!``.
+Symbolic loop bounds and ``if`` statements are refused with a positioned error.
 
 Promises: :func:`format_program` prints the layout above (two spaces per level,
 binary operations parenthesized as CINN prints them) and
@@ -221,6 +225,7 @@ _FOR_RE = re.compile(
     rf"(?:(serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?"
     rf"for\s*\(\s*({_IDENT})\s*,\s*(-?\d+)\s*,\s*(\d+)\s*\)"
 )
+_ANY_FOR_RE = re.compile(r"(?:(?:serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?for\s*\(")
 _BIND_RE = re.compile(rf"({_IDENT}(?:\s*,\s*{_IDENT})*)\s*=\s*axis\.bind\s*\(")
 _STORE_RE = re.compile(rf"({_IDENT})\s*\[")
 _BUFFERS_RE = re.compile(r"(?:read|write)_buffers\s*\(")
@@ -324,6 +329,10 @@ class _Reader(Scanner):
             self.expect("=")
             value = self.value_line(scope, it)
             return Store(m.group(1), tuple(indices), value, scope), None
+        fm = _ANY_FOR_RE.match(self.text, self.pos)
+        if fm is not None:
+            raise self.error("a loop needs integer constants 'for (VAR, MIN, EXTENT)'; symbolic or computed bounds "
+                             "(dynamic shapes) are not modelled", start, len(fm.group()))
         if self.text.startswith("if", self.pos) and re.match(r"if\s*\(", self.text[self.pos :]):
             raise self.error("'if' statements are not supported (only loops, blocks, axis.bind and stores)", start, 2)
         raise self.error(
@@ -700,10 +709,22 @@ class _ValueParser:
         raise self.r.error(f"expected a value, found {shown}", pos)
 
 
+_FUNCTION_RE = re.compile(rf"function\s+{_IDENT}\s*\([^()]*\)")
+
+
 def parse_program(text: str, source: str = "<input>") -> Stmt:
-    """The program of ``text``: one top-level statement (usually ``ScheduleBlock(root)``)."""
+    """The program of ``text``: one top-level statement (usually ``ScheduleBlock(root)``),
+    optionally wrapped in CINN's ``function NAME (args) { ... }``."""
     r = _Reader(text, source)
-    stmt, _ = r.stmt((), None)
+    r.skip_ws()
+    fm = _FUNCTION_RE.match(text, r.pos)
+    if fm is not None:  # ``function fn_name (_A, _B)`` wrapper, as CINN prints lowered functions
+        r.pos = fm.end()
+        r.expect("{")
+        stmt, _ = r.stmt((), None)
+        r.expect("}")
+    else:
+        stmt, _ = r.stmt((), None)
     r.skip_ws()
     if r.pos != len(text):
         raise r.error(f"expected end of input after the top-level statement, found {r.found()}")
