@@ -425,3 +425,21 @@ def test_ssa_names_are_per_function() -> None:
     assert [op.function for op in ops] == ["@transpose_then_square"] * 2 + ["@again"] * 2
     pairs = [(p.function, c.function) for p, c in fusion_pairs(ops)]
     assert pairs == [("@transpose_then_square", "@transpose_then_square"), ("@again", "@again")]
+
+
+def test_fill_producer_fuses_with_its_scalar() -> None:
+    text = """func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %cst = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = linalg.add ins(%f, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}"""
+    (p, c) = fusion_pairs(parse_linalg(text))[0]
+    rep = check_fusion(p, c)
+    assert rep.status == "legal" and rep.fused is not None
+    assert rep.fused[0].value == "%cst" and rep.fused[0].map == AffineMap(2, 0, [])
+    fused = fused_generic_text(rep)
+    assert fused is not None and "^bb0(%fa0: f32, %fa1: f32, %fa2: f32):" in fused
+    (op,) = parse_linalg(fused)  # the fused text reads back with the same maps
+    assert [o.map for o in op.operands] == [f.map for f in rep.fused]

@@ -43,6 +43,7 @@ from verified_indexing.errors import MapError, VerifiedIndexingError
 from verified_indexing.expr import Dim, Sym
 from verified_indexing.indexing_map import IndexingMap, compose
 from verified_indexing.interval import Interval
+from verified_indexing.legality._mlir_text import parse_type
 from verified_indexing.legality._proofs import now as _now
 from verified_indexing.legality._proofs import reads_inside as _reads_inside
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
@@ -515,6 +516,13 @@ def _rename(line: str, table: dict[str, str], prefix: str) -> str:
     return _SSA_RE.sub(lambda m: table.get(m.group(), prefix + m.group()[1:]), line)
 
 
+def _element_type(t: str) -> str:
+    """``f32`` from ``tensor<4x8xf32>``, ``memref<4xf32, strided<[1]>>`` or a scalar ``f32``."""
+    if "<" not in t:
+        return t
+    return parse_type(t, 0, "<type>", t).element
+
+
 def fused_generic_text(rep: FusionReport) -> str | None:
     """The fused ``linalg.generic`` as MLIR text, for a ``legal`` report.
 
@@ -563,7 +571,7 @@ def fused_generic_text(rep: FusionReport) -> str | None:
     outs = [f for f in rep.fused if not f.is_input]
     maps = ", ".join(str(f.map) for f in rep.fused)
     iters = ", ".join(f'"{t}"' for t in rep.iterator_types)
-    elems = [f.type[f.type.find("<") + 1 : -1].split("x")[-1] for f in rep.fused]
+    elems = [_element_type(f.type) for f in rep.fused]
     header = ", ".join(f"{a}: {e}" for a, e in zip(args, elems))
     out_elems = [elems[len(ins) + i] for i in range(len(outs))]
     result_types = ", ".join(str(t) for t in rep.consumer.result_types)
