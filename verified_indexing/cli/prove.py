@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from verified_indexing.affine_map import AffineMap
@@ -11,7 +12,7 @@ from verified_indexing.engines.api import ENGINES, answer, equality_question, ex
 from verified_indexing.engines.cache import ProofCache, default_cache
 from verified_indexing.engines.smtlib import write_smt2
 from verified_indexing.engines.verdict import Verdict
-from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, _Var
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval
@@ -50,14 +51,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--engine", choices=[e for e in ENGINES], default="auto", help="proof engine (default: auto = isl)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.add_argument("--smt2", metavar="DIR", help="also write the z3 query as an SMT-LIB 2 file into DIR")
-    p.add_argument("--timeout", metavar="S", type=float, default=10.0, help="time limit per engine in seconds")
+    p.add_argument(
+        "--timeout",
+        metavar="S",
+        type=float,
+        default=10.0,
+        help="wall-clock limit per engine in seconds (inf: none; z3 also has a deterministic resource limit)",
+    )
     p.add_argument("--cache", metavar="PATH", help="proof cache file (default: $VERIFIED_INDEXING_CACHE or ~/.cache)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the proof cache")
     p.set_defaults(run=run)
 
 
-def _domain_map(text: str, exprs: list[AffineExpr]) -> IndexingMap:
-    """An IndexingMap holding the variables and constraints of a --domain text."""
+def _unbounded(name: str, texts: list[tuple[str, str]]) -> VerifiedIndexingError:
+    """The error for a variable without bounds, positioned at its first use."""
+    message = f"the variable {name} has no bounds (add '{name} in [lo, hi]' to --domain)"
+    for text, source in texts:
+        hit = re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text)
+        if hit is not None:
+            return ParseError(message, text, hit.start(), len(name), source)
+    return VerifiedIndexingError(f"--domain: {message}")
+
+
+def _domain_map(text: str, exprs: list[AffineExpr], texts: list[tuple[str, str]] | None = None) -> IndexingMap:
+    """An IndexingMap holding the variables and constraints of a --domain text.
+
+    ``texts``: ``(text, source)`` of each expression, to position the error for a
+    variable the domain does not bound."""
     entries = parse_domain(text, source="--domain")
     bounds: dict[tuple[str, int], Interval] = {}
     constraints: list[tuple[AffineExpr, Interval]] = []
@@ -70,14 +90,21 @@ def _domain_map(text: str, exprs: list[AffineExpr]) -> IndexingMap:
     used: set[tuple[str, int]] = set(bounds)
     for e in [*exprs, *(c for c, _ in constraints)]:
         used |= set(e.variables())
+    for kind, i in sorted(used - set(bounds)):
+        # a variable that is used but not bounded: point at its first use
+        raise _unbounded(f"{kind}{i}", [*(texts or []), (text, "--domain")])
     counts = {k: max((i + 1 for kk, i in used if kk == k), default=0) for k in ("d", "s", "rt")}
     lists: dict[str, list[Interval]] = {}
     for kind, n in counts.items():
         lists[kind] = []
         for i in range(n):
             if (kind, i) not in bounds:
-                name = {"d": "d", "s": "s", "rt": "rt"}[kind] + str(i)
-                raise VerifiedIndexingError(f"--domain: the variable {name} has no bounds (add '{name} in [lo, hi]')")
+                # variables are positional: a later one needs this one bounded too
+                name = f"{kind}{i}"
+                raise VerifiedIndexingError(
+                    f"--domain: the variable {name} has no bounds (add '{name} in [lo, hi]'; "
+                    f"variables are positional, so {kind}{counts[kind] - 1} needs it)"
+                )
             lists[kind].append(bounds[(kind, i)])
     return IndexingMap(lists["d"], [], lists["s"], lists["rt"], constraints)
 
@@ -103,14 +130,15 @@ def _exit_code(v: Verdict) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        raise VerifiedIndexingError(f"--timeout must be positive, got {args.timeout}")
+    if not args.timeout > 0:  # also rejects NaN; inf means no wall-clock limit
+        raise VerifiedIndexingError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if args.domain is not None:
         ta, sa = read_input(args.a)
         tb, sb = read_input(args.b)
-        e1 = parse_expr(ta.strip(), source=sa)
-        e2 = parse_expr(tb.strip(), source=sb)
-        q = expr_equality_question(e1, e2, _domain_map(args.domain, [e1, e2]))
+        ta, tb = ta.strip(), tb.strip()
+        e1 = parse_expr(ta, source=sa)
+        e2 = parse_expr(tb, source=sb)
+        q = expr_equality_question(e1, e2, _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)]))
     else:
         q = equality_question(_read_map(args.a), _read_map(args.b))
     cache: ProofCache | None
@@ -125,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.smt2:
             if q.z3_query is None:
-                print("note: no SMT-LIB query for this question (range variables need isl)", file=sys.stderr)
+                print("note: no SMT-LIB query for this question (different range variables need isl)", file=sys.stderr)
             else:
                 path = write_smt2(q.z3_query(), args.smt2)
                 print(f"wrote {path}", file=sys.stderr)

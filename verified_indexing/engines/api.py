@@ -156,9 +156,10 @@ def _verdict(q: Question, engine: str, status: str, evidence: Evidence | None, r
             ce = q.confirm(evidence)
         except CannotConfirm as exc:
             return Verdict("unknown", engine, 0.0, q.text, f"a counterexample was found but not confirmed: {exc}")
-        except (VerifiedIndexingError, ArithmeticError, IndexError) as exc:
+        except (VerifiedIndexingError, ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+            # malformed evidence from an engine: never a refutation
             ce = None
-            reason = f"{DISAGREE}: {exc}"
+            reason = f"{DISAGREE}: {type(exc).__name__}: {exc}"
         if ce is None:
             return Verdict("error", engine, 0.0, q.text, reason or DISAGREE)
         return Verdict("refuted", engine, 0.0, q.text, reason, ce)
@@ -202,6 +203,8 @@ def answer(q: Question, engine: str = "auto", timeout: float = 10.0, cache: Cach
     """Answer a question with one engine (or all), through the cache."""
     if engine not in ENGINES:
         raise VerifiedIndexingError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if not timeout > 0:  # also rejects NaN; infinity means no wall-clock limit
+        raise VerifiedIndexingError(f"the timeout must be a positive number of seconds, got {timeout}")
     store = _resolve_cache(cache)
     key = f"{engine}\n{q.text}"
     t0 = time.perf_counter()
@@ -400,6 +403,28 @@ def _pointwise_question(a: IndexingMap, b: IndexingMap, text: str, kind: str) ->
     return Question(kind, text, {"isl": run_isl, "z3": run_z3, "enum": run_enum}, _point_question_confirm(a, b), build)
 
 
+def z3_lacks(
+    m: IndexingMap,
+    results: tuple[int, ...],
+    inputs: tuple[tuple[int, ...], tuple[int, ...]] | None,
+    timeout: float,
+) -> bool:
+    """Whether no domain point of ``m`` (with the given ``(dims, rts)`` if
+    ``inputs``) has these ``results``, decided by an exact z3 query; raises
+    :class:`CannotConfirm` when z3 gives up or fails."""
+    try:
+        status, _, reason = zq.solve(zq.preimage_query(m, results, inputs, "membership"), timeout, minimize=False)
+    except z3.Z3Exception as exc:
+        raise CannotConfirm(f"z3 failed while confirming: {exc}") from None
+    if status == "unknown":
+        raise CannotConfirm(f"z3 gave up while confirming ({reason})")
+    return bool(status == "unsat")
+
+
+timeout_for_confirm = 10.0
+"""Wall-clock limit of a z3 query that confirms a counterexample."""
+
+
 def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
     """Equality of the relations {(d, rt) -> results : exists s}."""
 
@@ -415,12 +440,14 @@ def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
         for v in lacks.range_vars:
             s_box *= v.bounds.size()
         if s_box > en.RELATION_LIMIT:
-            raise CannotConfirm(
-                f"the range-variable box of the {'target' if side == 'source' else 'source'} has {s_box} points"
-            )
-        for s in itertools.product(*[range(v.bounds.lo, v.bounds.hi + 1) for v in lacks.range_vars]):
-            if lacks.contains(d, s, r) and lacks.evaluate(d, s, r) == res:
+            # Too many range-variable values to evaluate: an exact quantifier-free
+            # z3 query decides whether some value relates d, r to res.
+            if not z3_lacks(lacks, res, (d, r), timeout_for_confirm):
                 return None
+        else:
+            for s in itertools.product(*[range(v.bounds.lo, v.bounds.hi + 1) for v in lacks.range_vars]):
+                if lacks.contains(d, s, r) and lacks.evaluate(d, s, r) == res:
+                    return None
         values = _named(has, pt)
         other = "target" if side == "source" else "source"
         return Counterexample(
@@ -454,9 +481,15 @@ def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
         side, pt, res = found
         return "refuted", {"side": side, "point": _pt_json(pt), "results": list(res)}, ""
 
+    def build() -> zq.Z3Query:
+        q = zq.pointwise_query(a, b, text)
+        q.comments.append("range variables are existential: the pointwise check is sufficient, not necessary")
+        q.sat_refutes = False
+        return q
+
     def run_z3(timeout: float) -> EngineResult:
         # A pointwise proof is sound for relations; a pointwise difference is not a refutation.
-        status, _, reason = zq.solve(zq.pointwise_query(a, b, text), timeout, minimize=False)
+        status, _, reason = zq.solve(build(), timeout, minimize=False)
         if status == "unsat":
             return "proved", None, ""
         return (
@@ -467,15 +500,17 @@ def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
         )
 
     engines: dict[str, Callable[[float], EngineResult]] = {"isl": run_isl, "enum": run_enum}
+    z3_query: Callable[[], zq.Z3Query] | None = None
     if a.num_range_vars == b.num_range_vars:
         engines["z3"] = run_z3
+        z3_query = build
     else:
         engines["z3"] = lambda timeout: (
             "unknown",
             None,
             "z3 cannot compare relations with different range variables without quantifiers; use isl",
         )
-    return Question("equal-relation", text, engines, confirm)
+    return Question("equal-relation", text, engines, confirm, z3_query)
 
 
 def _empty_vs(m: IndexingMap, side: str, text: str) -> Question:

@@ -135,6 +135,10 @@ def _box_for(maps: Sequence[IndexingMap], limit: int) -> _Box:
 def _safe_for_numpy(box: _Box, exprs: Sequence[AffineExpr]) -> bool:
     if not HAVE_NUMPY:
         return False
+    # The chunk arithmetic itself (index -> coordinates) needs every bound in range,
+    # including variables no expression uses.
+    if any(max(abs(b.lo), abs(b.hi)) >= INT64_SAFE for b in box.bounds):
+        return False
     dims = [box.bounds[box.kinds.index(("d", i))] for i in range(sum(1 for k in box.kinds if k[0] == "d"))]
     syms = [box.bounds[box.kinds.index(("s", i))] for i in range(sum(1 for k in box.kinds if k[0] == "s"))]
     rts = [box.bounds[box.kinds.index(("rt", i))] for i in range(sum(1 for k in box.kinds if k[0] == "rt"))]

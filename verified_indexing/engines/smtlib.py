@@ -27,7 +27,10 @@ def to_smt2(query: Z3Query) -> str:
     lines = ["; verified_indexing query (z3 " + z3.get_version_string() + ")"]
     for c in query.comments:
         lines += ["; " + part for part in c.splitlines()]
-    lines.append("; unsat = proved; sat = refuted (the model is a counterexample)")
+    if query.sat_refutes:
+        lines.append("; unsat = proved; sat = refuted (the model is a counterexample)")
+    else:
+        lines.append("; unsat = proved; sat proves nothing (this is a sufficient condition only)")
     body = str(s.to_smt2())
     return "\n".join(lines) + "\n(set-logic ALL)\n" + body
 

@@ -26,7 +26,6 @@ from verified_indexing.engines import enumerate as en
 from verified_indexing.engines import z3_queries as zq
 from verified_indexing.engines.api import (
     CacheArg,
-    CannotConfirm,
     EngineResult,
     Evidence,
     Question,
@@ -40,6 +39,7 @@ from verified_indexing.engines.api import (
     _subexprs,
     _z3_engine,
     answer,
+    z3_lacks,
 )
 from verified_indexing.engines.api import _pointwise_question as _pointwise
 from verified_indexing.engines.api import equality_question as _equality_question
@@ -93,10 +93,7 @@ def _lacks(b: IndexingMap, of: str, element: Any, timeout: float) -> bool:
             if b.contains(d, s, r) and (of == "domain" or b.evaluate(d, s, r) == results):
                 return False
         return True
-    status, _, reason = zq.solve(zq.preimage_query(b, results, inputs, "membership"), timeout, minimize=False)
-    if status == "unknown":
-        raise CannotConfirm(f"the target's box has {size} points and z3 gave up ({reason})")
-    return status == "unsat"
+    return z3_lacks(b, results, inputs, timeout)
 
 
 def subset_question(a: IndexingMap, b: IndexingMap, of: str = "relation", timeout: float = 10.0) -> Question | Verdict:

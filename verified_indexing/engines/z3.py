@@ -32,6 +32,7 @@ The same ``(a, b)`` pair always reuses the same quotient and remainder.
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import threading
@@ -57,7 +58,7 @@ from verified_indexing.expr import (
 )
 from verified_indexing.indexing_map import IndexingMap
 
-__all__ = ["Z3Encoder", "Z3Term", "Env", "DEFAULT_RLIMIT", "fresh_context"]
+__all__ = ["Z3Encoder", "Z3Term", "Env", "DEFAULT_RLIMIT", "fresh_context", "timeout_ms"]
 
 Z3Term = Any
 """A z3 integer term (``z3.ArithRef``); z3 ships no type stubs."""
@@ -93,21 +94,35 @@ class _ContextPool:
 
     def _fill(self, q: queue.Queue[Any]) -> None:
         while True:
-            with self._making:
-                ctx = z3.Context()
+            try:
+                with self._making:
+                    ctx = z3.Context()
+            except Exception:  # the caller makes its own context instead
+                return
             q.put(ctx)
 
     def take(self) -> Any:
+        """A context never handed out before. If the thread has stopped (a failed
+        ``z3.Context()``), one is made here and the thread restarted."""
         with self._lock:
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():
+                try:
+                    return self._queue.get_nowait()
+                except queue.Empty:
+                    pass
                 self._thread = threading.Thread(
                     target=self._fill, args=(self._queue,), name="z3-context-pool", daemon=True
                 )
                 self._thread.start()
-        try:
-            return self._queue.get(timeout=5.0)
-        except queue.Empty:  # pragma: no cover - the thread died
-            return z3.Context()
+                if self._queue.empty():
+                    return z3.Context()
+            thread = self._thread
+        while True:
+            try:
+                return self._queue.get(timeout=0.05)
+            except queue.Empty:
+                if not thread.is_alive() and self._queue.empty():
+                    return z3.Context()
 
     def before_fork(self) -> None:
         self._making.acquire()
@@ -281,6 +296,16 @@ class Z3Encoder:
         ``timeout`` in seconds (either exhausted makes ``check()`` return unknown)."""
         s = z3.Solver(ctx=self.ctx)
         s.set("rlimit", rlimit)
-        if timeout is not None:
-            s.set("timeout", max(1, int(timeout * 1000)))
+        ms = timeout_ms(timeout)
+        if ms is not None:
+            s.set("timeout", ms)
         return s
+
+
+def timeout_ms(timeout: float | None) -> int | None:
+    """A wall-clock limit in seconds as z3's milliseconds: ``None`` or infinity
+    give ``None`` (no wall-clock limit; the rlimit still applies), at least 1 ms,
+    at most z3's largest value."""
+    if timeout is None or math.isinf(timeout):
+        return None
+    return min(max(1, int(timeout * 1000)), 2**32 - 1)

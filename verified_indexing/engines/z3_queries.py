@@ -43,6 +43,10 @@ class Z3Query:
     extract: list[Z3Term]
     comments: list[str] = field(default_factory=list)
     bounds: list[Interval] = field(default_factory=list)
+    sat_refutes: bool = True
+    """False when the query is only a sufficient condition (``unsat`` proves the
+    claim, ``sat`` proves nothing), e.g. the pointwise check of maps with range
+    variables."""
 
     def assertions(self) -> list[Z3Term]:
         """The side conditions and the formula (a top-level conjunction is split)."""
@@ -70,7 +74,7 @@ def solve(
     values = [model.eval(x, model_completion=True).as_long() for x in q.extract]
     if minimize and q.extract and any(abs(v) > SMALL for v in values):
         opt = z3.Optimize(ctx=q.enc.ctx)
-        opt.set("timeout", max(1, int(min(timeout, 1.0) * 1000)))
+        opt.set("timeout", max(1, int(min(timeout, 1.0) * 1000)))  # min() also caps an infinite timeout
         opt.set("rlimit", rlimit)
         opt.add(*q.assertions())
         opt.minimize(z3.Sum([z3.If(x >= 0, x, -x) for x in q.extract]))
