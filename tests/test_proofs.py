@@ -26,6 +26,7 @@ def test_python_m_proofs_proves_the_catalogue() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 refuted or error" in proc.stdout
     assert "refuted" not in proc.stdout.split("\n\n")[0].replace("refuted or error", "")
+    assert ", 0 unknown" in proc.stdout  # div_of_mod is proved (with its lemmas), not unknown
 
 
 def test_check_rule_proved_refuted_unknown_and_bad_input() -> None:
@@ -39,7 +40,8 @@ def test_check_rule_proved_refuted_unknown_and_bad_input() -> None:
     v = check_user_rule("x mod c0 -> x", where="c0 > 9", domain="x in [0, 9]")
     assert v.proved
     v = check_user_rule("x mod c0 -> x", where="c0 > 8", domain="x in [0, 9]")
-    assert v.refuted and dict(v.counterexample.values)["x"] == 9  # c0 = 9, x = 9
+    assert v.refuted and v.counterexample is not None
+    assert dict(v.counterexample.values)["x"] == 9  # c0 = 9, x = 9
 
 
 def test_check_rule_cli_exit_codes() -> None:
@@ -51,3 +53,66 @@ def test_check_rule_cli_exit_codes() -> None:
     assert code == 3 and "divisor" in err and "^" in err
     code, _, err = run_cli("check-rule", "x mod c0 -> x")
     assert code == 3  # the conditions allow a zero divisor: an ill-formed question
+
+
+# -- lemma hints and structured evidence ------------------------------------------
+def test_div_of_mod_proved_in_general_with_lemmas() -> None:
+    from dataclasses import replace
+
+    from proofs import prove_all
+    from proofs.theorems import prove_rule_detailed
+    from verified_indexing.simplify import rule_by_name
+
+    rule = rule_by_name("div_of_mod")
+    p = prove_rule_detailed(rule, timeout=10.0)
+    assert p.verdict.proved and p.lemma_proof
+    assert [lm.verdict.status for lm in p.lemmas] == ["proved"] * len(rule.lemmas) and len(p.lemmas) == 4
+    # Without the hints z3 does not prove it (the lemmas are what makes it proved).
+    bare = prove_rule_detailed(replace(rule, lemmas=()), timeout=2.0, evidence=False)
+    assert not bare.verdict.proved and not bare.verdict.refuted
+    # The table's row carries the lemmas; no unknown is left in the catalogue.
+    results = prove_all([rule])
+    assert results[0].ok and results[0].evidence is None and len(results[0].lemmas) == 4
+
+
+def test_false_lemma_is_never_assumed() -> None:
+    from dataclasses import replace
+
+    from proofs.theorems import prove_rule_detailed
+    from verified_indexing.simplify import rule_by_name
+    from verified_indexing.simplify.rules import Lemma
+
+    # A false "lemma" (x floordiv b == x) would make anything provable if assumed.
+    bad_lemma = Lemma("false", "x floordiv b == x", lambda A, v, k: A.fdiv(v.x, k.b) == v.x)
+    wrong = replace(rule_by_name("div_div"), name="div_div_bad", lemmas=(bad_lemma,),
+                    condition=lambda A, k, lo, hi: A.all(k.a > 0, k.b != 0))
+    p = prove_rule_detailed(wrong, timeout=10.0)
+    assert p.lemmas[0].verdict.refuted
+    assert p.verdict.refuted and p.verdict.counterexample is not None
+    vals = dict(p.verdict.counterexample.values)
+    assert (vals["x"] // vals["a"]) // vals["b"] != vals["x"] // (vals["a"] * vals["b"])
+
+
+def test_unknown_rule_needs_structured_evidence() -> None:
+    from dataclasses import replace
+
+    from proofs import RuleResult, table_ok
+    from proofs.theorems import Evidence, exhaustive_evidence
+    from verified_indexing.engines import Verdict
+    from verified_indexing.simplify import rule_by_name
+
+    rule = rule_by_name("div_of_mod")
+    unknown = Verdict("unknown", "z3", 0.1, "q", reason="z3: canceled; evidence: checked all 5 instances")
+    # The reason text alone is not evidence any more: the field is.
+    assert not RuleResult(rule, unknown).ok
+    ev = exhaustive_evidence(replace(rule, lemmas=()), budget=20_000)
+    assert ev.passed and ev.instances > 100 and ev.counterexample is None
+    assert RuleResult(rule, unknown, ev).ok and table_ok([RuleResult(rule, unknown, ev)])
+    failed = Evidence(False, 3, 2, 2)
+    assert not RuleResult(rule, unknown, failed).ok
+    # A wrong rule's evidence fails with a counterexample plain integers confirm.
+    bad = replace(rule_by_name("div_div"), condition=lambda A, k, lo, hi: A.all(k.a > 0, k.b != 0))
+    ev_bad = exhaustive_evidence(bad, budget=20_000)
+    assert not ev_bad.passed and ev_bad.counterexample is not None
+    vals = dict(ev_bad.counterexample.values)
+    assert (vals["x"] // vals["a"]) // vals["b"] != vals["x"] // (vals["a"] * vals["b"])

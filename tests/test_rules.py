@@ -11,8 +11,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from proofs.theorems import prove_rule
 from verified_indexing import parse_indexing_map
+from verified_indexing.expr import Const
 from verified_indexing.simplify import RULES, rule_by_name, simplify_with_report
 from verified_indexing.simplify.rules import Algebra
 
@@ -39,10 +43,10 @@ class FractionAlgebra(Algebra):
         return int(term) - int(k) * math.floor(Fraction(term, k))
 
     def min(self, a: Any, b: Any) -> int:
-        return min(a, b)
+        return int(min(a, b))
 
     def max(self, a: Any, b: Any) -> int:
-        return max(a, b)
+        return int(max(a, b))
 
     def all(self, *conds: Any) -> bool:
         return all(conds)
@@ -117,3 +121,86 @@ def test_engine_never_applies_a_wrong_rule() -> None:
     for p in m.domain_points():
         assert rep.map.evaluate(p[0]) == m.evaluate(p[0])
     assert any(s.verdict is not None and s.verdict.refuted for s in rep.rejected)
+
+
+# -- the rules added in round 2: applied by the engine, checked by enumeration --------
+def _points(m: Any) -> dict[Any, Any]:
+    return {p: tuple(r.evaluate(*p) for r in m.results) for p in m.domain_points()}
+
+
+NEW_RULE_CASES = [
+    # (input, expected output, a rule that must appear in the steps)
+    ("(d0, d1) -> ((d0 * 4 + d1 * 8) mod 16), domain: d0 in [-20, 20], d1 in [-9, 9]",
+     "(d0, d1) -> (((d0 + d1 * 2) mod 4) * 4), domain: d0 in [-20, 20], d1 in [-9, 9]", "mod_scale"),
+    ("(d0, d1) -> ((d0 * 2 + d1 * 6) floordiv -4), domain: d0 in [-20, 20], d1 in [-5, 5]",
+     "(d0, d1) -> ((d0 + d1 * 3) floordiv -2), domain: d0 in [-20, 20], d1 in [-5, 5]", "div_scale"),
+    ("(d0) -> (((d0 mod 8) * 4) mod 16), domain: d0 in [-40, 40]",
+     "(d0) -> ((d0 mod 4) * 4), domain: d0 in [-40, 40]", "mod_scale"),
+    ("(d0) -> ((d0 * 8 + 5) ceildiv 4), domain: d0 in [-20, 20]",
+     "(d0) -> (d0 * 2 + 2), domain: d0 in [-20, 20]", "cdiv_pull_multiples"),
+    ("(d0) -> (d0 ceildiv -8), domain: d0 in [-24, -17]",
+     "(d0) -> (3), domain: d0 in [-24, -17]", "cdiv_point"),
+    ("(d0, d1) -> ((d0 * 3 + d1 * 6) ceildiv 9), domain: d0 in [-20, 20], d1 in [-5, 5]",
+     "(d0, d1) -> ((d0 + d1 * 2) ceildiv 3), domain: d0 in [-20, 20], d1 in [-5, 5]", "cdiv_scale"),
+    ("(d0, d1) -> (min(d0, d0 + d1)), domain: d0 in [-5, 5], d1 in [0, 3]",
+     "(d0, d1) -> (d0), domain: d0 in [-5, 5], d1 in [0, 3]", "min_offset"),
+    ("(d0, d1) -> (max(d0 + 2, d0 - d1)), domain: d0 in [-5, 5], d1 in [0, 3]",
+     "(d0, d1) -> (d0 + 2), domain: d0 in [-5, 5], d1 in [0, 3]", "max_offset"),
+]
+
+
+def test_new_rules_applied_and_checked_by_enumeration() -> None:
+    for src, want, rule in NEW_RULE_CASES:
+        m = parse_indexing_map(src)
+        rep = simplify_with_report(m, isl_candidate=False)
+        assert rep.map == parse_indexing_map(want), (src, rep.map.format(True))
+        assert rule in {s.rule.rstrip("+") for s in rep.steps}, (src, [s.rule for s in rep.steps])
+        assert _points(rep.map) == _points(m)  # the enumeration oracle
+        # The rules alone (no proof) are already right.
+        assert _points(simplify_with_report(m, verify=False).map) == _points(m)
+
+
+def test_new_rules_do_not_fire_outside_their_conditions() -> None:
+    # min(d0, d0 + d1) with d1 of both signs: neither operand is always smaller.
+    m = parse_indexing_map("(d0, d1) -> (min(d0, d0 + d1)), domain: d0 in [-5, 5], d1 in [-1, 3]")
+    assert simplify_with_report(m, isl_candidate=False).map == m
+    # x ceildiv -8 spans two periods on [-24, -16]: no point rule.
+    m = parse_indexing_map("(d0) -> (d0 ceildiv -8), domain: d0 in [-24, -16]")
+    out = simplify_with_report(m, isl_candidate=False).map
+    assert _points(out) == _points(m) and len(set(_points(m).values())) == 2
+
+
+@st.composite
+def _scaled_maps(draw: st.DrawFn) -> Any:
+    """Maps that exercise the round-2 rules: ceildiv, common factors, min/max of
+    operands that differ by a small term, negative divisors and bounds."""
+    from verified_indexing import IndexingMap
+    from verified_indexing.expr import Dim, emax, emin
+
+    lo0, lo1 = draw(st.integers(-8, 4)), draw(st.integers(-4, 4))
+    dims = [(lo0, lo0 + draw(st.integers(0, 10))), (lo1, lo1 + draw(st.integers(0, 4)))]
+    g = draw(st.sampled_from([2, 3, 4]))
+    a, b = draw(st.integers(-3, 3)), draw(st.integers(-3, 3))
+    base = Dim(0) * (a * g) + Dim(1) * (b * g) + draw(st.integers(-2, 2)) * g
+    k = draw(st.sampled_from([1, 2, 3, -2, -3]))
+    op = draw(st.sampled_from(["floordiv", "ceildiv", "mod"]))
+    e1 = {"floordiv": base.floordiv, "ceildiv": base.ceildiv, "mod": base.mod}[op](g * k)
+    off = Dim(1) + draw(st.integers(-2, 2)) if draw(st.booleans()) else Const(draw(st.integers(-3, 3)))
+    e2 = emin(Dim(0), Dim(0) + off) if draw(st.booleans()) else emax(Dim(0), Dim(0) + off)
+    e3 = (Dim(0) * draw(st.sampled_from([1, 2, -1])) + draw(st.integers(-9, 9))).ceildiv(draw(st.sampled_from([2, 4, -4])))
+    return IndexingMap(dims, [e1, e2, e3])
+
+
+@settings(max_examples=120)
+@given(_scaled_maps())
+def test_random_scaled_maps_verified_and_enumeration(m: Any) -> None:
+    from verified_indexing.simplify import cost, map_cost, simplify
+
+    rep = simplify_with_report(m)
+    assert rep.verified
+    assert _points(rep.map) == _points(m)
+    assert map_cost(rep.map) <= map_cost(m)
+    for before, after in zip(m.results, rep.map.results):
+        assert cost(after) <= cost(before)
+    assert simplify(rep.map) == rep.map
+    assert _points(simplify_with_report(m, verify=False).map) == _points(m)

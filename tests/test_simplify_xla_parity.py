@@ -237,12 +237,12 @@ def _sym_embedding(small: IndexingMap, big: IndexingMap) -> list[int]:
     return out
 
 
-def agrees(m: IndexingMap, other: IndexingMap, samples: int = 4000) -> bool:
+def agrees(m: IndexingMap, other: IndexingMap, samples: int = 1500) -> bool:
     """The oracle: ``other`` is the same relation as ``m``. Small boxes: every
     point (enumeration). Large boxes: seeded random points of ``m``'s domain,
     evaluated in both maps with plain integers (``other``'s range variables are
     ``m``'s, possibly with unused ones removed)."""
-    if m.is_known_empty or other.is_known_empty or m.box_size() <= 300_000:
+    if m.is_known_empty or other.is_known_empty or m.box_size() <= 50_000:
         return relation(m) == relation(other)
     if other.num_dims != m.num_dims or other.num_rt_vars != m.num_rt_vars:
         return False
