@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "hlo"
 FEATURES = EXAMPLES / "gpu_features.hlo"
 FUSIONS = EXAMPLES / "gpu_fusions.hlo"
+KERNELS = EXAMPLES / "gpu_kernels.hlo"
 CORPUS = sorted((ROOT / "examples" / "jax_hlo").glob("*.hlo")) + sorted(EXAMPLES.glob("*.hlo"))
 
 
@@ -296,7 +297,7 @@ def test_fuzzed_corpus_modules_give_only_positioned_errors(seed: int) -> None:
 
 
 def test_fuzz_corpus_is_not_empty() -> None:
-    assert len(CORPUS) >= 24 and FEATURES in CORPUS and FUSIONS in CORPUS
+    assert len(CORPUS) >= 25 and {FEATURES, FUSIONS, KERNELS} <= set(CORPUS)
 
 
 # -- per-op additions against the oracle --------------------------------------------------------------
@@ -346,6 +347,31 @@ def test_reduce_over_non_contiguous_dims_with_several_inputs(src: list[int], n: 
     check(*build("reduce", shape, [_shape(src)] * n + [_shape([])] * n, attrs))
 
 
+@settings(max_examples=60)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=2), st.integers(1, 2), st.data())
+def test_variadic_reduce_window_with_every_option(src: list[int], n: int, data: st.DataObject) -> None:
+    """Strides, base and window dilation, and padding that may be negative (cropping)."""
+    fields: dict[str, list[str]] = {k: [] for k in ("size", "stride", "pad", "lhs_dilate", "rhs_dilate")}
+    out = []
+    for m in src:
+        size, stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+        bdil, wdil = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2))
+        lo, hi = data.draw(st.integers(-2, 2)), data.draw(st.integers(-2, 2))
+        padded = lo + hi + (m - 1) * bdil + 1
+        span = (size - 1) * wdil + 1
+        if padded < span:
+            lo = hi = 0
+            padded = (m - 1) * bdil + 1
+            size, wdil, span = 1, 1, 1
+        out.append((padded - span) // stride + 1)
+        for key, v in (("size", size), ("stride", stride), ("lhs_dilate", bdil), ("rhs_dilate", wdil)):
+            fields[key].append(str(v))
+        fields["pad"].append(f"{lo}_{hi}")
+    window = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
+    shape = _shape(out) if n == 1 else Shape("tuple", tuple_shapes=tuple(_shape(out) for _ in range(n)))
+    check(*build("reduce-window", shape, [_shape(src)] * n + [_shape([])] * n, {"window": window}))
+
+
 @settings(max_examples=40)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
 def test_select_and_clamp_with_scalar_operands(dims: list[int], data: st.DataObject) -> None:
@@ -357,19 +383,33 @@ def test_select_and_clamp_with_scalar_operands(dims: list[int], data: st.DataObj
 # -- fusions of every kind ------------------------------------------------------------------------------
 
 
-def test_gpu_fusions_of_every_kind_read_what_the_oracle_reads() -> None:
+def test_gpu_fusions_of_every_kind() -> None:
     module = parse_module(FUSIONS.read_text(), str(FUSIONS))
     kinds = {inst.attributes.get("kind") for inst, _ in module.fusions()}
     assert kinds == {"kLoop", "kInput", "kOutput", "kCustom"}
     results = analyze_module(module)
     assert len(results) == 7  # six fusions, the kInput one with two outputs
-    for r in results:
-        assert not r.unsupported
+    assert all(not r.unsupported for r in results)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.hlo")), ids=lambda p: p.name)
+def test_example_fusions_read_what_the_oracle_reads(path: Path) -> None:
+    """Every fusion of the GPU-style examples: maps proven for every parameter or a
+    named unsupported op; where the numpy oracle can run the fused computation (no
+    runtime offsets, no variadic-reduce root), the maps read exactly what it reads."""
+    module = parse_module(path.read_text(), str(path))
+    checked = 0
+    for r in analyze_module(module):
         assert all(v.proved for v in r.verdicts())
+        for t in r.targets:
+            assert t.maps or t.unsupported
         comp = module.computations[r.computation]
-        if any(a.map.num_rt_vars for t in r.targets for a in t.maps):
-            continue  # the dynamic-slice fusion: checked with concrete offsets below
-        if comp.root.shape.is_tuple:  # the oracle runs up to the tuple's element
+        if r.unsupported or any(a.map.num_rt_vars for t in r.targets for a in t.maps):
+            continue  # the dynamic-slice fusions are checked with concrete offsets below
+        if comp.root.shape.is_tuple:
+            if comp.root.opcode != "tuple":
+                continue
+            # The oracle runs up to the tuple's element.
             element = comp.by_name[comp.root.operands[r.source]]
             kept = [dataclasses.replace(i, is_root=i is element) for i in comp.instructions if i is not comp.root]
             comp = Computation(comp.name, kept)
@@ -377,6 +417,8 @@ def test_gpu_fusions_of_every_kind_read_what_the_oracle_reads() -> None:
         reads = _reads_from_maps(r)
         for idx in np.ndindex(*value.shape):
             assert reads.get(tuple(idx), set()) == set(value[idx]), (r.computation, idx)
+        checked += 1
+    assert checked >= 2
 
 
 def test_traced_origin_holds_the_offset_numpy_uses() -> None:
@@ -505,3 +547,37 @@ def test_random_fusion_dags_read_what_the_oracle_reads(text: str) -> None:
         assert all(v.proved for v in back.verdicts()), text
         got = {(n, a.map.evaluate(d, s, r), d) for a in back.targets[0].maps for d, s, r in a.map.domain_points()}
         assert got == {p for p in pairs if p[0] == n}, (text, param.name)
+
+
+def test_decode_step_kernels_against_numpy() -> None:
+    """examples/hlo/gpu_kernels.hlo: an embedding gather (JAX's collapsed form) whose
+    indices come through a bitcast, an argmax (variadic reduce root), a KV-cache
+    dynamic-update-slice with constant offsets, and a scatter (named unsupported)."""
+    module = parse_module(KERNELS.read_text(), str(KERNELS))
+    results = {(r.fusion, r.source): r for r in analyze_module(module)}
+    # Embedding: out[i, j] = table[clamp(ids[i], 0, 999), j].
+    (table,) = results[("embed_fusion", 0)].targets[0].maps
+    m = table.map
+    origin = m.rt_vars[0].origin
+    assert isinstance(origin, RuntimeOrigin) and (origin.operand_name, origin.via) == ("param_1.31", ("bitcast.32",))
+    ids = np.array([3, -7, 999, 1500])
+    data = np.arange(1000 * 64).reshape(1000, 64)
+    want = data[np.clip(ids, 0, 999)]
+    for i in range(4):
+        for j in (0, 17, 63):
+            (at,) = origin.map.evaluate((i, j), (), (0,))
+            assert data[m.evaluate((i, j), (), (int(np.clip(ids[at], 0, 999)),))] == want[i, j]
+    # Argmax: both outputs of the variadic reduce read the whole row (through the bitcast).
+    for out in (0, 1):
+        (a,) = results[("argmax_fusion", out)].targets[0].maps
+        reads: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+        for d, s, r in a.map.domain_points():
+            reads.setdefault(d, set()).add(a.map.evaluate(d, s, r))
+        assert reads == {(b,): {(b, x, y) for x in range(8) for y in range(64)} for b in range(4)}
+    # KV update: the offsets 0 are folded; the update's row offset is the runtime parameter.
+    (upd,) = results[("kv_fusion", 0)].targets[1].maps
+    assert upd.map.num_rt_vars == 1 and getattr(upd.map.rt_vars[0].origin, "operand_name", None) == "param_2.3"
+    # Scatter: named, never guessed.
+    scatter = results[("scatter_fusion", 0)]
+    assert [(u.instruction, u.opcode) for u in scatter.unsupported] == [("scatter.45", "scatter")]
+    assert all(not t.maps for t in scatter.targets)
