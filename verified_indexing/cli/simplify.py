@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-verify", action="store_true", help="skip every proof (and isl's exact ranges)")
     p.add_argument("--point-dims", action="store_true", help="replace dimensions with one value by that value")
+    p.add_argument("--rescale-range-vars", action="store_true",
+                   help="replace a range variable s with s mod c = r by c*t + r (proven as a relation, as XLA's "
+                   "RescaleSymbols)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per proof query (default 10)")
     p.set_defaults(run=run_simplify)
 
@@ -83,7 +86,8 @@ def run_simplify(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise VerifiedIndexingError("--timeout must be positive")
     rep = simplify_with_report(
-        m, verify=not args.no_verify, timeout=args.timeout, replace_point_dims=args.point_dims
+        m, verify=not args.no_verify, timeout=args.timeout, replace_point_dims=args.point_dims,
+        rescale_range_vars=args.rescale_range_vars,
     )
     if args.json:
         print_json(rep.to_json())

@@ -165,6 +165,7 @@ def simplify_with_report(
     isl_candidate: bool = True,
     per_rewrite: bool = False,
     cache: Any = None,
+    rescale_range_vars: bool = False,
 ) -> SimplifyReport:
     """Simplify ``m`` and say how (see the module docstring for the discipline).
 
@@ -182,6 +183,12 @@ def simplify_with_report(
             of proving the whole result first); for measurements.
         cache: the engines' proof cache argument (``None``/``False``: none,
             ``True``: the default cache, or a ``ProofCache``).
+        rescale_range_vars: replace a range variable ``s`` constrained by
+            ``s mod c in [r, r]`` (``c > 0``) by ``s = c*t + r`` over the exact
+            range of ``t``, as XLA's ``RescaleSymbols`` does. This changes what the
+            range variable means, so it is proven as a *relation* (range variables
+            existential, :func:`~verified_indexing.engines.prove_equal`), not point
+            by point; off by default (needs ``verify``).
     """
     use_exact = verify if exact is None else exact
     mode = ("per-rewrite" if per_rewrite else "whole") if verify else "unverified"
@@ -242,6 +249,9 @@ def simplify_with_report(
     if use_exact and cand.state == "ok" and cand.num_range_vars:
         cand, more = _drop_existential_vars(cand, timeout, cache)
         report.steps += more
+    if rescale_range_vars and cand.state == "ok" and cand.num_range_vars:
+        cand, more = _rescale_range_vars(cand, timeout, cache, rules)
+        report.steps += more
     if isl_candidate and cand.state == "ok":
         alt = _isl_candidate(cand)
         if alt is not None and map_cost(alt) < map_cost(cand):
@@ -295,6 +305,59 @@ def _drop_existential_vars(m: IndexingMap, timeout: float, cache: Any) -> tuple[
                 break
         else:
             break
+    return m, steps
+
+
+def _rescale_range_vars(
+    m: IndexingMap, timeout: float, cache: Any, rules: Sequence[Rule]
+) -> tuple[IndexingMap, list[Step]]:
+    """``s mod c in [r, r]`` (``c > 0``, ``0 <= r < c``) on a bare range variable:
+    substitute ``s = c*t + r`` with ``t`` over ``[ceil((lo - r)/c), floor((hi - r)/c)]``,
+    drop the constraint, simplify, and keep the result only when isl proves it the
+    same relation as ``m`` and it is no costlier."""
+    from verified_indexing.engines import prove_equal
+    from verified_indexing.expr import Mod, ceil_div, floor_div
+    from verified_indexing.interval import Interval
+
+    steps: list[Step] = []
+    progress = True
+    while progress:
+        progress = False
+        for idx, (e, iv) in enumerate(m.constraints):
+            if not (isinstance(e, Mod) and isinstance(e.lhs, Sym) and e.divisor > 0 and iv.lo == iv.hi):
+                continue
+            c, r, i = e.divisor, iv.lo, e.lhs.index
+            if not 0 <= r < c:
+                continue
+            b = m.range_vars[i].bounds
+            lo_t, hi_t = ceil_div(b.lo - r, c), floor_div(b.hi - r, c)
+            if lo_t > hi_t:
+                continue
+            sub: list[AffineExpr] = [Sym(j) for j in range(m.num_range_vars)]
+            sub[i] = Sym(i) * c + r
+            new_vars = list(m.range_vars)
+            new_vars[i] = new_vars[i].with_bounds(Interval(lo_t, hi_t))
+            alt = IndexingMap(
+                m.dims,
+                [x.substitute(syms=sub) for x in m.results],
+                new_vars,
+                m.rt_vars,
+                [(x.substitute(syms=sub), xv) for k, (x, xv) in enumerate(m.constraints) if k != idx],
+            )
+            alt = simplify_with_report(alt, timeout=timeout, cache=cache, rules=rules, isl_candidate=False).map
+            if map_cost(alt) > map_cost(m):
+                continue
+            try:
+                v = prove_equal(m, alt, timeout=timeout, cache=cache)
+            except Exception:  # an engine fault is never a proof
+                continue
+            if v.proved:
+                name = m.var_name("s", i)
+                steps.append(Step("rescale_range_var", "map", f"{name} mod {c} in [{r}, {r}]",
+                                  f"{name} -> {name} * {c}{f' + {r}' if r else ''}, {name} in [{lo_t}, {hi_t}]", v))
+                m = alt
+                progress = True
+                break
     return m, steps
 
 
