@@ -51,6 +51,19 @@ def spec_maps() -> list[IndexingMap]:
     return maps
 
 
+def parity_maps() -> list[IndexingMap]:
+    """The inputs of the XLA/MLIR parity suite (tests/test_simplify_xla_parity.py)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(__file__), "..", "tests", "test_simplify_xla_parity.py")
+    spec = importlib.util.spec_from_file_location("_parity_cases", path)
+    if spec is None or spec.loader is None:
+        return []
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return [parse_indexing_map(c[2]) for c in mod.ALL_CASES]
+
+
 def random_expr(rng: random.Random, ndims: int, depth: int) -> AffineExpr:
     if depth == 0 or rng.random() < 0.25:
         return Dim(rng.randrange(ndims)) * rng.choice([1, 1, 2, 4, 8, -1, 3]) + rng.randint(-4, 4)
@@ -132,6 +145,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as d:
         run(spec_maps(), "spec maps", d)
+        run(parity_maps(), "XLA/MLIR parity inputs", d)
         run(random_maps(n), "random maps (seed 2026)", d)
     return 0
 
