@@ -160,8 +160,11 @@ def _gather(inst: Instruction, ops: list[np.ndarray], indices: np.ndarray, out: 
     g = inst.gather_dims()
     res = _empty(out)
     batch_dims = [d for d in range(len(out)) if d not in g.offset_dims]
-    kept = [d for d in range(operand.ndim) if d not in g.collapsed_slice_dims]
+    kept = [
+        d for d in range(operand.ndim) if d not in g.collapsed_slice_dims and d not in g.operand_batching_dims
+    ]
     ivd = g.index_vector_dim
+    idx_batch = [d for d in range(indices.ndim) if d != ivd]
     for o in np.ndindex(*out):
         batch = [o[d] for d in batch_dims]
         # The start vector: the indices at the batch position, along index_vector_dim.
@@ -173,6 +176,9 @@ def _gather(inst: Instruction, ops: list[np.ndarray], indices: np.ndarray, out: 
         start = [0] * operand.ndim
         for k, d in enumerate(g.start_index_map):
             start[d] = _clamp(int(vec[k]), 0, operand.shape[d] - g.slice_sizes[d])
+        # A batching dim of the operand takes the index of the paired indices dim.
+        for d, i in zip(g.operand_batching_dims, g.start_indices_batching_dims):
+            start[d] = batch[idx_batch.index(i)]
         full = list(start)
         for od, d in zip(g.offset_dims, kept):
             full[d] += o[od]

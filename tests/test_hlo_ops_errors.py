@@ -26,14 +26,9 @@ def _root(text: str) -> tuple[Instruction, Computation]:
     ("text", "needle"),
     [
         ("p0 = f32[8] parameter(0)\ns = f32[8] sort(p0), dimensions={0}, to_apply=lt", "sort"),
-        (
-            # Collapsed slice dims and an implicit index vector are modeled now (the oracle
-            # confirms them, test_hlo_ops_oracle.py::test_general_gather); batching dims are not.
-            "p0 = f32[4,8,16] parameter(0)\np1 = s32[4,1] parameter(1)\n"
-            "g = f32[4,16] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1}, "
-            "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=1, slice_sizes={1,1,16}",
-            "batching dimensions",
-        ),
+        # Every gather form (collapsed dims, batching dims, implicit index vector) is modeled now:
+        # test_hlo_ops_oracle.py::test_general_gather and ::test_gather_with_batching_dims.
+        ("p0 = f32[<=8,16] parameter(0)\nn = f32[<=8,16] negate(p0)", "dynamic shape"),
         ("p0 = f32[4,4] parameter(0)\nb = bf16[4,8] bitcast(p0)", "element widths"),
         ("p0 = f32[4] parameter(0)\nb = x7[4,4] bitcast-convert(p0)", "unknown width"),
         (

@@ -333,6 +333,46 @@ def test_general_gather(src: list[int], idx_batch: list[int], data: st.DataObjec
     check(inst, comp, {1: indices})
 
 
+@settings(max_examples=100)
+@given(st.lists(st.integers(1, 3), min_size=2, max_size=3), st.lists(st.integers(1, 2), max_size=1), st.data())
+def test_gather_with_batching_dims(src: list[int], extra: list[int], data: st.DataObject) -> None:
+    """JAX's vmapped gather: operand_batching_dims paired with start_indices_batching_dims."""
+    rank = len(src)
+    order = data.draw(st.permutations(list(range(rank))))
+    nb = data.draw(st.integers(1, rank - 1))
+    obd, rest = sorted(order[:nb]), order[nb:]
+    sim = rest[: data.draw(st.integers(1, len(rest)))]
+    collapsed = sorted(d for d in rest if data.draw(st.booleans()))
+    sizes = [1 if d in obd or d in collapsed else data.draw(st.integers(1, n)) for d, n in enumerate(src)]
+    kept = [d for d in range(rank) if d not in obd and d not in collapsed]
+    # Indices: one batch dim per operand batching dim (same size), extra batch dims, the index vector.
+    batch_sizes = [src[d] for d in obd] + list(extra)
+    perm = data.draw(st.permutations(list(range(len(batch_sizes)))))
+    idx_batch_sizes = [batch_sizes[i] for i in perm]
+    ivd = data.draw(st.integers(0, len(idx_batch_sizes)))
+    idx_dims = list(idx_batch_sizes)
+    idx_dims.insert(ivd, len(sim))
+    idx_batch_dims = [d for d in range(len(idx_dims)) if d != ivd]
+    sibd = [idx_batch_dims[perm.index(k)] for k in range(len(obd))]
+    out_rank = len(idx_batch_sizes) + len(kept)
+    offset_dims = sorted(data.draw(st.permutations(list(range(out_rank))))[: len(kept)])
+    out = [0] * out_rank
+    for o, n in zip([d for d in range(out_rank) if d not in offset_dims], idx_batch_sizes):
+        out[o] = n
+    for o, d in zip(offset_dims, kept):
+        out[o] = sizes[d]
+    indices = np.array(
+        [data.draw(st.integers(-1, max(src) + 1)) for _ in range(math.prod(idx_dims))], dtype=np.int64
+    ).reshape(idx_dims)
+    attrs = {
+        "offset_dims": _ints(offset_dims), "collapsed_slice_dims": _ints(collapsed),
+        "start_index_map": _ints(sim), "index_vector_dim": str(ivd), "slice_sizes": _ints(sizes),
+        "operand_batching_dims": _ints(obd), "start_indices_batching_dims": _ints(sibd),
+    }
+    inst, comp = build("gather", _shape(out), [_shape(src), _shape(idx_dims, "s32")], attrs)
+    check(inst, comp, {1: indices})
+
+
 def test_jax_gather_form_reads_rows() -> None:
     """JAX's pre-optimization embedding lookup: ``table[idx]`` as a gather with a
     collapsed dim; checked against the semantics written out by hand."""

@@ -834,22 +834,23 @@ class _Gather:
     collapsed: frozenset[int]
     start_index_map: tuple[int, ...]
     slice_sizes: tuple[int, ...]
+    batching: dict[int, int]  # operand batching dim -> its position among the batch dims
 
 
 def _is_simplified_gather(inst: Instruction, comp: Computation) -> bool:
     g = inst.gather_dims()
-    return not g.collapsed_slice_dims and g.index_vector_dim == 1 and len(_operand_dims(inst, comp, 1)) == 2
+    if g.operand_batching_dims or g.start_indices_batching_dims or g.collapsed_slice_dims:
+        return False
+    return g.index_vector_dim == 1 and len(_operand_dims(inst, comp, 1)) == 2
 
 
 def _general_gather(inst: Instruction, comp: Computation) -> _Gather:
-    """Checks any gather without batching dimensions (XLA's operation semantics):
-    collapsed slice dims, indices of any rank, an implicit index vector."""
+    """Checks any gather (XLA's operation semantics): collapsed slice dims,
+    batching dims, indices of any rank, an implicit index vector."""
     out = _output_dims(inst, 0)
     src = _operand_dims(inst, comp, 0)
     idx = _operand_dims(inst, comp, 1)
     g = inst.gather_dims()
-    if g.operand_batching_dims or g.start_indices_batching_dims:
-        raise _unsupported(inst, "gather with batching dimensions (operand_batching_dims) is not modeled")
     ivd = g.index_vector_dim
     if not 0 <= ivd <= len(idx):
         raise _bad(inst, f"index_vector_dim={ivd} out of range for indices of rank {len(idx)}")
@@ -862,9 +863,23 @@ def _general_gather(inst: Instruction, comp: Computation) -> _Gather:
     collapsed = g.collapsed_slice_dims
     if len(set(collapsed)) != len(collapsed) or any(not 0 <= d < len(src) or g.slice_sizes[d] != 1 for d in collapsed):
         raise _bad(inst, f"collapsed_slice_dims={list(collapsed)} must name operand dims of slice size 1")
-    kept = tuple(d for d in range(len(src)) if d not in collapsed)
-    od = g.offset_dims
+    obd, sibd = g.operand_batching_dims, g.start_indices_batching_dims
     idx_batch = tuple(d for d in range(len(idx)) if d != ivd)
+    if (
+        len(obd) != len(sibd)
+        or len(set(obd)) != len(obd)
+        or len(set(sibd)) != len(sibd)
+        or any(not 0 <= d < len(src) or d in collapsed or d in sim or g.slice_sizes[d] != 1 for d in obd)
+        or any(d not in idx_batch for d in sibd)
+        or any(src[a] != idx[b] for a, b in zip(obd, sibd))
+    ):
+        raise _bad(
+            inst,
+            f"operand_batching_dims={list(obd)} and start_indices_batching_dims={list(sibd)} do not fit "
+            f"operand {list(src)} and indices {list(idx)}",
+        )
+    kept = tuple(d for d in range(len(src)) if d not in collapsed and d not in obd)
+    od = g.offset_dims
     if list(od) != sorted(set(od)) or len(od) != len(kept) or len(out) != len(od) + len(idx_batch):
         raise _bad(inst, f"offset_dims={list(od)} does not fit output {list(out)}")
     if any(not 0 <= d < len(out) for d in od):
@@ -874,7 +889,10 @@ def _general_gather(inst: Instruction, comp: Computation) -> _Gather:
         raise _bad(inst, f"output {list(out)} batch dimensions do not match indices {list(idx)}")
     if any(out[o] != g.slice_sizes[d] for o, d in zip(od, kept)):
         raise _bad(inst, f"output {list(out)} does not hold slices of size {list(g.slice_sizes)}")
-    return _Gather(src, idx, out, ivd, idx_batch, out_batch, kept, od, frozenset(collapsed), sim, g.slice_sizes)
+    batching = {d: idx_batch.index(i) for d, i in zip(obd, sibd)}
+    return _Gather(
+        src, idx, out, ivd, idx_batch, out_batch, kept, od, frozenset(collapsed), sim, g.slice_sizes, batching
+    )
 
 
 def _gather_index(p: _Gather, batch: Sequence[AffineExpr], j: int) -> list[AffineExpr]:
@@ -895,6 +913,8 @@ def _general_gather_o2i(inst: Instruction, comp: Computation) -> list[IndexingMa
     for o, d in zip(p.offset_dims, p.kept):
         results[d] = Dim(o)
     batch: list[AffineExpr] = [Dim(o) for o in p.out_batch]
+    for d, pos in p.batching.items():
+        results[d] = batch[pos]
     for j, d in enumerate(p.start_index_map):
         origin = RuntimeOrigin(1, inst.operands[1], b.origin_map(_gather_index(p, batch, j)))
         results[d] = results[d] + b.rt(Interval(0, p.src[d] - p.slice_sizes[d]), origin)
@@ -921,11 +941,13 @@ def _general_gather_i2o(inst: Instruction, comp: Computation, k: int) -> list[In
     # (a collapsed dim: x == start).
     b = _Builder(
         [
-            Interval(0, n - 1) if d in p.start_index_map else Interval(0, min(n, s) - 1)
+            Interval(0, n - 1) if d in p.start_index_map or d in p.batching else Interval(0, min(n, s) - 1)
             for d, (n, s) in enumerate(zip(p.src, p.slice_sizes))
         ]
     )
-    rows = [b.sym(Interval(0, p.idx[i] - 1)) for i in p.idx_batch]
+    # A batching dim of the operand is the batch index itself; the other batch dims are free.
+    by_pos = {pos: d for d, pos in p.batching.items()}
+    rows = [Dim(by_pos[k]) if k in by_pos else b.sym(Interval(0, p.idx[i] - 1)) for k, i in enumerate(p.idx_batch)]
     for o, r in zip(p.out_batch, rows):
         results[o] = r
     offset_of = dict(zip(p.kept, p.offset_dims))
