@@ -281,7 +281,7 @@ def test_engine_all_reports_a_broken_engine_loudly(
     wrong = "(d0, d1) -> (d0, d1 + 1), domain: d0 in [0, 6], d1 in [0, 14]"
     # an enumeration engine that never finds a difference: it "proves" a false claim
     monkeypatch.setattr(en, "find_pointwise_difference", lambda *a, **k: None)
-    code, out, err = _run(capsys, A, wrong, "--engine", "all")
+    code, out, _err = _run(capsys, A, wrong, "--engine", "all")
     assert code == 4
     assert "ENGINES DISAGREE" in out and "enum=proved" in out and "isl=refuted" in out
     # an engine whose counterexample the evaluator rejects
@@ -327,3 +327,27 @@ def test_answer_rejects_unknown_engine() -> None:
     assert not isinstance(q, Verdict)
     with pytest.raises(VerifiedIndexingError, match="unknown engine"):
         answer(q, "cvc5")
+
+
+# -- bug: variables the domain lacks gave IndexError / an isl parameter ----------------
+
+
+def test_expression_over_a_variable_the_domain_lacks() -> None:
+    from verified_indexing import parse_indexing_map as P
+    from verified_indexing.errors import MapError
+    from verified_indexing.expr import RtSym, Sym
+
+    m = P("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 5], s0 in [0, 1]")
+    for bad in (Dim(1), Sym(1), RtSym(0), Dim(0) + Dim(3)):
+        for engine in (*ENGINES, "auto", "all"):
+            v = prove_expr_equal(bad, Dim(0), m, engine=engine)
+            assert v.error and "variable" in v.reason, str(v)
+            v = prove_implies(m, bad, Interval(0, 9), engine=engine)
+            assert v.error and "variable" in v.reason, str(v)
+        with pytest.raises(MapError, match="variable"):
+            exact_range(bad, m)
+
+
+def test_undefined_domain_in_prove_implies_is_an_error_verdict() -> None:
+    v = prove_implies(IndexingMap.undefined(), Dim(0), Interval(0, 1))
+    assert v.error and "UNDEFINED" in v.reason

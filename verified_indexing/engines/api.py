@@ -342,6 +342,19 @@ def _z3_engine(
 # -- equality -----------------------------------------------------------------
 
 
+def _missing_variable(m: IndexingMap, exprs: Sequence[AffineExpr]) -> str | None:
+    """Why an expression cannot be read over ``m``'s variables (one it lacks), or
+    ``None``. A KNOWN EMPTY domain has no points, so nothing is missing."""
+    if m.state != "ok":
+        return None
+    counts = {"d": m.num_dims, "s": m.num_range_vars, "rt": m.num_rt_vars}
+    for e in exprs:
+        for kind, i in sorted(e.variables()):
+            if i >= counts[kind]:
+                return f"the expression {e} uses the variable {kind}{i}, which the domain does not have"
+    return None
+
+
 def _check_usable(*maps: IndexingMap) -> None:
     for m in maps:
         if m.is_undefined:
@@ -591,6 +604,9 @@ def expr_equality_question(e1: AffineExpr, e2: AffineExpr, domain: IndexingMap) 
     """The question "e1 == e2 on every point of domain", or a verdict when it is decided at once."""
     if domain.is_undefined:
         return Verdict("error", "none", 0.0, f"expr-equal: {e1} == {e2}", "an UNDEFINED map has no domain")
+    missing = _missing_variable(domain, (e1, e2))
+    if missing is not None:
+        return Verdict("error", "none", 0.0, f"expr-equal: {e1} == {e2} over {_domain_text(domain)}", missing)
     names = domain.var_name if domain.state == "ok" else None
     t1 = format_expr(e1, names) if names else str(e1)
     t2 = format_expr(e2, names) if names else str(e2)
@@ -632,8 +648,14 @@ def prove_implies(
     timeout: float = 10.0,
     cache: CacheArg = None,
 ) -> Verdict:
-    """Prove that ``expr`` lies in ``interval`` at every point of ``domain``."""
-    _check_usable(domain)
+    """Prove that ``expr`` lies in ``interval`` at every point of ``domain``.
+    An UNDEFINED domain, or an expression using a variable the domain lacks,
+    gives ``error``; a KNOWN EMPTY domain is proved at once."""
+    if domain.is_undefined:
+        return Verdict("error", "none", 0.0, f"implies: {expr} in {interval}", "an UNDEFINED map has no domain")
+    missing = _missing_variable(domain, (expr,))
+    if missing is not None:
+        return Verdict("error", "none", 0.0, f"implies: {expr} in {interval} over {_domain_text(domain)}", missing)
     shown = format_expr(expr, domain.var_name) if domain.state == "ok" else str(expr)
     text = f"implies: {shown} in {interval} over {_domain_text(domain)}"
     if domain.is_known_empty:
@@ -718,10 +740,14 @@ def is_empty(m: IndexingMap, *, engine: str = "auto", timeout: float = 10.0, cac
 
 def exact_range(expr: AffineExpr, m: IndexingMap) -> Interval | None:
     """The exact ``[min, max]`` of ``expr`` over the domain of ``m`` (via isl);
-    ``None`` when the domain is empty. Raises :class:`MapError` for UNDEFINED."""
+    ``None`` when the domain is empty. Raises :class:`MapError` for UNDEFINED or
+    an expression using a variable ``m`` lacks."""
     _check_usable(m)
     if m.is_known_empty:
         return None
+    missing = _missing_variable(m, (expr,))
+    if missing is not None:
+        raise MapError(missing)
     rng = pointwise_map(m, (expr,)).range()
     if rng.is_empty():
         return None
