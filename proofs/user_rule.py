@@ -347,8 +347,9 @@ def check_user_rule(
     s.add(*hyps, *enc.side_conditions, *proven, zl != zr)
     r = s.check()
     if r == z3.unsat:
+        plural = "s" if len(proven) > 1 else ""
         return Verdict("proved", "z3", elapsed(), question,
-                       reason=f"with {len(proven)} lemmas, each proven by z3" if proven else "")
+                       reason=f"with {len(proven)} lemma{plural}, each proven by z3" if proven else "")
     if r == z3.sat:
         m = s.model()
         vals = {n: int(m.eval(env[n], model_completion=True).as_long()) for n in names}

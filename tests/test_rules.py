@@ -204,3 +204,33 @@ def test_random_scaled_maps_verified_and_enumeration(m: Any) -> None:
         assert cost(after) <= cost(before)
     assert simplify(rep.map) == rep.map
     assert _points(simplify_with_report(m, verify=False).map) == _points(m)
+
+
+RECOMBINATION_VARIANTS = [
+    # nested digits recombine (scaled forms), with negative values in the domain
+    ("(d0) -> (((d0 floordiv 2) mod 4) * 2 + d0 mod 2), domain: d0 in [-50, 100]",
+     "(d0) -> (d0 mod 8), domain: d0 in [-50, 100]"),
+    ("(d0) -> ((d0 floordiv 8) * 8 + ((d0 floordiv 2) mod 4) * 2 + d0 mod 2), domain: d0 in [-50, 100]",
+     "(d0) -> (d0), domain: d0 in [-50, 100]"),
+    ("(d0) -> ((d0 floordiv 8) * 4 + (d0 mod 8) floordiv 2), domain: d0 in [-50, 100]",
+     "(d0) -> (d0 floordiv 2), domain: d0 in [-50, 100]"),
+    # subtraction forms
+    ("(d0) -> (d0 - d0 mod 4), domain: d0 in [-50, 100]",
+     "(d0) -> ((d0 floordiv 4) * 4), domain: d0 in [-50, 100]"),
+    ("(d0) -> ((d0 floordiv 4) * 4 - d0), domain: d0 in [-50, 100]",
+     "(d0) -> (-(d0 mod 4)), domain: d0 in [-50, 100]"),
+    # min/max against constants and ordered operands
+    ("(d0) -> (max(d0, 0), min(d0, 100)), domain: d0 in [0, 10]",
+     "(d0) -> (d0, d0), domain: d0 in [0, 10]"),
+    ("(d0, d1) -> (min(d0 * 2, d1 * 2 + 1)), domain: d0 in [0, 10], d1 in [10, 20]",
+     "(d0, d1) -> (d0 * 2), domain: d0 in [0, 10], d1 in [10, 20]"),
+]
+
+
+def test_recombination_variants_by_rules_alone() -> None:
+    for src, want in RECOMBINATION_VARIANTS:
+        m = parse_indexing_map(src)
+        for kwargs in ({"verify": False}, {"isl_candidate": False}):
+            out = simplify_with_report(m, **kwargs).map  # type: ignore[arg-type]
+            assert out == parse_indexing_map(want), (src, kwargs, out.format(True))
+            assert _points(out) == _points(m)

@@ -14,9 +14,25 @@ SIMPLIFY_EXAMPLES = """examples:
   verified-indexing simplify --json --no-verify map.txt
 """
 
+PROVE_RULES_EXAMPLES = """examples:
+  verified-indexing prove-rules
+  python -m proofs
+
+Exit code 0 when every rule is proved (or unknown with passing exhaustive evidence), 1 otherwise.
+"""
+
+KNOWN_BUGS_EXAMPLES = """examples:
+  verified-indexing known-bugs
+  verified-indexing check-rule '(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)' --where 'c0 > 0, c1 != 0'
+
+Exit code 0 when every wrong rewrite is refuted and every fix proved, 1 otherwise.
+"""
+
 CHECK_EXAMPLES = """examples:
   verified-indexing check-rule '(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)' --where 'c0 > 0, c1 > 0'
   verified-indexing check-rule 'x mod c0 -> x' --where 'c0 > 9' --domain 'x in [0, 9]'
+  verified-indexing check-rule '(x mod (c0 * c1)) floordiv c0 -> (x floordiv c0) mod c1' --where 'c0 > 0, c1 > 0' \
+      --lemma 'x mod (c0 * c1) == c0 * ((x floordiv c0) mod c1) + x mod c0'
 
 Names c0, c1, ... are symbolic integer constants; other names are integer variables.
 """
@@ -64,6 +80,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="check the corpus of rewrites real simplifiers got wrong (each refuted, its fix proved)",
         description="Check the regression corpus of known wrong simplifier rewrites: each wrong rewrite must be "
         "refuted with a confirmed counterexample and its correct variant proved.",
+        epilog=KNOWN_BUGS_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     k.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
     k.set_defaults(run=run_known_bugs)
