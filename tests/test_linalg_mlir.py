@@ -443,3 +443,14 @@ def test_fill_producer_fuses_with_its_scalar() -> None:
     assert fused is not None and "^bb0(%fa0: f32, %fa1: f32, %fa2: f32):" in fused
     (op,) = parse_linalg(fused)  # the fused text reads back with the same maps
     assert [o.map for o in op.operands] == [f.map for f in rep.fused]
+
+
+def test_producer_payload_with_linalg_index_is_not_copied_as_text() -> None:
+    text = (EXAMPLES / "transpose.mlir").read_text(encoding="utf-8").replace(
+        "    linalg.yield %in : f32\n  } -> tensor<8x4xf32>\n  %consumer",
+        "    %i = linalg.index 0 : index\n    linalg.yield %in : f32\n  } -> tensor<8x4xf32>\n  %consumer", 1)
+    ops = parse_linalg(text)
+    assert [op.name for op in ops] == ["%producer", "%consumer"]  # linalg.index is not an op of the module
+    rep = check_fusion(ops[0], ops[1])
+    assert rep.status == "legal" and fused_generic_text(rep) is None
+    assert rep.to_json()["producer_op"] == "linalg.generic"

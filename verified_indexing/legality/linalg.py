@@ -140,7 +140,9 @@ class FusionReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "producer": self.producer.name,
+            "producer_op": self.producer.kind,
             "consumer": self.consumer.name,
+            "consumer_op": self.consumer.kind,
             "fused_operand": self.operand_index,
             "mlir": {
                 "fusable": self.mlir.fusable,
@@ -531,9 +533,15 @@ def fused_generic_text(rep: FusionReport) -> str | None:
     ``%p_``) followed by the consumer's (values prefixed ``%c_``), the
     consumer's fused block argument replaced by the producer's yielded value.
     Payloads are copied as text, not interpreted. ``None`` when the report is
-    not legal or a payload is not a single block ending in ``linalg.yield``.
+    not legal, a payload is not a single block ending in ``linalg.yield``, or
+    the producer's payload uses ``linalg.index`` (its indices are the
+    producer's loops, which the fused op only reaches through the inverse).
     """
     if rep.status != "legal" or rep.fused is None:
+        return None
+    if re.search(r"\blinalg\.index\b", rep.producer.payload):
+        # The producer's payload reads its own iteration indices, which the fused
+        # op would have to recompute through the inverse: not copied as text.
         return None
     prod, cons = _payload_lines(rep.producer), _payload_lines(rep.consumer)
     if prod is None or cons is None or len(rep.producer.block_args) != len(rep.producer.operands):
