@@ -207,3 +207,31 @@ def test_fork_child_uses_its_own_connection_and_contexts(tmp_path: Path) -> None
     assert p.exitcode == 0
     assert q.get(timeout=5) == "refuted"
     assert len(cache) == 2
+
+
+def test_fork_child_gets_its_own_isl_engine_context(tmp_path: Path) -> None:
+    """The isl engine context is per process: a forked child makes its own (and
+    the isl and z3 answers in the child are the real ones)."""
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    from verified_indexing.engines.isl import engine_context
+
+    parent_ctx = engine_context()
+    a, b = parse_indexing_map(A), parse_indexing_map(B)
+    assert prove_equal(a, b, engine="isl").proved
+    ctx = multiprocessing.get_context("fork")
+    q: multiprocessing.Queue[tuple[bool, str, str]] = ctx.Queue()
+
+    def child() -> None:
+        w = parse_indexing_map(WRONG)
+        fresh = engine_context() is not parent_ctx
+        q.put((fresh, prove_equal(a, w, engine="isl").status, prove_equal(a, b, engine="all").status))
+
+    p = ctx.Process(target=child)
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    assert q.get(timeout=5) == (True, "refuted", "proved")
+    assert engine_context() is parent_ctx

@@ -381,3 +381,37 @@ def test_symbol_pinning_keeps_relation_subset() -> None:
         v = prove_subset(a, pinned, engine=e)
         assert v.refuted and v.counterexample is not None
         assert v.counterexample.values[1] == ("s0", 1)
+
+
+def test_auto_keeps_both_reasons_when_isl_and_z3_give_up() -> None:
+    a = P("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 5], s0 in [0, 1]")
+    b = P("(d0) -> (d0 * 2), domain: d0 in [0, 4]")
+    previous = set_max_operations(1)
+    try:
+        v = prove_subset(b, a, of="image")
+    finally:
+        set_max_operations(previous)
+    assert v.unknown
+    assert "isl: isl gave up: the operation limit (1 operations) was exceeded" in v.reason
+    assert "then z3: z3 cannot decide this inclusion" in v.reason
+    # with the normal limit isl decides it (8 = 2 * 4 is not in [0, 6])
+    v = prove_subset(b, a, of="image")
+    assert v.refuted and v.counterexample is not None and v.counterexample.source == (8,)
+
+
+def test_large_range_variable_boxes_are_confirmed_by_z3() -> None:
+    # The target's range variable has 10^7 values: too many to evaluate, so the
+    # counterexample is confirmed by an exact z3 query (and is still checked
+    # against the plain evaluator on the source side).
+    a = P("(d0) -> (d0 * 3), domain: d0 in [0, 10]")
+    b = P("(d0)[s0] -> (d0 * 3 + s0 * 2), domain: d0 in [0, 10], s0 in [1, 10000000]")
+    v = prove_subset(a, b, engine="isl")
+    assert v.refuted and v.counterexample is not None
+    d0 = v.counterexample.values[0][1]
+    # independent check: 3*d0 = 3*d0 + 2*s0 needs s0 = 0, outside [1, 10^7]
+    assert a.evaluate((d0,)) == (3 * d0,)
+    wide = P("(d0)[s0] -> (d0 * 3 + s0 * 2), domain: d0 in [0, 10], s0 in [0, 10000000]")
+    assert prove_subset(a, wide, engine="isl").proved
+    # relation equality: the same confirmation path (the source relates d0 -> 3*d0)
+    v = prove_relation_equal(a, b, engine="isl")
+    assert v.refuted and v.counterexample is not None and v.counterexample.kind == "relation"

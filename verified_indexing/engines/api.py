@@ -226,7 +226,10 @@ def answer(q: Question, engine: str = "auto", timeout: float = 10.0, cache: Cach
     elif engine == "auto":
         verdict, evidence = _run_engine(q, "isl" if "isl" in q.engines else "z3", timeout)
         if verdict.unknown and "z3" in q.engines and verdict.engine != "z3":
+            first = verdict
             verdict, evidence = _run_engine(q, "z3", timeout)
+            if verdict.unknown:  # keep why isl gave up too
+                verdict = replace(verdict, reason=f"{first.engine}: {first.reason}; then z3: {verdict.reason}")
     else:
         verdict, evidence = _run_engine(q, engine, timeout)
     verdict = verdict.with_time(time.perf_counter() - t0)
