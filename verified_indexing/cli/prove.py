@@ -11,6 +11,7 @@ from verified_indexing.cli._common import print_json, read_input
 from verified_indexing.engines.api import ENGINES, answer, equality_question, expr_equality_question
 from verified_indexing.engines.cache import ProofCache, default_cache
 from verified_indexing.engines.smtlib import write_smt2
+from verified_indexing.engines.subset import pointwise_equality_question
 from verified_indexing.engines.verdict import Verdict
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, _Var
@@ -47,6 +48,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--domain",
         metavar="DOMAIN",
         help="compare A and B as expressions over this domain, e.g. 'd0 in [0, 9], d1 in [0, 10], d0 + d1 in [0, 12]'",
+    )
+    p.add_argument(
+        "--pointwise",
+        action="store_true",
+        help="compare the maps pointwise: range variables universally quantified, like dims "
+        "(default: range variables existential, the relations are compared)",
     )
     p.add_argument("--engine", choices=[e for e in ENGINES], default="auto", help="proof engine (default: auto = isl)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
@@ -139,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
         e1 = parse_expr(ta, source=sa)
         e2 = parse_expr(tb, source=sb)
         q = expr_equality_question(e1, e2, _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)]))
+    elif args.pointwise:
+        q = pointwise_equality_question(_read_map(args.a), _read_map(args.b))
     else:
         q = equality_question(_read_map(args.a), _read_map(args.b))
     cache: ProofCache | None
