@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from verified_indexing import IndexingMap, compose, parse_indexing_map
-from verified_indexing.engines import ProofCache, prove_equal
+from verified_indexing.engines import ProofCache, prove_equal, prove_pointwise_equal, prove_subset
 
 REPEAT = 5
 ENUM_LIMIT = 10**7
@@ -104,6 +104,33 @@ def _time(a: IndexingMap, b: IndexingMap, engine: str, repeat: int) -> float:
     return statistics.median(times) * 1000
 
 
+def _new_questions() -> None:
+    """The inclusion / pointwise questions on the same examples (isl and z3 where
+    it decides; every answer must be proved: the simplified form's image and
+    relation equal the original's)."""
+    questions: list[tuple[str, str, Callable[[IndexingMap, IndexingMap, str], object]]] = [
+        ("pointwise", "z3", lambda a, b, e: prove_pointwise_equal(a, b, engine=e)),
+        ("subset-relation", "z3", lambda a, b, e: prove_subset(a, b, of="relation", engine=e)),
+        ("subset-image", "", lambda a, b, e: prove_subset(a, b, of="image", engine=e)),
+    ]
+    print()
+    print(f"{'question':<16} {'engine':<6} {'median ms':>10} {'max ms':>8}  (5 examples x boxes 1e2..1e9)")
+    for qname, other, ask in questions:
+        for engine in ("isl", other):
+            if not engine:
+                continue
+            times = []
+            for _, build in EXAMPLES:
+                for size in SIZES:
+                    a, b = build(size)
+                    t0 = time.perf_counter()
+                    v = ask(a, b, engine)
+                    times.append((time.perf_counter() - t0) * 1000)
+                    if not getattr(v, "proved", False):
+                        sys.exit(f"benchmark: {engine} did not prove {qname}: {v}")
+            print(f"{qname:<16} {engine:<6} {statistics.median(times):10.2f} {max(times):8.2f}")
+
+
 def main() -> int:
     print(f"{'example':<9} {'points':>7} {'box':>12} {'isl ms':>9} {'z3 ms':>9} {'enum ms':>10}")
     per_engine: dict[str, list[float]] = {"isl": [], "z3": []}
@@ -120,6 +147,7 @@ def main() -> int:
     print()
     for engine, times in per_engine.items():
         print(f"{engine}: median {statistics.median(times):.2f} ms, max {max(times):.2f} ms over {len(times)} runs")
+    _new_questions()
     with tempfile.TemporaryDirectory() as tmp:
         cache = ProofCache(Path(tmp) / "bench.sqlite")
         a, b = ex1(10**6)
