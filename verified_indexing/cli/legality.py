@@ -12,8 +12,8 @@ import sys
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import print_json, read_input
 from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
-from verified_indexing.legality.cinn_ir import format_program, parse_program
-from verified_indexing.legality.inline import compute_inline
+from verified_indexing.legality.cinn_ir import Stmt, format_program, parse_program
+from verified_indexing.legality.inline import compute_inline, inline_all
 from verified_indexing.legality.inverse import inverse
 from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates
 from verified_indexing.legality.linalg_ir import parse_linalg_module
@@ -28,6 +28,7 @@ FUSE_EXAMPLES = """examples:
 INLINE_EXAMPLES = """examples:
   verified-indexing inline examples/cinn/compute_inline.txt
   verified-indexing inline examples/cinn/split_store.txt --block B --json
+  verified-indexing inline examples/cinn/reduction.txt --all
 """
 INVERT_EXAMPLES = """examples:
   verified-indexing invert '(d0, d1) -> (d0 + d1, d0), domain: d0 in [0, 3], d1 in [0, 3]'
@@ -64,6 +65,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("file", metavar="FILE", help="the loop-nest IR (or - for standard input)")
     p.add_argument("--block", metavar="NAME", help="the block to inline (default: the first whose tensor is read)")
+    p.add_argument("--all", action="store_true",
+                   help="inline every block that can be, in order, each step proven (as CINN's DoComputeInline)")
     p.add_argument("--output", metavar="TENSOR", action="append",
                    help="a program output tensor (repeatable; default: tensors stored and never read)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
@@ -121,6 +124,10 @@ def run_fuse(args: argparse.Namespace) -> int:
 def run_inline(args: argparse.Namespace) -> int:
     text, source = read_input(args.file)
     program = parse_program(text, source)
+    if args.all:
+        if args.block is not None:
+            raise VerifiedIndexingError("--all and --block are exclusive")
+        return _run_inline_all(program, args)
     rep = compute_inline(program, args.block, outputs=args.output)
     if args.json:
         print_json(rep.to_json())
@@ -132,6 +139,21 @@ def run_inline(args: argparse.Namespace) -> int:
     if rep.program is not None:
         print(format_program(rep.program))
     return rep.exit_code
+
+
+def _run_inline_all(program: Stmt, args: argparse.Namespace) -> int:
+    final, reports = inline_all(program, outputs=args.output)
+    inlined = [r.block for r in reports if r.status == "inlined"]
+    if args.json:
+        print_json({"inlined": inlined, "steps": [r.to_json() for r in reports], "program": format_program(final)})
+    else:
+        for r in reports:
+            why = "" if r.status == "inlined" else f": {r.reason}"
+            print(f"inline {r.block}: {r.status}{why}")
+        print(format_program(final))
+    if any(r.status == "unknown" for r in reports):
+        return 2
+    return 0
 
 
 def run_invert(args: argparse.Namespace) -> int:

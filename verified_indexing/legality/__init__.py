@@ -12,7 +12,7 @@
 """
 
 from verified_indexing.legality.cinn_ir import format_program, parse_program
-from verified_indexing.legality.inline import InlineCheck, InlineReport, compute_inline, inline_candidates
+from verified_indexing.legality.inline import InlineCheck, InlineReport, compute_inline, inline_all, inline_candidates
 from verified_indexing.legality.inverse import InverseResult, inverse, is_bijective, is_injective
 from verified_indexing.legality.linalg import (
     FusionReport,
@@ -47,6 +47,7 @@ __all__ = [
     "fused_generic_text",
     "fusion_candidates",
     "fusion_pairs",
+    "inline_all",
     "inline_candidates",
     "inverse",
     "inverse_permutation",

@@ -34,9 +34,9 @@ from typing import Any, Literal
 from verified_indexing.engines import Verdict, Z3Encoder
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
-from verified_indexing.expr import AffineExpr, Dim
+from verified_indexing.expr import AffineExpr, CeilDiv, Dim, FloorDiv, Max, Min, Mod
 from verified_indexing.indexing_map import IndexingMap, Variable
-from verified_indexing.interval import Interval
+from verified_indexing.interval import Interval, range_of
 from verified_indexing.legality._proofs import now, reads_inside
 from verified_indexing.legality.cinn_ir import (
     Bind,
@@ -59,7 +59,15 @@ from verified_indexing.legality.cinn_ir import (
 )
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
 
-__all__ = ["InlineCheck", "InlineReport", "compute_inline", "inline_candidates", "parse_program", "format_program"]
+__all__ = [
+    "InlineCheck",
+    "InlineReport",
+    "compute_inline",
+    "inline_all",
+    "inline_candidates",
+    "parse_program",
+    "format_program",
+]
 
 InlineStatus = Literal["inlined", "refused", "unknown"]
 
@@ -226,6 +234,31 @@ def _subst_value(v: Value, sub: list[AffineExpr]) -> Value:
         return e.substitute(dims=sub)
 
     return _map_value(v, lambda ld: Load(ld.tensor, tuple(idx(i) for i in ld.indices)), idx)
+
+
+def _scope_domain(frame: _Frame) -> IndexingMap:
+    """The consumer's scope (loop variables, then iteration variables) as a
+    domain: loop ranges, and each iteration variable equal to its bound value."""
+    loops = [Interval(f.start, f.start + f.extent - 1) for f in frame.loops]
+    n = len(loops)
+    iters = [range_of(b, loops) for b in frame.bind_values]
+    dims = [Variable(iv) for iv in loops + iters]
+    constraints = [(Dim(n + k) - b, Interval(0, 0)) for k, b in enumerate(frame.bind_values)]
+    return IndexingMap(dims, [], constraints=constraints)
+
+
+def _tidy_index(e: AffineExpr, frame: _Frame) -> AffineExpr:
+    """``e`` through the verified simplifier on the consumer's scope (cosmetic:
+    the value-equality proof that follows the rewrite checks the result anyway,
+    and any failure keeps ``e``)."""
+    if not any(isinstance(x, (FloorDiv, Mod, CeilDiv, Min, Max)) for x in e.walk()):
+        return e
+    try:
+        from verified_indexing.simplify import simplify_expr
+
+        return simplify_expr(e, _scope_domain(frame))
+    except Exception:  # the simplifier is optional here; the z3 proof decides
+        return e
 
 
 def _replace_block(s: Stmt, name: str, fn: Callable[[ScheduleBlock], Stmt | None]) -> Stmt | None:
@@ -561,7 +594,9 @@ def compute_inline(
     def replacement(ld: Load, cf: _Frame) -> Value:
         loops = [r.substitute(dims=list(ld.indices)) for r in g.results]
         iters = [b.substitute(dims=loops) for b in pf.bind_values]
-        return _subst_value(pstore.value, loops + iters)
+        value = _subst_value(pstore.value, loops + iters)
+        return _map_value(value, lambda x: Load(x.tensor, tuple(_tidy_index(e, cf) for e in x.indices)),
+                          lambda e: e)
 
     new_program: Stmt | None = program
     for cctx in consumers:
@@ -597,3 +632,40 @@ def compute_inline(
                 return InlineReport(block, "unknown", f"{v.question}: {v.status}", tuple(checks), None, inv)
     return InlineReport(block, "inlined", "all checks proved", tuple(checks), new_program, inv,
                         tuple(c.block.name for c in consumers))
+
+
+def inline_all(
+    program: Stmt, *, outputs: Iterable[str] | None = None, timeout: float = 10.0
+) -> tuple[Stmt, list[InlineReport]]:
+    """Inline every block that can be, as CINN's ``DoComputeInline`` walks the
+    blocks in order: repeatedly, the first candidate (:func:`inline_candidates`)
+    whose :func:`compute_inline` is ``inlined`` is applied, until none is.
+
+    Returns the final program and one report per attempt (inlined, refused or
+    unknown), in order; every applied step carries its own proofs, so the final
+    program computes the outputs of the original. ``outputs`` defaults to the
+    original program's outputs (tensors stored and never read), so a tensor
+    whose readers are all inlined away does not become an output.
+    """
+    if outputs is None:
+        stored = {s.tensor for c in walk_blocks(program) for s in _own_stores(c)}
+        read = {ld.tensor for c in walk_blocks(program) for st in _own_stores(c) for ld in _value_loads(st.value)}
+        outputs = stored - read
+    outs = set(outputs)
+    reports: list[InlineReport] = []
+    tried: dict[str, Stmt] = {}
+    current = program
+    while True:
+        progressed = False
+        for name in inline_candidates(current):
+            if tried.get(name) is current:
+                continue
+            rep = compute_inline(current, name, outputs=outs, timeout=timeout)
+            reports.append(rep)
+            tried[name] = current
+            if rep.status == "inlined" and rep.program is not None:
+                current = rep.program
+                progressed = True
+                break
+        if not progressed:
+            return current, reports
