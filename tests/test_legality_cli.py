@@ -97,3 +97,17 @@ def test_invert(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 3 and "error" in err
     code, out, _ = _run(capsys, "invert", "affine_map<(d0, d1) -> (d0 + d1, d0)>", "--json")
     assert code == 0 and json.loads(out)["mlir"] == {"is_permutation": False, "inverse_permutation": None}
+
+
+def test_inline_all_and_real_mlir_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "inline", str(CINN / "reduction.txt"), "--all", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["inlined"] == ["B"]
+    assert [s["status"] for s in data["steps"]] == ["inlined", "refused"]  # C is a reduction
+    assert "ScheduleBlock(B)" not in data["program"] and "exp(A[i0_1, k0])" in data["program"]
+    code, _, err = _run(capsys, "inline", str(CINN / "reduction.txt"), "--all", "--block", "B")
+    assert code == 3 and "exclusive" in err
+    code, out, err = _run(capsys, "fuse", str(MLIR / "real_module.mlir"), "--producer", "transposed", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["producer_op"] == "linalg.transpose" and data["status"] == "legal"
+    assert "skipped linalg.softmax" in err  # notes go to stderr with --json
