@@ -15,14 +15,21 @@ non-injective store is refused with two iterations writing one element.
 Legality checks (each reported, in this order): the block exists and is not
 the root; it holds a single store (after an optional ``axis.bind``) and no
 other block writes its tensor; the store does not read its own tensor (no
-reduction); the tensor is not a program output; no block writes a tensor the
-producer reads; the producer precedes every consumer; the store indices are
-injective on the producer's iteration domain; every consumer load lies in the
-stored region. After the rewrite, for every consumer block, z3 proves that the
+reduction; a ``NAME__reduce_init`` block is the init of reduction ``NAME``);
+the tensor is not a program output; no block writes a tensor the producer
+reads; the producer precedes every consumer; the store indices are injective on
+the producer's iteration domain; every consumer load lies in the stored region;
+when producer and consumer share enclosing loops, every element is written at
+or before the shared iteration that reads it (z3, a violation refused with two
+evaluator-confirmed iterations). Inlined load indices are tidied by the
+verified simplifier on the consumer's domain. After the rewrite, for every consumer block, z3 proves that the
 inlined stored value equals the original one for every consumer iteration, the
 original load of the producer tensor standing for the value the producer
 stored at that element; tensor reads, constants and value operations are
 uninterpreted functions, so the proof holds whatever they compute.
+
+:func:`inline_all` repeats this over every candidate block, in order, as CINN's
+``DoComputeInline`` does.
 """
 
 from __future__ import annotations
