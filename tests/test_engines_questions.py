@@ -415,3 +415,21 @@ def test_large_range_variable_boxes_are_confirmed_by_z3() -> None:
     # relation equality: the same confirmation path (the source relates d0 -> 3*d0)
     v = prove_relation_equal(a, b, engine="isl")
     assert v.refuted and v.counterexample is not None and v.counterexample.kind == "relation"
+
+
+def test_exact_range_with_the_operation_limit() -> None:
+    from verified_indexing.engines import IslLimitExceeded, exact_range
+
+    m = IndexingMap([Interval(-50, 50), Interval(0, 7)], [])
+    e = Dim(0).floordiv(-3) * 2 + Dim(1).mod(-5)
+    values = [e.evaluate(*p) for p in m.domain_points()]
+    expected = Interval(min(values), max(values))
+    assert exact_range(e, m) == expected
+    assert exact_range(e, m, limited=True) == expected
+    previous = set_max_operations(1)
+    try:
+        with pytest.raises(IslLimitExceeded, match="operation limit"):
+            exact_range(e, m, limited=True)
+        assert exact_range(e, m) == expected  # the default stays unlimited
+    finally:
+        set_max_operations(previous)

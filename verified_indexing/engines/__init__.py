@@ -20,6 +20,7 @@ from verified_indexing.engines.api import (
 from verified_indexing.engines.cache import SEMANTICS_VERSION, ProofCache, default_cache
 from verified_indexing.engines.isl import (
     DEFAULT_MAX_OPERATIONS,
+    IslLimitExceeded,
     compose_relation,
     get_max_operations,
     image,
@@ -41,6 +42,7 @@ from verified_indexing.engines.z3 import Z3Encoder
 __all__ = [
     "DEFAULT_MAX_OPERATIONS",
     "ENGINES",
+    "IslLimitExceeded",
     "SEMANTICS_VERSION",
     "SUBSET_KINDS",
     "Counterexample",

@@ -31,6 +31,7 @@ from verified_indexing.engines import enumerate as en
 from verified_indexing.engines import z3_queries as zq
 from verified_indexing.engines.cache import ProofCache, default_cache
 from verified_indexing.engines.isl import (
+    IslLimitExceeded,
     _read,
     engine_context,
     get_max_operations,
@@ -741,17 +742,36 @@ def is_empty(m: IndexingMap, *, engine: str = "auto", timeout: float = 10.0, cac
     return answer(_nonempty_question(m, text), engine, timeout, cache)
 
 
-def exact_range(expr: AffineExpr, m: IndexingMap) -> Interval | None:
+def exact_range(expr: AffineExpr, m: IndexingMap, *, limited: bool = False) -> Interval | None:
     """The exact ``[min, max]`` of ``expr`` over the domain of ``m`` (via isl);
     ``None`` when the domain is empty. Raises :class:`MapError` for UNDEFINED or
-    an expression using a variable ``m`` lacks."""
+    an expression using a variable ``m`` lacks.
+
+    By default isl runs without an operation limit (in islpy's default context).
+    With ``limited=True`` it runs in the engine context under
+    :func:`get_max_operations` and raises :class:`IslLimitExceeded` (never a
+    guess) when the limit is exceeded."""
     _check_usable(m)
     if m.is_known_empty:
         return None
     missing = _missing_variable(m, (expr,))
     if missing is not None:
         raise MapError(missing)
-    rng = pointwise_map(m, (expr,)).range()
+    if not limited:
+        return _exact_range(pointwise_map(m, (expr,)))
+    try:
+        with limited_context() as ctx:
+            return _exact_range(pointwise_map(m, (expr,), ctx=ctx))
+    except isl.Error as exc:
+        if is_quota_error(exc):
+            raise IslLimitExceeded(
+                f"isl gave up: the operation limit ({get_max_operations()} operations) was exceeded"
+            ) from None
+        raise
+
+
+def _exact_range(pm: Any) -> Interval | None:
+    rng = pm.range()
     if rng.is_empty():
         return None
     lo = point_values(rng.lexmin().sample_point(), 1)[0]

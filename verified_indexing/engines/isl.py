@@ -37,7 +37,7 @@ from typing import Any
 
 import islpy as isl
 
-from verified_indexing.errors import MapError
+from verified_indexing.errors import MapError, VerifiedIndexingError
 from verified_indexing.expr import (
     AffineExpr,
     CeilDiv,
@@ -70,6 +70,7 @@ __all__ = [
     "set_max_operations",
     "get_max_operations",
     "is_quota_error",
+    "IslLimitExceeded",
 ]
 
 DEFAULT_MAX_OPERATIONS = 20_000_000
@@ -119,6 +120,11 @@ def limited_context() -> Iterator[Any]:
         yield ctx
     finally:
         ctx.reset_operations()
+
+
+class IslLimitExceeded(VerifiedIndexingError):
+    """isl exceeded the operation limit in a function that has no ``unknown``
+    answer (e.g. ``exact_range(..., limited=True)``)."""
 
 
 def is_quota_error(exc: BaseException) -> bool:
