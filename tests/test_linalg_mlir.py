@@ -454,3 +454,10 @@ def test_producer_payload_with_linalg_index_is_not_copied_as_text() -> None:
     rep = check_fusion(ops[0], ops[1])
     assert rep.status == "legal" and fused_generic_text(rep) is None
     assert rep.to_json()["producer_op"] == "linalg.generic"
+
+
+def test_linalg_names_inside_strings_are_not_ops() -> None:
+    text = ('module attributes {x.note = "see linalg.matmul and linalg.generic"} {\n'
+            + (EXAMPLES / "transpose.mlir").read_text(encoding="utf-8") + "\n}\n")
+    mod = parse_linalg_module(text)
+    assert [op.name for op in mod.ops] == ["%producer", "%consumer"] and mod.skipped == ()

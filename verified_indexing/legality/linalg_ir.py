@@ -475,6 +475,7 @@ class LinalgModule:
 
 _OP_RE = re.compile(r"(?<![\w.#$%])(\"?)linalg\.([A-Za-z_][\w.]*)")
 _INNER = ("yield", "index")
+_STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 def parse_linalg_module(text: str, source: str = "<input>") -> LinalgModule:
@@ -535,6 +536,7 @@ def _parse_ops(text: str, source: str) -> LinalgModule:
     aliases = _aliases(text, source)
     ops: list[GenericOp] = []
     skipped: list[SkippedOp] = []
+    strings = [(sm.start(), sm.end()) for sm in _STRING_RE.finditer(text)]
     pos = 0
     while True:
         m = _OP_RE.search(text, pos)
@@ -544,7 +546,11 @@ def _parse_ops(text: str, source: str) -> LinalgModule:
         line = text.count("\n", 0, m.start()) + 1
         named = _result_names(text, m.start())
         label = named[0] if named is not None else f"{name}@{line}"
-        if m.group(1):
+        quoted_op = bool(m.group(1)) and re.match(r'"\s*\(', text[m.end() :]) is not None
+        if not quoted_op and any(a <= m.start() < b for a, b in strings):
+            pos = m.end()  # a mention inside a string attribute (doc = "...", library_call = "...")
+            continue
+        if quoted_op:
             skipped.append(SkippedOp(f"linalg.{name}", label, line,
                                      "the generic (quoted) operation form is not read; print the op in pretty form"))
             pos = m.end()
