@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from verified_indexing.engines.verdict import Verdict
 from verified_indexing.errors import ParseError, UnsupportedError, VerifiedIndexingError
-from verified_indexing.expr import AffineExpr, Const, RtSym, Sym
+from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
 from verified_indexing.hlo import relation as rel_mod
 from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
 from verified_indexing.indexing_map import IndexingMap, Variable, compose
@@ -422,6 +422,12 @@ class _Walker:
     def step(self, entry: _Entry, op_map: IndexingMap) -> _Entry | None:
         """``entry`` followed by ``op_map``, simplified; None when the result is
         KNOWN EMPTY (the path reads nothing)."""
+        if entry.map.state == "ok" and _is_box_identity(op_map) and _results_within(entry.map, op_map):
+            # An identity on a box that holds every result (elementwise ops, copy, ...):
+            # the composition is ``entry.map`` itself. The exact relation is kept as it is:
+            # the final proof shows the map equal to it, and then the relation's images
+            # lie in the box too, so composing it with the identity would not change it.
+            return _Entry(entry.map, entry.rel, entry.paths)
         m = _compose(entry.map, op_map)
         if m.is_known_empty:
             return None
@@ -465,6 +471,24 @@ class _Walker:
                 e.paths += new.paths
                 return
         entries.append(new)
+
+
+def _is_box_identity(m: IndexingMap) -> bool:
+    """``(d0, ..., dn-1) -> (d0, ..., dn-1)`` on a box: no other variable, no constraint."""
+    return (
+        m.state == "ok"
+        and not m.num_range_vars
+        and not m.num_rt_vars
+        and not m.constraints
+        and list(m.results) == [Dim(i) for i in range(m.num_dims)]
+    )
+
+
+def _results_within(m: IndexingMap, box: IndexingMap) -> bool:
+    """Every result of ``m`` stays (by interval bounds) inside the domain box of ``box``."""
+    if m.num_results != box.num_dims:
+        return False
+    return all(v.bounds.contains_interval(m.range_of(r)) for r, v in zip(m.results, box.dims))
 
 
 def _simplify_keeping_vars(
