@@ -581,3 +581,43 @@ def test_decode_step_kernels_against_numpy() -> None:
     scatter = results[("scatter_fusion", 0)]
     assert [(u.instruction, u.opcode) for u in scatter.unsupported] == [("scatter.45", "scatter")]
     assert all(not t.maps for t in scatter.targets)
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_identity_shortcut_changes_no_map(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk skips composing identity steps (elementwise ops); the maps, path
+    counts and verdicts are the same as with every step composed."""
+    from verified_indexing.hlo import fusion
+
+    module = parse_module(path.read_text(), str(path))
+
+    def summary() -> list[tuple[str, int, list[tuple[str, list[tuple[str, int, str]]]]]]:
+        return [
+            (r.computation, r.source, [(t.name, [(str(a.map), a.paths, a.verdict.status if a.verdict else "")
+                                                 for a in t.maps]) for t in r.targets])
+            for r in analyze_module(module)
+        ]
+
+    fast = summary()
+    monkeypatch.setattr(fusion, "_is_box_identity", lambda m: False)
+    assert summary() == fast
+
+
+def test_planted_simplifier_bug_after_identity_steps_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verified_indexing.expr import Const
+    from verified_indexing.hlo import fusion
+    from verified_indexing.indexing_map import IndexingMap
+
+    def wrong(m: IndexingMap) -> IndexingMap:  # the first result becomes 0
+        if m.num_results and m.results[0] != Const(0):
+            return m.replace(results=[Const(0), *m.results[1:]])
+        return m
+
+    monkeypatch.setattr(fusion, "_simplifier", lambda: wrong)
+    comp = parse_hlo_snippet(
+        "p = f32[4,6] parameter(0)\nt = f32[6,4] transpose(p), dimensions={1,0}\n"
+        "e = f32[6,4] exponential(t)\nn = f32[6,4] negate(e)\nROOT a = f32[6,4] add(n, e)"
+    )
+    result = output_to_input_maps(comp)
+    (access,) = result.targets[0].maps
+    assert access.verdict is not None and not access.verdict.proved
