@@ -289,7 +289,7 @@ def test_reduction_program_several_consumers_and_reads() -> None:
 
 @st.composite
 def program(draw: st.DrawFn) -> dict[str, object]:
-    a, b = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    a, b = draw(st.integers(1, 5)), draw(st.integers(1, 5))
     kind = draw(st.sampled_from(["perm", "shift", "flatten", "split", "split-c", "skew"]))
     c = draw(st.integers(2, 3))
     store = {
@@ -342,7 +342,7 @@ def _render(case: dict[str, object]) -> tuple[str, list[tuple[int, ...]]]:
     return "ScheduleBlock(root)\n{\n{\n" + "\n".join([nest, *outer]) + "\n}\n}", written
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(program())
 def test_random_inline_programs_agree_with_the_interpreter(case: dict[str, object]) -> None:
     text, written = _render(case)
