@@ -426,3 +426,9 @@ def test_inline_all_collapses_a_chain_through_proven_inverses() -> None:
     # (the composed indices (i0 + i1 * 6) floordiv 6 ... are tidied by the verified simplifier)
     assert "D[i0, i1] = (exp((A[i1, i0] + 1)) * exp((A[i1, -i0 + 5] + 1)))" in text
     assert run(p)["D"] == run(final)["D"]
+
+
+def test_int64_suffixes_are_read_as_integers() -> None:
+    plain = parse_program(_one_store("(i0 * 2) / 4", 8))
+    suffixed = parse_program(_one_store("(i0 * 2ll) / 4ll", 8).replace("for (i, 0, 8)", "for (i, 0ll, 8ll)"))
+    assert suffixed == plain

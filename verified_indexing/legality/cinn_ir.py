@@ -17,7 +17,8 @@ The subset of ``../shared/spec/cinn-compute-inline.zh.md``::
 Statements: ``ScheduleBlock(NAME) { ... }``, a bare ``{ ... }`` group,
 ``KIND for (VAR, MIN, EXTENT) { ... }`` (KIND is ``serial``, ``parallel``,
 ``vectorize``, ``unroll`` or absent; MIN and EXTENT integers; the loop runs
-``VAR = MIN .. MIN + EXTENT - 1``), ``v0, v1 = axis.bind(e0, e1)`` and stores
+``VAR = MIN .. MIN + EXTENT - 1``; an ``ll`` suffix on integers is accepted),
+``v0, v1 = axis.bind(e0, e1)`` and stores
 ``T[e, ...] = value``, one per line; ``read_buffers(...)``/``write_buffers(...)``
 lines are skipped, ``//`` comments allowed, and the program may be wrapped in
 ``function NAME (args) { ... }``. Index expressions (``e``) are quasi-affine in
@@ -223,7 +224,7 @@ _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _SB_RE = re.compile(rf"ScheduleBlock\s*\(\s*({_IDENT})\s*\)")
 _FOR_RE = re.compile(
     rf"(?:(serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?"
-    rf"for\s*\(\s*({_IDENT})\s*,\s*(-?\d+)\s*,\s*(\d+)\s*\)"
+    rf"for\s*\(\s*({_IDENT})\s*,\s*(-?\d+)(?:ll|l)?\s*,\s*(\d+)(?:ll|l)?\s*\)"
 )
 _ANY_FOR_RE = re.compile(r"(?:(?:serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?for\s*\(")
 _BIND_RE = re.compile(rf"({_IDENT}(?:\s*,\s*{_IDENT})*)\s*=\s*axis\.bind\s*\(")
@@ -233,7 +234,9 @@ _VTOKEN_RE = re.compile(
     r"\s*(?:(?P<num>\d+\.\d*(?:e[+-]?\d+)?f?|\d+(?:e[+-]?\d+)?f?)"
     r"|(?P<id>[A-Za-z_][A-Za-z0-9_.]*)|(?P<p><=|>=|==|!=|&&|\|\||[-+*/%()\[\],<>!]))"
 )
-_ITOKEN_RE = re.compile(r"\s*(?:(?P<num>\d+)|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<p>[-+*/%(),]))")
+_ITOKEN_RE = re.compile(
+    r"\s*(?:(?P<num>\d+)(?:ll|l)?(?![A-Za-z0-9_])|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<p>[-+*/%(),]))"
+)
 
 #: An enclosing loop while parsing: name, first value, extent.
 _Loop = tuple[str, int, int]
