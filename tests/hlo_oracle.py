@@ -264,10 +264,16 @@ def _convolution(inst: Instruction, ops: list[np.ndarray], out: tuple[int, ...])
     for o in np.ndindex(*out):
         acc: set[tuple[int, tuple[int, ...]]] = set()
         b, f = o[out_l.index("b")], o[out_l.index("f")]
+        # feature_group_count G: output feature f belongs to group f // (cout / G) and
+        # reads the input features of that group; the kernel's i dim indexes within it.
+        groups = int(inst.attributes.get("feature_group_count", "1"))
+        per_group = lhs.shape[lhs_l.index("f")] // groups
+        group = f // (out[out_l.index("f")] // groups)
         for kpos in itertools.product(*(range(w.size) for w in win)):
-            for c in range(lhs.shape[lhs_l.index("f")]):
+            for ci in range(per_group):
+                c = group * per_group + ci
                 ri = [0] * rhs.ndim
-                ri[rhs_l.index("i")], ri[rhs_l.index("o")] = c, f
+                ri[rhs_l.index("i")], ri[rhs_l.index("o")] = ci, f
                 li = [0] * lhs.ndim
                 li[lhs_l.index("b")], li[lhs_l.index("f")] = b, c
                 real = True

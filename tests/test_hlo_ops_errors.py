@@ -34,8 +34,9 @@ def _root(text: str) -> tuple[Instruction, Computation]:
         (
             "p0 = f32[1,4,4,2] parameter(0)\np1 = f32[3,3,1,2] parameter(1)\n"
             "c = f32[1,2,2,2] convolution(p0, p1), window={size=3x3}, dim_labels=b01f_01io->b01f, "
-            "feature_group_count=2",
-            "feature_group_count",
+            # feature_group_count (grouped, depthwise) is modeled now (test_hlo_ops_oracle.py::test_convolution).
+            "batch_group_count=2",
+            "batch_group_count",
         ),
         (
             "p0 = f32[8] parameter(0)\ni = f32[] constant(0)\n"

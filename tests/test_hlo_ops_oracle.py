@@ -451,7 +451,10 @@ def test_dot(data: st.DataObject) -> None:
 @settings(max_examples=60)
 @given(st.integers(0, 2), st.data())
 def test_convolution(nsp: int, data: st.DataObject) -> None:
-    batch, cin, cout = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+    # feature_group_count G (grouped and depthwise convolutions): cin and cout multiples of G.
+    groups = data.draw(st.integers(1, 3))
+    batch = data.draw(st.integers(1, 2))
+    cin, cout = groups * data.draw(st.integers(1, 2)), groups * data.draw(st.integers(1, 2))
     spatial, kernel, out_sp = [], [], []
     fields: dict[str, list[str]] = defaultdict(list)
     for _ in range(nsp):
@@ -476,9 +479,11 @@ def test_convolution(nsp: int, data: st.DataObject) -> None:
         return [table[c] for c in labels]
 
     lhs = dims(lhs_l, {"b": batch, "f": cin, **{str(i): n for i, n in enumerate(spatial)}})
-    rhs = dims(rhs_l, {"i": cin, "o": cout, **{str(i): n for i, n in enumerate(kernel)}})
+    rhs = dims(rhs_l, {"i": cin // groups, "o": cout, **{str(i): n for i, n in enumerate(kernel)}})
     out = dims(out_l, {"b": batch, "f": cout, **{str(i): n for i, n in enumerate(out_sp)}})
     attrs = {"dim_labels": f"{lhs_l}_{rhs_l}->{out_l}"}
+    if groups > 1:
+        attrs["feature_group_count"] = str(groups)
     if nsp:
         attrs["window"] = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
     check(*build("convolution", _shape(out), [_shape(lhs), _shape(rhs)], attrs))

@@ -1117,12 +1117,16 @@ class _Conv:
     rsp: list[int]
     osp: list[int]
     win: list[WindowDim]
+    groups: int = 1  # feature_group_count: output feature o reads input features of group o // (cout / groups)
 
 
 def _conv_parts(inst: Instruction, comp: Computation) -> _Conv:
-    for key in ("feature_group_count", "batch_group_count"):
-        if inst.attr(key) is not None and inst.ints(key) != (1,):
-            raise _unsupported(inst, f"convolution with {key}={inst.attr(key)} (grouped convolution)")
+    if inst.attr("batch_group_count") is not None and inst.ints("batch_group_count") != (1,):
+        raise _unsupported(inst, f"convolution with batch_group_count={inst.attr('batch_group_count')}")
+    groups_raw = inst.ints("feature_group_count", (1,))
+    if len(groups_raw) != 1 or groups_raw[0] < 1:
+        raise _bad(inst, f"feature_group_count={inst.attr('feature_group_count')} is not a positive integer")
+    groups = groups_raw[0]
     lhs_l, rhs_l, out_l = _conv_labels(inst)
     lhs, rhs = _operand_dims(inst, comp, 0), _operand_dims(inst, comp, 1)
     out = _output_dims(inst, 0)
@@ -1138,28 +1142,35 @@ def _conv_parts(inst: Instruction, comp: Computation) -> _Conv:
     lsp = [lhs_l.index(c) for c in spatial]
     rsp = [rhs_l.index(c) for c in spatial]
     osp = [out_l.index(c) for c in spatial]
-    if lhs[lhs_l.index("f")] != rhs[rhs_l.index("i")] or out[out_l.index("f")] != rhs[rhs_l.index("o")]:
-        raise _bad(inst, "feature dimensions of lhs, rhs and output do not match")
+    cin, cout = lhs[lhs_l.index("f")], out[out_l.index("f")]
+    if cin != rhs[rhs_l.index("i")] * groups or cout != rhs[rhs_l.index("o")] or cout % groups:
+        raise _bad(inst, f"feature dimensions of lhs, rhs and output do not match (feature_group_count={groups})")
     if out[out_l.index("b")] != lhs[lhs_l.index("b")]:
         raise _bad(inst, "batch dimensions of lhs and output do not match")
     win = _window_parts(inst, lhs, [out[i] for i in osp], lsp)
     if any(w.size != rhs[r] for w, r in zip(win, rsp)):
         raise _bad(inst, "window sizes do not match the kernel's spatial dimensions")
-    return _Conv(lhs_l, rhs_l, out_l, lhs, rhs, out, lsp, rsp, osp, win)
+    return _Conv(lhs_l, rhs_l, out_l, lhs, rhs, out, lsp, rsp, osp, win, groups)
 
 
 def _conv_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
     p = _conv_parts(inst, comp)
     lhs_l, rhs_l, out_l, lhs, rhs, out = p.lhs_l, p.rhs_l, p.out_l, p.lhs, p.rhs, p.out
     lsp, rsp, osp, win = p.lsp, p.rsp, p.osp, p.win
-    features = Interval(0, lhs[lhs_l.index("f")] - 1)
+    per_group = lhs[lhs_l.index("f")] // p.groups  # input features per group (the kernel's i dim)
+    out_per_group = out[out_l.index("f")] // p.groups
+    features = Interval(0, per_group - 1)
     # lhs: the window positions that fall on real (not padding) input elements.
     b = _Builder(_boxes(out))
     lres: list[AffineExpr] = [Const(0)] * len(lhs)
     for i, w in enumerate(win):
         lres[lsp[i]] = _window_read(b, Dim(osp[i]), w, lhs[lsp[i]])
     lres[lhs_l.index("b")] = Dim(out_l.index("b"))
-    lres[lhs_l.index("f")] = b.sym(features)
+    if p.groups == 1:
+        lres[lhs_l.index("f")] = b.sym(features)
+    else:  # the input features of the output feature's group
+        group = Dim(out_l.index("f")).floordiv(out_per_group)
+        lres[lhs_l.index("f")] = group * per_group + b.sym(features)
     # rhs: the kernel is read at every window position (padding included).
     rb = _Builder(_boxes(out))
     rres: list[AffineExpr] = [Const(0)] * len(rhs)
@@ -1182,7 +1193,13 @@ def _conv_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]
         for i, w in enumerate(win):
             results[osp[i]] = _window_written(b, Dim(lsp[i]), w, out[osp[i]])
         results[out_l.index("b")] = Dim(lhs_l.index("b"))
-        results[out_l.index("f")] = b.sym(Interval(0, out[out_l.index("f")] - 1))
+        if p.groups == 1:
+            results[out_l.index("f")] = b.sym(Interval(0, out[out_l.index("f")] - 1))
+        else:  # the output features of the input feature's group
+            per_group = lhs[lhs_l.index("f")] // p.groups
+            out_per_group = out[out_l.index("f")] // p.groups
+            group = Dim(lhs_l.index("f")).floordiv(per_group)
+            results[out_l.index("f")] = group * out_per_group + b.sym(Interval(0, out_per_group - 1))
         return [b.build(results)]
     if k != 1:
         raise _bad(inst, f"convolution has 2 operands, no operand {k}")
