@@ -461,3 +461,9 @@ def test_linalg_names_inside_strings_are_not_ops() -> None:
             + (EXAMPLES / "transpose.mlir").read_text(encoding="utf-8") + "\n}\n")
     mod = parse_linalg_module(text)
     assert [op.name for op in mod.ops] == ["%producer", "%consumer"] and mod.skipped == ()
+
+
+def test_named_op_with_a_leading_attribute_dictionary() -> None:
+    (op,) = parse_linalg("%r = linalg.matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %b : tensor<3x4xi32>, "
+                         "tensor<4x2xi32>) outs(%c : tensor<3x2xi32>) -> tensor<3x2xi32>")
+    assert op.iterator_types == ("parallel", "parallel", "reduction") and "arith.muli" in op.payload

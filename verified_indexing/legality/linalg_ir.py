@@ -343,6 +343,8 @@ def _parse_named(
     if name in ("map", "reduce") and cur.at("{"):
         bs, be = cur.balanced("{", "}")
         short_body = text[bs:be].strip()
+    elif cur.at("{"):  # a leading attribute dictionary, e.g. {cast = #linalg.type_fn<cast_unsigned>}
+        cur.balanced("{", "}")
     ins = _operands(cur, "ins")
     outs = _operands(cur, "outs")
     if not outs:
