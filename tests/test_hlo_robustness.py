@@ -621,3 +621,15 @@ def test_planted_simplifier_bug_after_identity_steps_is_caught(monkeypatch: pyte
     result = output_to_input_maps(comp)
     (access,) = result.targets[0].maps
     assert access.verdict is not None and not access.verdict.proved
+
+
+@pytest.mark.parametrize("opcode", sorted(UNSUPPORTED_OPCODES))
+def test_each_listed_unsupported_op_is_reported_by_name(opcode: str) -> None:
+    comp = parse_hlo_snippet(f"p = f32[4] parameter(0)\nROOT x = f32[4] {opcode}(p)")
+    for call in (lambda: output_to_input(comp.root, comp), lambda: input_to_output(comp.root, comp, 0)):
+        with pytest.raises(UnsupportedError) as info:
+            call()
+        assert f"unknown indexing for {opcode} (x): {UNSUPPORTED_OPCODES[opcode]}" == str(info.value)
+    result = output_to_input_maps(comp)
+    assert [(u.instruction, u.opcode) for u in result.unsupported] == [("x", opcode)]
+    assert result.targets[0].maps == [] and result.targets[0].unsupported == ["x"]

@@ -83,6 +83,8 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "select-and-scatter": "the source lands at data-dependent positions chosen by the select computation",
     "sort": "each output element comes from a data-dependent position of the sorted dimension",
     "top-k": "each output element comes from a data-dependent position",
+    "topk": "each output element comes from a data-dependent position",
+    "ragged-dot": "the groups of rows have data-dependent sizes",
     "custom-call": "an opaque target: its semantics are not known",
     "while": "a loop: the body runs a data-dependent number of times",
     "conditional": "the branch is chosen when the program runs",
