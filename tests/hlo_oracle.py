@@ -25,7 +25,12 @@ Tag = frozenset[tuple[int, tuple[int, ...]]]
 
 __all__ = ["ELEMENTWISE_FOR_ORACLE", "run", "tagged"]
 
-ELEMENTWISE_FOR_ORACLE = {"add", "multiply", "select", "clamp", "exponential", "compare", "convert", "copy", "negate"}
+ELEMENTWISE_FOR_ORACLE = {
+    "add", "multiply", "select", "clamp", "exponential", "compare", "convert", "copy", "negate",
+    # map applies its computation at each index; reduce-precision rounds each element; rng draws
+    # each element from its (scalar) distribution parameters.
+    "map", "reduce-precision", "rng",
+}
 
 
 def tagged(dims: Sequence[int], k: int) -> np.ndarray:

@@ -667,3 +667,18 @@ def test_example_fusions_input_to_output_is_the_inverse(path: Path) -> None:
         assert backward == forward, name
         checked += 1
     assert checked >= 2
+
+
+@settings(max_examples=40)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_map_reduce_precision_rng_and_layout_copies(dims: list[int], data: st.DataObject) -> None:
+    opcode = data.draw(st.sampled_from(["map", "reduce-precision", "copy", "rng"]))
+    layout = tuple(data.draw(st.permutations(list(range(len(dims))))))
+    out = Shape("f32", tuple(dims), layout)  # a layout change is the logical identity
+    if opcode == "rng":
+        operands = [_shape([]), _shape([])]
+    elif opcode == "map":
+        operands = [_shape(dims) for _ in range(data.draw(st.integers(1, 3)))]
+    else:
+        operands = [_shape(dims)]
+    check(*build(opcode, out, operands))
