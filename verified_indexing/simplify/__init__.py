@@ -8,6 +8,7 @@ Public names: :func:`simplify`, :func:`simplify_with_report`,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from verified_indexing.simplify.api import SimplifyReport, simplify, simplify_expr, simplify_with_report
@@ -39,11 +40,14 @@ def prove_rule(rule: Rule, *, timeout: float = 10.0) -> Any:
     return _prove(rule, timeout=timeout)
 
 
-def check_user_rule(text: str, where: str = "", domain: str = "", *, timeout: float = 10.0) -> Any:
+def check_user_rule(
+    text: str, where: str = "", domain: str = "", *, timeout: float = 10.0, lemmas: Sequence[str] = ()
+) -> Any:
     """Prove a user's rewrite ``"LHS -> RHS"`` (symbolic constants ``c0, c1, ...``,
     variables ``x, y, z`` or ``d0, s0, ...``) under ``where`` side conditions and
     ``domain`` bounds: a Verdict (proved / refuted with a confirmed
-    counterexample / unknown with the reason)."""
+    counterexample / unknown with the reason). ``lemmas`` are proof hints, each
+    proven before it is assumed."""
     from proofs.user_rule import check_user_rule as _check
 
-    return _check(text, where=where, domain=domain, timeout=timeout)
+    return _check(text, where=where, domain=domain, timeout=timeout, lemmas=lemmas)
