@@ -682,3 +682,41 @@ def test_map_reduce_precision_rng_and_layout_copies(dims: list[int], data: st.Da
     else:
         operands = [_shape(dims)]
     check(*build(opcode, out, operands))
+
+
+NESTED_OFFSET = """
+fused_ds {
+  p0 = f32[10,3] parameter(0)
+  p1 = s32[] parameter(1)
+  z = s32[] constant(0)
+  ROOT ds = f32[4,3] dynamic-slice(p0, p1, z), dynamic_slice_sizes={4,3}
+}
+ENTRY main {
+  table = f32[10,3] parameter(0)
+  offsets = s32[3] parameter(1)
+  one = s32[1] slice(offsets), slice={[2:3]}
+  off = s32[] reshape(one)
+  ROOT f = f32[4,3] fusion(table, off), kind=kLoop, calls=fused_ds
+}
+"""
+
+
+def test_origins_cross_the_fusion_boundary_to_the_callers_parameter() -> None:
+    module = parse_module(NESTED_OFFSET)
+    (result,) = analyze_module(module, computation="main")
+    (access,) = result.targets[0].maps
+    m = access.map
+    origin = m.rt_vars[0].origin
+    assert isinstance(origin, RuntimeOrigin)
+    assert (origin.operand_name, origin.via) == ("offsets", ("fused_ds/p1", "off", "one"))
+    data = np.arange(30).reshape(10, 3)
+    for offsets in ([0, 0, 3], [9, 9, -2], [1, 2, 8]):
+        (at,) = origin.map.evaluate((0, 0), (), (0,))
+        start = min(max(offsets[at], 0), 6)
+        for i in range(4):
+            for j in range(3):
+                assert data[m.evaluate((i, j), (), (start,))] == data[start + i, j]
+    # Inside the fusion alone the origin is the fusion's own parameter.
+    (inner,) = analyze_module(module)
+    first = inner.targets[0].maps[0].map.rt_vars[0].origin
+    assert isinstance(first, RuntimeOrigin) and (first.operand_name, first.via) == ("p1", ())

@@ -401,6 +401,42 @@ def trace_origins(m: IndexingMap, comp: Computation) -> IndexingMap:
     return m.replace(rt_vars=rts) if changed else m
 
 
+def lift_origins(m: IndexingMap, inst: Instruction, called: Computation) -> IndexingMap:
+    """``m``, a map of ``called`` (the computation of the fusion or call ``inst``),
+    with its runtime-variable origins renamed for the caller: an origin naming a
+    parameter of ``called`` names the operand of ``inst`` passed to it (same index
+    space; ``via`` records ``called/parameter``), so the caller's tracing continues
+    from there; any other instruction of ``called`` is named ``called/instruction``."""
+    from verified_indexing.hlo.ops import RuntimeOrigin
+
+    if m.state != "ok" or not m.num_rt_vars:
+        return m
+    rts = list(m.rt_vars)
+    changed = False
+    for k, v in enumerate(rts):
+        origin = v.origin
+        if not isinstance(origin, RuntimeOrigin):
+            continue
+        name = origin.operand_name
+        inner = called.by_name.get(name)
+        qualified = f"{called.name}/{name}"
+        if (
+            inner is not None
+            and inner.opcode == "parameter"
+            and not inner.shape.is_tuple
+            and inner.parameter_number is not None
+            and inner.parameter_number < len(inst.operands)
+        ):
+            new = dataclasses.replace(
+                origin, operand_name=inst.operands[inner.parameter_number], via=(*origin.via, qualified)
+            )
+        else:
+            new = dataclasses.replace(origin, operand_name=qualified)
+        rts[k] = dataclasses.replace(v, origin=new)
+        changed = True
+    return m.replace(rt_vars=rts) if changed else m
+
+
 # -- the walk ---------------------------------------------------------------------------------------------
 
 
@@ -764,7 +800,8 @@ def _operand_steps(
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:
                     raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
-                steps.append((operand, target.element or 0, access.map, ""))
+                lifted = lift_origins(access.map, inst, module.computations[called])
+                steps.append((operand, target.element or 0, lifted, ""))
         return steps
     op_maps = per_op(inst, comp, output_index)
     if len(op_maps) != len(inst.operands):
@@ -900,7 +937,7 @@ def _user_steps(
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:
                     raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
-                steps.append((target.index, access.map, ""))
+                steps.append((target.index, lift_origins(access.map, user, module.computations[called]), ""))
         return steps
     maps: list[IndexingMap] = per_op(user, comp, operand_index)
     return [(k, m, "") for k, m in enumerate(maps)]
