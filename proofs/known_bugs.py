@@ -63,7 +63,7 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         "div_div_negative_divisor", "XLA indexing maps, MLIR affine",
         "(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)", "c0 > 0, c1 != 0", "",
-        "(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)", "c0 > 0, c1 > 0", "",
+        "(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)", "c0 != 0, c1 > 0", "",
         "with a negative outer divisor the two roundings do not compose: "
         "(s0 floordiv 2) floordiv -7 is not s0 floordiv -14 (s0 = 15: -1 vs -2)",
     ),
@@ -145,6 +145,18 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         "(x floordiv c0) * c0 + x mod c1 -> x", "c0 > 0, c1 > 0", "",
         "(x floordiv c0) * c0 + x mod c0 -> x", "c0 != 0", "",
         "recombination needs the same divisor in both terms",
+    ),
+    KnownBug(
+        "recombine_different_dividends", "XLA indexing maps (a reshape regression)",
+        "x mod c0 + (y floordiv c0) * c0 -> x", "c0 > 0", "",
+        "x mod c0 + (x floordiv c0) * c0 -> x", "c0 != 0", "",
+        "(s0 * 128) mod 715 + ((s0 * 64) floordiv 715) * 715 is not s0 * 128: recombination needs one dividend",
+    ),
+    KnownBug(
+        "mod_gcd_factor_negative_modulus", "XLA indexing maps (extracting a summand from a mod)",
+        "(x * c0 + y) mod (c0 * c1) -> (x * c0) mod (c0 * c1) + y", "c0 > 0, c1 != 0", "y in [0, c0 - 1]",
+        "(x * c0 + y) mod (c0 * c1) -> (x * c0) mod (c0 * c1) + y", "c0 > 0, c1 > 0", "y in [0, c0 - 1]",
+        "with a negative modulus the remainder is in (c0 * c1, 0]: a nonnegative y cannot be pulled out",
     ),
     KnownBug(
         "mod_mod_not_divisible", "TVM arith, MLIR affine",
