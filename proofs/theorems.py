@@ -267,10 +267,28 @@ def prove_rule_detailed(rule: Rule, *, timeout: float = 10.0, evidence: bool = T
         s = enc.solver(timeout=timeout)
         s.add(*hyps, *enc.side_conditions, *proven, z3.Not(term))
         r = s.check()
-        status = "proved" if r == z3.unsat else ("unknown" if r != z3.sat else "refuted")
-        why = "" if r == z3.unsat else (s.reason_unknown() if r != z3.sat else "z3 found a model of its negation")
+        ce: Counterexample | None = None
+        if r == z3.unsat:
+            status, why = "proved", ""
+        elif r == z3.sat:
+            # A refuted lemma must be confirmed by plain integers, like any counterexample.
+            model = s.model()
+            values = {n: int(model.eval(t, model_completion=True).as_long()) for n, t in xs.items()}
+            consts = {n: int(model.eval(t, model_completion=True).as_long()) for n, t in ks.items()}
+            try:
+                holds = bool(lm.statement(INT_ALGEBRA, SimpleNamespace(**values), SimpleNamespace(**consts)))
+            except (ArithmeticError, ValueError):
+                holds = True
+            if holds:
+                status, why = "unknown", "z3's model of the negation is not confirmed by plain integers"
+            else:
+                status, why = "refuted", "the lemma is false"
+                ce = Counterexample("results", tuple(consts.items()) + tuple(values.items()), note="the lemma is false")
+        else:
+            status, why = "unknown", str(s.reason_unknown())
         lemma_results.append(LemmaResult(lm.name, lm.text, Verdict(
-            status, "z3", time.perf_counter() - t0, f"lemma {lm.name}: {lm.text}", reason=why)))  # type: ignore[arg-type]
+            status, "z3", time.perf_counter() - t0, f"lemma {lm.name}: {lm.text}", reason=why,  # type: ignore[arg-type]
+            counterexample=ce)))
         if r != z3.unsat:
             break
         proven.append(term)

@@ -87,7 +87,9 @@ def test_false_lemma_is_never_assumed() -> None:
     wrong = replace(rule_by_name("div_div"), name="div_div_bad", lemmas=(bad_lemma,),
                     condition=lambda A, k, lo, hi: A.all(k.a > 0, k.b != 0))
     p = prove_rule_detailed(wrong, timeout=10.0)
-    assert p.lemmas[0].verdict.refuted
+    assert p.lemmas[0].verdict.refuted and p.lemmas[0].verdict.counterexample is not None
+    lv = dict(p.lemmas[0].verdict.counterexample.values)
+    assert lv["x"] // lv["b"] != lv["x"]  # the lemma's counterexample, by plain Python
     assert p.verdict.refuted and p.verdict.counterexample is not None
     vals = dict(p.verdict.counterexample.values)
     assert (vals["x"] // vals["a"]) // vals["b"] != vals["x"] // (vals["a"] * vals["b"])
