@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proofs.known_bugs import KNOWN_BUGS, KnownBug, check_known_bugs, format_known_bugs
 from proofs.user_rule import check_user_rule
@@ -27,17 +29,21 @@ class I(int):  # noqa: E742 - a one-letter wrapper is the point: `a @ b` is ceil
     def __rmatmul__(self, other: int) -> int:
         return -((-int(other)) // int(self))
 
+    def __neg__(self) -> I:
+        return I(-int(self))
+
 
 def to_python(text: str) -> str:
     """The rule language as a Python expression: floordiv -> //, mod -> %,
     ceildiv -> @ (same precedence as *, left associative, like the rule language)."""
     text = re.sub(r"\bfloordiv\b", "//", text)
     text = re.sub(r"\bceildiv\b", "@", text)
-    return re.sub(r"\bmod\b", "%", text)
+    text = re.sub(r"\bmod\b", "%", text)
+    return re.sub(r"\b(\d+)\b", r"I(\1)", text)  # literals too, so `(e) @ 2` has an I operand
 
 
 def py_eval(text: str, env: dict[str, int]) -> Any:
-    return eval(to_python(text), {"min": min, "max": max}, {n: I(v) for n, v in env.items()})
+    return eval(to_python(text), {"min": min, "max": max, "I": I}, {n: I(v) for n, v in env.items()})
 
 
 def conditions(where: str, domain: str) -> list[str]:
@@ -141,3 +147,61 @@ def test_divisor_that_is_a_constant_expression() -> None:
     # ... and a condition that allows it to be zero is still reported.
     v = check_user_rule("x mod (c0 floordiv c1) -> x", where="c1 > 0, c0 >= 0")
     assert v.error and "zero divisor" in v.reason
+
+
+# -- check-rule against brute force on random rewrites -----------------------------
+@st.composite
+def _rule_terms(draw: st.DrawFn, depth: int = 2) -> str:
+    if depth == 0 or draw(st.integers(0, 2)) == 0:
+        return draw(st.sampled_from(["x", "y", "x + 1", "-x", "x + y", "2 * x"]))
+    a = draw(_rule_terms(depth - 1))
+    op = draw(st.sampled_from(["floordiv", "mod", "ceildiv", "+", "*"]))
+    if op == "+":
+        return f"({a}) + ({draw(_rule_terms(depth - 1))})"
+    if op == "*":
+        return f"({a}) * {draw(st.sampled_from(['c0', '2', '-3']))}"
+    return f"({a}) {op} {draw(st.sampled_from(['c0', '2', '-3', 'c1']))}"
+
+
+# True identities (and, with a wrong constant, near misses) over a random subterm A.
+_TEMPLATES = [
+    ("(A) floordiv c0", "-((-(A)) ceildiv c0)"),
+    ("(A) mod c0", "(A) - ((A) floordiv c0) * c0"),
+    ("((A) floordiv 2) floordiv 3", "(A) floordiv 6"),
+    ("((A) mod 6) mod 3", "(A) mod 3"),
+    ("((A) * 4) mod 12", "((A) mod 3) * 4"),
+    ("((A) + 7) mod 7", "(A) mod 7"),
+]
+
+
+@st.composite
+def _rule_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    if draw(st.booleans()):
+        return draw(_rule_terms()), draw(_rule_terms())
+    a = draw(_rule_terms(1))
+    lhs, rhs = (t.replace("A", a) for t in draw(st.sampled_from(_TEMPLATES)))
+    if draw(st.booleans()):  # a near miss: one constant off
+        rhs = rhs.replace("3", "4", 1) if "3" in rhs else rhs + " + 1"
+    return lhs, rhs
+
+
+@settings(max_examples=60, deadline=None)
+@given(_rule_pairs(), st.sampled_from(["c0 > 0, c1 > 0", "c0 != 0, c1 < 0", "c0 < 0, c1 != 0"]))
+def test_check_rule_agrees_with_brute_force(pair: tuple[str, str], where: str) -> None:
+    lhs, rhs = pair
+    v = check_user_rule(f"{lhs} -> {rhs}", where=where, timeout=5.0)
+    conds = conditions(where, "")
+    names = names_of(lhs, rhs, where)
+    if v.refuted:
+        assert v.counterexample is not None
+        env = dict(v.counterexample.values)
+        assert holds(conds, env) and py_eval(lhs, env) != py_eval(rhs, env)
+        return
+    if v.proved:  # brute force over small values finds no counterexample
+        bound = 5 if len(names) <= 3 else 3
+        for point in itertools.product(range(-bound, bound + 1), repeat=len(names)):
+            env = dict(zip(names, point))
+            if holds(conds, env):
+                assert py_eval(lhs, env) == py_eval(rhs, env), (lhs, rhs, env)
+        return
+    assert v.unknown  # never an error for these well-formed questions
