@@ -2,7 +2,7 @@
 ``proofs/``) applied with bounds, every result proven equal to its input.
 
 Public names: :func:`simplify`, :func:`simplify_with_report`,
-:func:`simplify_expr`, :class:`SimplifyReport`, :data:`RULES`, :class:`Rule`,
+:func:`simplify_expr`, :class:`SimplifyReport`, :data:`RULES`, :class:`Rule`, :class:`Lemma`,
 :func:`prove_rule`, :func:`check_user_rule`, :func:`cost`.
 """
 
@@ -14,10 +14,11 @@ from typing import Any
 from verified_indexing.simplify.api import SimplifyReport, simplify, simplify_expr, simplify_with_report
 from verified_indexing.simplify.cost import cost, map_cost
 from verified_indexing.simplify.engine import Step
-from verified_indexing.simplify.rules import RULES, Rule, rule_by_name
+from verified_indexing.simplify.rules import RULES, Lemma, Rule, rule_by_name
 
 __all__ = [
     "RULES",
+    "Lemma",
     "Rule",
     "SimplifyReport",
     "Step",
