@@ -498,7 +498,12 @@ def dags(draw: st.DrawFn) -> str:
     for k in range(draw(st.integers(2, 6))):
         name = f"v{k}"
         x = draw(st.sampled_from(values))
-        op = draw(st.sampled_from(["add", "reverse", "transpose", "bcast", "pad_slice", "concat_slices", "select"]))
+        op = draw(
+            st.sampled_from(
+                ["add", "reverse", "transpose", "bcast", "pad_slice", "concat_slices", "select", "reshapes",
+                 "bcast_reduce", "bitcast_copy"]
+            )
+        )
         if op == "add":
             y = draw(st.sampled_from(values))
             lines.append(f"  {name} = {shape} add({x}, {y})")
@@ -524,15 +529,26 @@ def dags(draw: st.DrawFn) -> str:
                 lines.append(f"  {name}l = f32[{a},1] slice({x}), slice={{[0:{a}], [0:1]}}")
                 lines.append(f"  {name}r = f32[{a},{b - 1}] slice({y}), slice={{[0:{a}], [1:{b}]}}")
                 lines.append(f"  {name} = {shape} concatenate({name}l, {name}r), dimensions={{1}}")
+        elif op == "reshapes":  # flatten, split the other way, and back
+            lines.append(f"  {name}f = f32[{a * b}] reshape({x})")
+            lines.append(f"  {name}g = f32[{b},{a}] reshape({name}f)")
+            lines.append(f"  {name} = {shape} reshape({name}g)")
+        elif op == "bcast_reduce":  # a size-2 dim added, then reduced away
+            lines.append(f"  {name}b = f32[{a},2,{b}] broadcast({x}), dimensions={{0,2}}")
+            lines.append(f"  {name} = {shape} reduce({name}b, z), dimensions={{1}}, to_apply=add_f")
+        elif op == "bitcast_copy":  # the same buffer seen column-major, then copied back to row-major
+            lines.append(f"  {name}t = f32[{b},{a}]{{0,1}} bitcast({x})")
+            lines.append(f"  {name} = {shape}{{1,0}} transpose({name}t), dimensions={{1,0}}")
         else:  # select with a scalar predicate (a third parameter)
             y = draw(st.sampled_from(values))
             lines.append(f"  {name} = {shape} select(pred2, {x}, {y})")
         values.append(name)
     text = "\n".join(lines)
-    return "ENTRY f {\n" + text + f"\n  ROOT out = {shape} negate({values[-1]})\n}}\n"
+    reducer = "add_f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    return reducer + "ENTRY f {\n" + text + f"\n  ROOT out = {shape} negate({values[-1]})\n}}\n"
 
 
-@settings(max_examples=40)
+@settings(max_examples=60)
 @given(dags())
 def test_random_fusion_dags_read_what_the_oracle_reads(text: str) -> None:
     comp = parse_hlo_snippet(text)
