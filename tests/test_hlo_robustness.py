@@ -94,8 +94,10 @@ def test_gpu_features_module_keeps_every_feature() -> None:
     assert by["iota.1"].iota_dimension == 1
     # Shapes: tuples of tuples, tokens, tiled layouts, dynamic dimensions, every element type.
     assert str(by["infeed.1"].shape) == "((f32[8]{0}, s32[]), token[])"
+    assert str(by["copy-done.1"].shape) == "f32[8,128]{1,0:S(1)}"
     assert by["copy-start.1"].shape.tuple_shapes[0].layout == (1, 0)
-    assert by["Arg_3.4"].shape == Shape("bf16", (4, 256), (1, 0))
+    assert by["Arg_3.4"].shape == Shape("bf16", (4, 256), (1, 0))  # annotations are not part of equality
+    assert by["Arg_3.4"].shape.is_tiled and by["Arg_3.4"].shape.layout_annotations == "T(8,128)(2,1)"
     assert by["dynamic-reshape.1"].shape.dynamic == (True, False)
     assert str(by["dynamic-reshape.1"].shape) == "f32[<=8,128]{1,0}"
     types = {i.shape.element_type for i in entry.instructions}
@@ -115,12 +117,12 @@ def test_gpu_features_module_keeps_every_feature() -> None:
     [
         ("f32[?,8]", ((-1, 8), (True, False), "f32[?,8]")),
         ("f32[<=4,8]{1,0}", ((4, 8), (True, False), "f32[<=4,8]{1,0}")),
-        ("s4[8,128]{1,0:T(8,128)(2,1)E(4)}", ((8, 128), (), "s4[8,128]{1,0}")),
-        ("f32[256]{0:T(256)S(1)}", ((256,), (), "f32[256]{0}")),
-        ("bf16[8,16]{1,0:E(8)}", ((8, 16), (), "bf16[8,16]{1,0}")),
-        ("f32[8,8]{1,0:D(D,C)}", ((8, 8), (), "f32[8,8]{1,0}")),
+        ("s4[8,128]{1,0:T(8,128)(2,1)E(4)}", ((8, 128), (), "s4[8,128]{1,0:T(8,128)(2,1)E(4)}")),
+        ("f32[256]{0:T(256)S(1)}", ((256,), (), "f32[256]{0:T(256)S(1)}")),
+        ("bf16[8,16]{1,0:E(8)}", ((8, 16), (), "bf16[8,16]{1,0:E(8)}")),
+        ("f32[8,8]{1,0:D(D,C)}", ((8, 8), (), "f32[8,8]{1,0:D(D,C)}")),
         ("token[]", ((), (), "token[]")),
-        ("u32[]{:T(128)}", ((), (), "u32[]{}")),
+        ("u32[]{:T(128)}", ((), (), "u32[]{:T(128)}")),
     ],
 )
 def test_shape_forms(text: str, want: tuple[tuple[int, ...], tuple[bool, ...], str]) -> None:
@@ -736,3 +738,24 @@ def test_origins_cross_the_fusion_boundary_to_the_callers_parameter() -> None:
     (inner,) = analyze_module(module)
     first = inner.targets[0].maps[0].map.rt_vars[0].origin
     assert isinstance(first, RuntimeOrigin) and (first.operand_name, first.via) == ("p1", ())
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "ok"),
+    [
+        ("f32[16,256]{1,0:T(8,128)}", "f32[4096]{0:T(1024)}", False),  # tile order is not row-major
+        ("f32[16,256]{1,0:T(8,128)}", "f32[16,256]{1,0:T(8,128)}", True),  # the same buffer layout
+        ("f32[16,256]{1,0:S(1)}", "f32[4096]{0}", True),  # a memory space does not change the order
+        ("bf16[16,256]{1,0:T(8,128)(2,1)}", "bf16[256,16]{0,1:T(8,128)(2,1)}", False),
+    ],
+)
+def test_bitcasts_between_tiled_layouts_are_unsupported(src: str, dst: str, ok: bool) -> None:
+    comp = parse_hlo_snippet(f"p = {src} parameter(0)\nb = {dst} bitcast(p)")
+    if ok:
+        (m,) = output_to_input(comp.root, comp)
+        assert m.num_results == comp.by_name["p"].shape.rank
+    else:
+        with pytest.raises(UnsupportedError, match="tiled layouts"):
+            output_to_input(comp.root, comp)
+        with pytest.raises(UnsupportedError, match="tiled layouts"):
+            input_to_output(comp.root, comp, 0)

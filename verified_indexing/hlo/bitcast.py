@@ -11,7 +11,9 @@ count and element width is exactly
 
 (the decomposition XLA's ``ShapeUtil::DecomposeBitcast`` describes). Bitcasts that
 change the element width (or the element count) have no such decomposition and
-raise :class:`~verified_indexing.errors.UnsupportedError`.
+raise :class:`~verified_indexing.errors.UnsupportedError`; so do bitcasts between
+tiled layouts (``{1,0:T(8,128)}``: the buffer holds tiles, not the minor-to-major
+order) unless both sides have the same dims and the same layout (the identity).
 """
 
 from __future__ import annotations
@@ -52,6 +54,16 @@ def bitcast_exprs(src: Shape, dst: Shape) -> list[AffineExpr]:
         )
     if src.num_elements() != dst.num_elements():
         raise UnsupportedError(f"bitcast {src} -> {dst}: element counts differ")
+    if (src.is_tiled or dst.is_tiled) and not (
+        src.dims == dst.dims
+        and src.minor_to_major() == dst.minor_to_major()
+        and src.layout_annotations == dst.layout_annotations
+    ):
+        # A tiled layout (TPU's T(8,128)) stores the elements tile by tile: the
+        # physical order is not the minor-to-major order, and not modeled.
+        raise UnsupportedError(
+            f"bitcast {src} -> {dst}: tiled layouts (the buffer holds tiles, not the minor-to-major order)"
+        )
     src_phys, dst_phys = physical_order(src), physical_order(dst)
     phys = reshape_exprs([src.dims[k] for k in src_phys], [dst.dims[k] for k in dst_phys])
     # Physical dst dimension j is logical dst dimension dst_phys[j].

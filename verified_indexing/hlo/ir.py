@@ -44,6 +44,14 @@ class Shape:
     layout: tuple[int, ...] | None = None
     tuple_shapes: tuple[Shape, ...] = ()
     dynamic: tuple[bool, ...] = ()
+    #: The layout's annotations after ``:`` (``T(8,128)(2,1)S(1)``), kept raw; not part of equality.
+    layout_annotations: str = field(default="", compare=False)
+
+    @property
+    def is_tiled(self) -> bool:
+        """True when the layout has a tiling ``T(...)``: the physical order is then
+        tile by tile, not the plain minor-to-major order."""
+        return "T(" in self.layout_annotations
 
     @property
     def is_dynamic(self) -> bool:
@@ -75,7 +83,8 @@ class Shape:
         sizes = ("?" if d < 0 else f"<={d}" if dyn else str(d) for d, dyn in zip(self.dims, flags))
         text = f"{self.element_type}[{','.join(sizes)}]"
         if self.layout is not None:
-            text += "{" + ",".join(str(d) for d in self.layout) + "}"
+            annotations = f":{self.layout_annotations}" if self.layout_annotations else ""
+            text += "{" + ",".join(str(d) for d in self.layout) + annotations + "}"
         return text
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from verified_indexing.errors import MapError, ParseError, UnsupportedError
 from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
-from verified_indexing.hlo.bitcast import bitcast_exprs
+from verified_indexing.hlo.bitcast import ELEMENT_BITS, bitcast_exprs
 from verified_indexing.hlo.ir import Computation, Instruction, Shape, WindowDim
 from verified_indexing.hlo.reshape import reshape_exprs
 from verified_indexing.indexing_map import IndexingMap, Variable
@@ -113,13 +113,6 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "batch-norm-grad": "a normalization gradient (not modeled)",
 }
 
-#: Bits per element of each HLO element type (bitcast-convert between widths).
-ELEMENT_BITS: dict[str, int] = {
-    "pred": 8, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8, "s16": 16, "u16": 16, "s32": 32, "u32": 32,
-    "s64": 64, "u64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
-    "f8e4m3fn": 8, "f8e5m2": 8, "f8e4m3": 8, "f8e4m3b11fnuz": 8, "f8e4m3fnuz": 8, "f8e5m2fnuz": 8, "f8e3m4": 8,
-    "f8e8m0fnu": 8, "f4e2m1fn": 4,
-}
 
 
 @dataclass(frozen=True)

@@ -221,10 +221,11 @@ class _Cursor:
                     break
                 self.expect(",", "',' or ']' in a shape")
         layout: tuple[int, ...] | None = None
+        annotations = ""
         if self.peek() == "{":
             layout_start = self.pos
             raw = self.balanced()[1:-1]
-            minor_to_major = raw.split(":", 1)[0].strip()
+            minor_to_major, _, annotations = (part.strip() for part in raw.partition(":"))
             try:
                 layout = tuple(int(p) for p in minor_to_major.split(",")) if minor_to_major else ()
             except ValueError:
@@ -235,7 +236,7 @@ class _Cursor:
                     offset=layout_start,
                     length=len(raw) + 2,
                 )
-        return Shape(element, tuple(dims), layout, (), tuple(dynamic) if any(dynamic) else ())
+        return Shape(element, tuple(dims), layout, (), tuple(dynamic) if any(dynamic) else (), annotations)
 
 
 def parse_shape(text: str, source: str = "<input>") -> Shape:
