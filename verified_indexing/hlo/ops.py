@@ -21,9 +21,18 @@ Promises:
   bounds are the clamping range. Each carries a :class:`RuntimeOrigin` in
   :attr:`Variable.origin` naming the operand that holds the value and the map
   from the holding map's variables to the element of that operand;
+* an offset of dynamic-slice / dynamic-update-slice that is a scalar integer
+  ``constant`` is folded to its clamped value (no runtime variable);
+* ops beyond the spec, each checked against the numpy oracle in both directions:
+  every gather form (collapsed and batching dims, any ``index_vector_dim``),
+  ``bitcast-convert`` across widths, grouped convolution (``feature_group_count``);
+* an instruction touching a dynamic shape (``f32[<=4]``, ``f32[?]``) and a bitcast
+  between tiled layouts are unsupported (a map would hold for the bound, or for the
+  wrong physical order);
 * an op without a model raises :class:`~verified_indexing.errors.UnsupportedError`
-  naming the opcode and the reason; malformed instructions (attributes that do
-  not fit the shapes) raise a positioned :class:`~verified_indexing.errors.ParseError`.
+  naming the opcode and the reason (:data:`UNSUPPORTED_OPCODES` for the known
+  ones); malformed instructions (attributes that do not fit the shapes) raise a
+  positioned :class:`~verified_indexing.errors.ParseError`.
 """
 
 from __future__ import annotations
