@@ -13,10 +13,19 @@ from verified_indexing.hlo.fusion import (
     UnsupportedOp,
     analyze_module,
     input_to_output_maps,
+    lift_origins,
     output_to_input_maps,
+    trace_origins,
 )
 from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
-from verified_indexing.hlo.ops import RuntimeOrigin, input_to_output, output_to_input, supported_opcodes
+from verified_indexing.hlo.ops import (
+    UNSUPPORTED_OPCODES,
+    RuntimeOrigin,
+    constant_scalar,
+    input_to_output,
+    output_to_input,
+    supported_opcodes,
+)
 from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module, parse_shape
 
 __all__ = [
@@ -28,14 +37,18 @@ __all__ = [
     "RuntimeOrigin",
     "Shape",
     "TargetIndexing",
+    "UNSUPPORTED_OPCODES",
     "UnsupportedOp",
     "analyze_module",
+    "constant_scalar",
     "input_to_output",
     "input_to_output_maps",
+    "lift_origins",
     "output_to_input",
     "output_to_input_maps",
     "parse_hlo_snippet",
     "parse_module",
     "parse_shape",
     "supported_opcodes",
+    "trace_origins",
 ]
