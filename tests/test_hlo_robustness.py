@@ -759,3 +759,24 @@ def test_bitcasts_between_tiled_layouts_are_unsupported(src: str, dst: str, ok: 
             output_to_input(comp.root, comp)
         with pytest.raises(UnsupportedError, match="tiled layouts"):
             input_to_output(comp.root, comp, 0)
+
+
+def test_analyze_cli_on_the_gpu_examples() -> None:
+    import json
+
+    from test_hlo_fusion_cli import _cli
+
+    code, out, err = _cli("analyze", str(KERNELS))
+    assert code == 2 and err == ""  # the scatter fusion has no model: exit 2, named
+    assert "unsupported: scatter.45 (scatter): unknown indexing for scatter (scatter.45)" in out
+    assert "1 unsupported ops: scatter.45 (scatter)" in out.splitlines()[-1]
+    code, out, _ = _cli("analyze", str(FUSIONS), "--computation", "main.60", "--json")
+    assert code == 0
+    origins = [o for r in json.loads(out)["results"] for t in r["targets"] for a in t["maps"] for o in a["rt_origins"]]
+    assert {"operand_index": 1, "operand_name": "Arg_3.4",
+            "via": ["bitcast.43", "slice.42", "fused_dynamic_slice/param_1.41"]}.items() <= origins[0].items()
+    code, out, err = _cli("analyze", str(FEATURES), "--computation", "main.42", "--direction", "input-to-output")
+    assert code == 2 and "Traceback" not in out + err
+    bad = FEATURES.read_text().replace("%fusion.1 = f32[8,128]{1,0} fusion(", "%fusion.1 = f32[8,128]{1,0} fusion((", 1)
+    code, out, err = _cli("analyze", "-", stdin=bad)
+    assert code == 3 and out == "" and "error:" in err and "^" in err
