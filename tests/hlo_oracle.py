@@ -30,6 +30,8 @@ ELEMENTWISE_FOR_ORACLE = {
     # map applies its computation at each index; reduce-precision rounds each element; rng draws
     # each element from its (scalar) distribution parameters.
     "map", "reduce-precision", "rng",
+    # domain marks a sharding boundary: each element passes through.
+    "domain",
 }
 
 
@@ -82,6 +84,8 @@ def run(
                 acc |= a[()] if a.ndim == 0 else a[idx]  # type: ignore[arg-type]
             res[idx] = frozenset(acc)
         return [res]
+    if op == "add-dependency":  # the data operand passes through; the token is only ordered after
+        return [ops[0]]
     if op == "broadcast":
         dims = inst.dimensions()
         res = _empty(out[0])

@@ -689,12 +689,14 @@ def test_example_fusions_input_to_output_is_the_inverse(path: Path) -> None:
 
 @settings(max_examples=40)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
-def test_map_reduce_precision_rng_and_layout_copies(dims: list[int], data: st.DataObject) -> None:
-    opcode = data.draw(st.sampled_from(["map", "reduce-precision", "copy", "rng"]))
+def test_map_reduce_precision_rng_domain_add_dependency_and_layout_copies(dims: list[int], data: st.DataObject) -> None:
+    opcode = data.draw(st.sampled_from(["map", "reduce-precision", "copy", "rng", "domain", "add-dependency"]))
     layout = tuple(data.draw(st.permutations(list(range(len(dims))))))
     out = Shape("f32", tuple(dims), layout)  # a layout change is the logical identity
     if opcode == "rng":
         operands = [_shape([]), _shape([])]
+    elif opcode == "add-dependency":
+        operands = [_shape(dims), Shape("token")]
     elif opcode == "map":
         operands = [_shape(dims) for _ in range(data.draw(st.integers(1, 3)))]
     else:

@@ -72,7 +72,7 @@ ELEMENTWISE_OPCODES: frozenset[str] = frozenset(
         "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder",
         "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
         "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt", "stochastic-convert",
-        "subtract", "tan", "tanh", "xor", "rng",
+        "subtract", "tan", "tanh", "xor", "rng", "domain",
     }
 )
 
@@ -111,9 +111,7 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "rng-bit-generator": "a random-state update whose output shape is not its operand's",
     "rng-get-and-update-state": "a random-state update",
     "after-all": "a token join: tokens hold no elements",
-    "add-dependency": "a token ordering edge (the data operand passes through; not modeled)",
     "opt-barrier": "an optimization barrier over a tuple (not modeled)",
-    "domain": "a sharding domain marker (not modeled)",
     "cholesky": "a factorization: each output element reads a triangular, data-independent but non-affine region",
     "triangular-solve": "a solve: each output element reads a triangular region (not modeled)",
     "fft": "a transform: each output element reads a whole FFT dimension (not modeled)",
@@ -1251,6 +1249,25 @@ def _tuple_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap
     return [_identity(dims) if j == k else IndexingMap.known_empty() for j in range(n)]
 
 
+def _add_dependency_parts(inst: Instruction, comp: Computation) -> _Dims:
+    out = _output_dims(inst, 0)
+    if len(inst.operands) != 2:
+        raise _bad(inst, "add-dependency takes a data operand and a token")
+    if _operand_dims(inst, comp, 0) != out or _operand_shape(inst, comp, 1).element_type != "token":
+        raise _bad(inst, "expected the output's shape as operand 0 and a token as operand 1")
+    return out
+
+
+def _add_dependency_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    """The data operand passes through; the token holds no element."""
+    return [_identity(_add_dependency_parts(inst, comp)), IndexingMap.known_empty()]
+
+
+def _add_dependency_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    out = _add_dependency_parts(inst, comp)
+    return [_identity(out) if k == 0 else IndexingMap.known_empty()]
+
+
 _OPS: dict[str, tuple[_O2I, _I2O]] = {
     "broadcast": (_broadcast_o2i, _broadcast_i2o),
     "transpose": (_transpose_o2i, _transpose_i2o),
@@ -1267,6 +1284,7 @@ _OPS: dict[str, tuple[_O2I, _I2O]] = {
     "gather": (_gather_o2i, _gather_i2o),
     "reduce-window": (_reduce_window_o2i, _reduce_window_i2o),
     "bitcast-convert": (_bitcast_convert_o2i, _bitcast_convert_i2o),
+    "add-dependency": (_add_dependency_o2i, _add_dependency_i2o),
     "convolution": (_conv_o2i, _conv_i2o),
     "get-tuple-element": (_gte_o2i, _gte_i2o),
     "tuple": (_tuple_o2i, _tuple_i2o),
