@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/verified-indexing demo --spec $(SHARED)/spec/xla-indexing-analysis.md --hlo examples/jax_hlo
+	$(VENV)/bin/verified-indexing demo --spec $(SHARED)/spec/xla-indexing-analysis.md --hlo examples/jax_hlo --more-hlo examples/hlo
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check verified_indexing proofs tests benchmarks
