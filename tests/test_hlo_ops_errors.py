@@ -68,6 +68,10 @@ def test_unsupported_ops_are_named(text: str, needle: str) -> None:
         ("p0 = f32[4,5] parameter(0)\np1 = f32[6,7] parameter(1)\nd = f32[4,6] dot(p0, p1), "
          "lhs_contracting_dims={1}, rhs_contracting_dims={1}", "differ"),
         ("p0 = f32[4,5] parameter(0)\np1 = f32[4,6] parameter(1)\na = f32[4,5] add(p0, p1)", "operand 1"),
+        # Repeated dimensions: XLA's verifier rejects them; no reading is guessed.
+        ("p0 = f32[4,3] parameter(0)\nr = f32[4,3] reverse(p0), dimensions={0,0}", "distinct"),
+        ("p0 = f32[4,3] parameter(0)\nc = f32[] constant(0)\nr = f32[3] reduce(p0, c), dimensions={0,0}, "
+         "to_apply=add", "distinct"),
     ],
 )
 def test_malformed_instructions_get_positioned_errors(text: str, needle: str) -> None:

@@ -269,6 +269,15 @@ def _check_perm(inst: Instruction, perm: Sequence[int], rank: int, what: str = "
         raise _bad(inst, f"{what}={{{','.join(map(str, perm))}}} is not a permutation of 0..{rank - 1}")
 
 
+def _distinct_dims(inst: Instruction, rank: int) -> tuple[int, ...]:
+    """``dimensions={...}`` as a set of distinct dimensions of a rank-``rank`` shape
+    (XLA's verifier rejects repeats and out-of-range entries; so do we)."""
+    dims = inst.dimensions()
+    if len(set(dims)) != len(dims) or any(not 0 <= d < rank for d in dims):
+        raise _bad(inst, f"dimensions={{{','.join(map(str, dims))}}} must be distinct dimensions in 0..{rank - 1}")
+    return dims
+
+
 def _known_empty_if_no_elements(*shapes: Sequence[int]) -> bool:
     return any(0 in s for s in shapes)
 
@@ -402,9 +411,7 @@ def _reverse_map(inst: Instruction, comp: Computation) -> IndexingMap:
     out = _output_dims(inst, 0)
     if _operand_dims(inst, comp, 0) != out:
         raise _bad(inst, "operand and output shapes differ")
-    rdims = set(inst.dimensions())
-    if any(not 0 <= d < len(out) for d in rdims):
-        raise _bad(inst, f"dimensions={sorted(rdims)} out of range for rank {len(out)}")
+    rdims = set(_distinct_dims(inst, len(out)))
     return IndexingMap(_box(out), [(-Dim(i) + (n - 1)) if i in rdims else Dim(i) for i, n in enumerate(out)])
 
 
@@ -541,9 +548,7 @@ def _reduce_parts(inst: Instruction, comp: Computation) -> tuple[int, tuple[int,
     if n == 0 or len(inst.operands) != 2 * n:
         raise _bad(inst, "expected N inputs followed by N init values")
     src = _operand_dims(inst, comp, 0)
-    rdims = sorted(set(inst.dimensions()))
-    if any(not 0 <= d < len(src) for d in rdims):
-        raise _bad(inst, f"dimensions={rdims} out of range for rank {len(src)}")
+    rdims = sorted(_distinct_dims(inst, len(src)))
     kept = [d for d in range(len(src)) if d not in rdims]
     for k in range(n):
         if _operand_dims(inst, comp, k) != src:
