@@ -312,3 +312,16 @@ def test_parser_raises_only_parse_errors_on_mutated_maps(m: IndexingMap, data: s
     except ParseError:
         return
     assert parse_indexing_map(str(back)) == back
+
+
+def test_deep_nesting_and_huge_literals_are_parse_errors() -> None:
+    deep = "(" * 150 + "d0" + ")" * 150
+    with pytest.raises(ParseError, match="nested more than"):
+        parse_indexing_map(f"(d0) -> ({deep}), domain: d0 in [0, 3]")
+    ok = "(" * 60 + "d0" + ")" * 60
+    assert parse_indexing_map(f"(d0) -> ({ok} + 1), domain: d0 in [0, 3]").results == (dim(0) + 1,)
+    with pytest.raises(ParseError, match="nested more than"):
+        parse_expr("-" * 150 + "d0")
+    with pytest.raises(ParseError, match="too long") as info:
+        parse_indexing_map("(d0) -> (d0 * 1" + "0" * 5000 + "), domain: d0 in [0, 3]")
+    assert info.value.column == 15

@@ -218,3 +218,12 @@ def test_enumeration_deadline() -> None:
     b = parse_indexing_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 600000], d1 in [0, 14]")
     with pytest.raises(en.TooLarge, match="out of time"):
         en.find_pointwise_difference(a, b, timeout=0.0)
+
+
+def test_smt2_into_an_unwritable_directory_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    m = "(d0) -> (d0), domain: d0 in [0, 3]"
+    code = main(["prove-equal", m, m, "--engine", "z3", "--no-cache", "--smt2", str(blocker / "sub")])
+    err = capsys.readouterr().err
+    assert code == 3 and "cannot write the query" in err and "Traceback" not in err

@@ -164,7 +164,10 @@ def run(args: argparse.Namespace) -> int:
             if q.z3_query is None:
                 print("note: no SMT-LIB query for this question (different range variables need isl)", file=sys.stderr)
             else:
-                path = write_smt2(q.z3_query(), args.smt2)
+                try:
+                    path = write_smt2(q.z3_query(), args.smt2)
+                except OSError as exc:
+                    raise VerifiedIndexingError(f"--smt2 {args.smt2}: cannot write the query: {exc.strerror}") from None
                 print(f"wrote {path}", file=sys.stderr)
         verdict = answer(q, args.engine, args.timeout, cache)
     if cache is not None and cache.disabled:

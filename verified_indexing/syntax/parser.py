@@ -78,6 +78,9 @@ def tokenize(text: str, source: str = "<input>", start: int = 0, stop: int | Non
 
 _DEFAULT_NAME_RE = re.compile(r"(d|s|rt)(\d+)\Z")
 
+MAX_NESTING = 100
+"""Deepest nesting of parentheses, unary minus and min/max the parser accepts."""
+
 
 def _default_lookup(name: str) -> AffineExpr | None:
     m = _DEFAULT_NAME_RE.match(name)
@@ -93,6 +96,7 @@ class _Parser:
         self.source = source
         self.toks = tokenize(text, source, start, stop)
         self.i = 0
+        self.depth = 0
         self.lookup: Callable[[str], AffineExpr | None] = _default_lookup
 
     # -- token helpers --------------------------------------------------------
@@ -136,8 +140,28 @@ class _Parser:
         neg = self.accept("-")
         if self.tok.kind != "int":
             raise self.error("expected an integer")
-        v = int(self.advance().text)
+        v = self.int_value(self.advance())
         return -v if neg else v
+
+    def int_value(self, t: Token) -> int:
+        try:
+            return int(t.text)
+        except ValueError:  # Python's limit on the digits of an int conversion
+            raise ParseError(
+                f"integer literal of {len(t.text)} digits is too long", self.text, t.offset, len(t.text), self.source
+            ) from None
+
+    def nested(self, t: Token, parse: Callable[[], AffineExpr]) -> AffineExpr:
+        """``parse()`` one nesting level deeper (refused beyond MAX_NESTING, never a RecursionError)."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                raise ParseError(
+                    f"expression nested more than {MAX_NESTING} levels deep", self.text, t.offset, 1, self.source
+                )
+            return parse()
+        finally:
+            self.depth -= 1
 
     # -- expressions ------------------------------------------------------------
     def expr(self) -> AffineExpr:
@@ -168,15 +192,16 @@ class _Parser:
         return lhs
 
     def unary(self) -> AffineExpr:
+        t = self.tok
         if self.accept("-"):
-            return -self.unary()
+            return -self.nested(t, self.unary)
         return self.primary()
 
     def primary(self) -> AffineExpr:
         t = self.tok
         if t.kind == "int":
             self.advance()
-            value = Const(int(t.text))
+            value = Const(self.int_value(t))
             nxt = self.tok
             # "100d0" (a coefficient written against its variable) means 100 * d0.
             if nxt.kind == "ident" and nxt.offset == t.end and nxt.text not in _KEYWORDS:
@@ -185,9 +210,9 @@ class _Parser:
         if t.kind == "ident" and t.text in ("min", "max"):
             self.advance()
             self.expect("(", f"'(' after {t.text}")
-            args = [self.expr()]
+            args = [self.nested(t, self.expr)]
             while self.accept(","):
-                args.append(self.expr())
+                args.append(self.nested(t, self.expr))
             self.expect(")", "')' or ','")
             if len(args) < 2:
                 raise self.error(f"{t.text} needs at least two arguments", t)
@@ -202,7 +227,7 @@ class _Parser:
             self.advance()
             return e
         if self.accept("("):
-            e = self.expr()
+            e = self.nested(t, self.expr)
             self.expect(")", "')'")
             return e
         raise self.error("expected an expression (a number, a variable, '-', '(' , min or max)")
