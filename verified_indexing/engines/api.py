@@ -30,6 +30,7 @@ import z3
 from verified_indexing.engines import enumerate as en
 from verified_indexing.engines import z3_queries as zq
 from verified_indexing.engines.cache import ProofCache, default_cache
+from verified_indexing.engines.deadline import RISKY_DIVISOR, largest_divisor, run_bounded
 from verified_indexing.engines.isl import (
     IslLimitExceeded,
     _read,
@@ -749,8 +750,9 @@ def exact_range(expr: AffineExpr, m: IndexingMap, *, limited: bool = False) -> I
 
     By default isl runs without an operation limit (in islpy's default context).
     With ``limited=True`` it runs in the engine context under
-    :func:`get_max_operations` and raises :class:`IslLimitExceeded` (never a
-    guess) when the limit is exceeded."""
+    :func:`get_max_operations`, and under a wall-clock deadline when a divisor is
+    large (see :mod:`~verified_indexing.engines.deadline`); it raises
+    :class:`IslLimitExceeded` (never a guess) when either limit is exceeded."""
     _check_usable(m)
     if m.is_known_empty:
         return None
@@ -759,9 +761,14 @@ def exact_range(expr: AffineExpr, m: IndexingMap, *, limited: bool = False) -> I
         raise MapError(missing)
     if not limited:
         return _exact_range(pointwise_map(m, (expr,)))
-    try:
+
+    def compute() -> Interval | None:
         with limited_context() as ctx:
             return _exact_range(pointwise_map(m, (expr,), ctx=ctx))
+
+    try:
+        # isl's integer search ignores the operation limit; large divisors get a wall-clock deadline too.
+        return run_bounded(compute, largest_divisor(m, (expr,)) >= RISKY_DIVISOR)
     except isl.Error as exc:
         if is_quota_error(exc):
             raise IslLimitExceeded(

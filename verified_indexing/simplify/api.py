@@ -371,8 +371,14 @@ def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
         return None
     try:
         from verified_indexing.engines import indexing_map_from_isl, to_isl_map
+        from verified_indexing.engines.deadline import RISKY_DIVISOR, largest_divisor, run_bounded
+        from verified_indexing.engines.isl import limited_context
 
-        alt = indexing_map_from_isl(to_isl_map(m))
+        def compute() -> IndexingMap | None:
+            with limited_context() as ctx:  # under isl's operation limit, and a deadline: never a hang
+                return indexing_map_from_isl(to_isl_map(m, ctx=ctx))
+
+        alt = run_bounded(compute, largest_divisor(m) >= RISKY_DIVISOR)
     except Exception:
         return None
     if alt is None or alt.state != "ok" or alt.num_dims != m.num_dims or alt.num_results != m.num_results:

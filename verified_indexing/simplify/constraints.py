@@ -198,7 +198,14 @@ def _exact_domain(m: IndexingMap, name: Callable[[AffineExpr], str]) -> tuple[In
 def _exact_domain_isl(
     m: IndexingMap, name: Callable[[AffineExpr], str], steps: list[Step]
 ) -> tuple[IndexingMap, list[Step]]:
-    from verified_indexing.engines import exact_range, is_empty
+    from verified_indexing.engines import IslLimitExceeded, exact_range, is_empty
+
+    def bounded_range(e: AffineExpr, on: IndexingMap) -> Interval | None:
+        # Under isl's operation limit; when isl gives up, nothing is concluded.
+        try:
+            return exact_range(e, on, limited=True)
+        except IslLimitExceeded:
+            return None
 
     v = is_empty(m)
     if v.proved:
@@ -209,7 +216,7 @@ def _exact_domain_isl(
     while i < len(m.constraints):
         e, iv = m.constraints[i]
         rest = m.replace(constraints=[c for k, c in enumerate(m.constraints) if k != i])
-        r = exact_range(e, rest)
+        r = bounded_range(e, rest)
         if r is not None and iv.contains_interval(r):
             steps.append(Step("constraint_implied", "domain", f"{name(e)} in {iv}", "(dropped)"))
             m = rest
@@ -219,7 +226,7 @@ def _exact_domain_isl(
     if m.constraints:
         for kind, index, var in list(m.variables()):
             x: _Var = {"d": Dim, "s": Sym, "rt": RtSym}[kind](index)
-            r = exact_range(x, m)
+            r = bounded_range(x, m)
             if r is not None and not r.is_empty() and r != var.bounds and var.bounds.contains_interval(r):
                 steps.append(Step("bounds_exact", "domain", f"{name(x)} in {var.bounds}", f"{name(x)} in {r}"))
                 m = m.with_constraint(x, r)

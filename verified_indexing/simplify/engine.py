@@ -111,7 +111,7 @@ class Rewriter:
 
             hit = self.interval(e)
             try:
-                ex = exact_range(e, self.domain)
+                ex = exact_range(e, self.domain, limited=True)
             except Exception:  # an engine failure only costs precision
                 ex = None
             if ex is not None and not ex.is_empty():
