@@ -146,3 +146,13 @@ def test_interval_basics() -> None:
     assert Interval(40, 45).mod(-42) == Interval(-41, 0)
     assert Interval(0, 6).min(Interval(3, 10)) == Interval(0, 6)
     assert str(Interval(-1, 5)) == "[-1, 5]"
+
+
+@given(ref_exprs(2, 1, 0), st.lists(st.integers(-30, 30), min_size=3, max_size=3))
+def test_mlir_export_has_positive_divisors_and_the_same_values(node: tuple[object, ...], vals: list[int]) -> None:
+    from verified_indexing.expr import _BinaryDiv
+    from verified_indexing.syntax.printer import positive_divisors
+
+    e = positive_divisors(build(node))
+    assert all(x.divisor > 0 for x in e.walk() if isinstance(x, _BinaryDiv))
+    assert e.evaluate(vals[:2], vals[2:]) == ref_eval(node, tuple(vals[:2]), tuple(vals[2:]))

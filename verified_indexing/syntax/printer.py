@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from verified_indexing.expr import AffineExpr, Const, Sum, VarKind, _BinaryDiv, _MinMax, _Var
 
-__all__ = ["format_expr", "format_indexing_map", "format_affine_map", "Namer", "default_name"]
+__all__ = ["Namer", "default_name", "format_affine_map", "format_expr", "format_indexing_map", "positive_divisors"]
 
 Namer = Callable[[VarKind, int], str]
 
@@ -104,10 +104,30 @@ def format_indexing_map(m: object, one_line: bool = False) -> str:
     return header + ",\ndomain:\n" + ",\n".join(lines)
 
 
+def positive_divisors(expr: AffineExpr) -> AffineExpr:
+    """The same function with every divisor positive, as MLIR requires of
+    ``floordiv``/``ceildiv``/``mod``: ``x floordiv -c = (-x) floordiv c``,
+    ``x ceildiv -c = (-x) ceildiv c``, ``x mod -c = -((-x) mod c)`` (floor semantics)."""
+
+    def go(e: AffineExpr) -> AffineExpr:
+        e = e.map_children(go)
+        if isinstance(e, _BinaryDiv) and e.divisor < 0:
+            c = -e.divisor
+            if e.op_name == "floordiv":
+                return (-e.lhs).floordiv(c)
+            if e.op_name == "ceildiv":
+                return (-e.lhs).ceildiv(c)
+            return -((-e.lhs).mod(c))
+        return e
+
+    return go(expr)
+
+
 def format_affine_map(num_dims: int, num_symbols: int, results: tuple[AffineExpr, ...], wrap: bool = True) -> str:
-    """An MLIR affine map: ``affine_map<(d0, d1)[s0] -> (d0 + s0)>``."""
+    """An MLIR affine map: ``affine_map<(d0, d1)[s0] -> (d0 + s0)>`` (divisors made
+    positive, as MLIR requires; see :func:`positive_divisors`)."""
     text = "(" + ", ".join(f"d{i}" for i in range(num_dims)) + ")"
     if num_symbols:
         text += "[" + ", ".join(f"s{i}" for i in range(num_symbols)) + "]"
-    text += " -> (" + ", ".join(format_expr(r) for r in results) + ")"
+    text += " -> (" + ", ".join(format_expr(positive_divisors(r)) for r in results) + ")"
     return f"affine_map<{text}>" if wrap else text
