@@ -136,3 +136,12 @@ def test_exact_range_negative_bounds(a_lo: int, width: int, c: int, k: int) -> N
     m = IndexingMap([(a_lo, a_lo + width)], [])
     values = [e.evaluate([a]) for a in range(a_lo, a_lo + width + 1)]
     assert exact_range(e, m) == Interval(min(values), max(values))
+
+
+def test_is_bijective_onto_accepts_lo_hi_pairs() -> None:
+    from verified_indexing.engines import is_bijective_onto
+
+    m = parse_indexing_map("(d0) -> (d0 floordiv 8, d0 mod 8), domain: d0 in [0, 31]")
+    assert is_bijective_onto(m, [(0, 3), (0, 7)], engine="isl").proved
+    v = is_bijective_onto(m, [(0, 3), (0, 8)], engine="isl")
+    assert v.refuted and v.counterexample is not None

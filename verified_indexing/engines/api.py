@@ -838,12 +838,25 @@ def is_injective(m: IndexingMap, *, engine: str = "auto", timeout: float = 10.0,
 
 
 def is_bijective_onto(
-    m: IndexingMap, box: Sequence[Interval], *, engine: str = "auto", timeout: float = 10.0, cache: CacheArg = None
+    m: IndexingMap,
+    box: Sequence[Interval | tuple[int, int]],
+    *,
+    engine: str = "auto",
+    timeout: float = 10.0,
+    cache: CacheArg = None,
 ) -> Verdict:
     """Prove that ``m`` is a bijection from its domain (over dims and rt vars)
-    onto the box: single-valued, injective, every result inside the box and
-    every box point reached. z3 can refute (injectivity, results outside the
-    box) but not prove surjectivity: it then says ``unknown``."""
+    onto the box (``Interval``s or ``(lo, hi)`` pairs): single-valued, injective,
+    every result inside the box and every box point reached. z3 can refute
+    (injectivity, results outside the box) but not prove surjectivity: it then
+    says ``unknown``."""
+    intervals = [b if isinstance(b, Interval) else Interval(*b) for b in box]
+    return _is_bijective_onto(m, intervals, engine=engine, timeout=timeout, cache=cache)
+
+
+def _is_bijective_onto(
+    m: IndexingMap, box: Sequence[Interval], *, engine: str, timeout: float, cache: CacheArg
+) -> Verdict:
     box = list(box)
     text = f"bijective onto {' x '.join(str(b) for b in box)}: {m.format(one_line=True)}"
     if m.is_undefined:
