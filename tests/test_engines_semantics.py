@@ -139,6 +139,7 @@ def test_exact_range_negative_bounds(a_lo: int, width: int, c: int, k: int) -> N
 
 
 def test_is_bijective_onto_accepts_lo_hi_pairs() -> None:
+    from verified_indexing import parse_indexing_map
     from verified_indexing.engines import is_bijective_onto
 
     m = parse_indexing_map("(d0) -> (d0 floordiv 8, d0 mod 8), domain: d0 in [0, 31]")
