@@ -5,29 +5,22 @@ plain interpreter of the loop-nest IR."""
 from __future__ import annotations
 
 import itertools
-import math
-import random
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cinn_interpreter import input_value, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import Dim
 from verified_indexing.legality.cinn_ir import (
-    Bind,
     BinOp,
     Call,
-    For,
-    Group,
-    IndexValue,
     Load,
     Neg,
     Num,
-    ScheduleBlock,
     Stmt,
     Store,
     Value,
@@ -63,64 +56,7 @@ DOC_RESULT = """\
   }"""
 
 
-# ---------------------------------------------------------------------------
-# A plain interpreter of the IR: the independent oracle
-# ---------------------------------------------------------------------------
-
-Tensors = dict[str, dict[tuple[int, ...], float]]
-
-
-def _input(name: str, idx: tuple[int, ...]) -> float:
-    # A deterministic, index-sensitive value for every input element.
-    rng = random.Random(zlib.crc32(repr((name, idx)).encode()))
-    return round(rng.uniform(-2, 2), 6)
-
-
-def _value(v: Value, scope: list[int], t: Tensors, inputs: set[str]) -> float:
-    if isinstance(v, Num):
-        return float(v.text.rstrip("f"))
-    if isinstance(v, Load):
-        idx = tuple(e.evaluate(scope) for e in v.indices)
-        if v.tensor in inputs:
-            return _input(v.tensor, idx)
-        return t[v.tensor][idx]  # KeyError: reading an element never written
-    if isinstance(v, BinOp):
-        a, b = _value(v.lhs, scope, t, inputs), _value(v.rhs, scope, t, inputs)
-        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0, "%": math.fmod(a, b) if b else 0.0}[v.op]
-    if isinstance(v, Neg):
-        return -_value(v.operand, scope, t, inputs)
-    if isinstance(v, Call):
-        args = [_value(a, scope, t, inputs) for a in v.args]
-        return {"exp": lambda: math.exp(args[0]), "max": lambda: max(args)}[v.name]()
-    assert isinstance(v, IndexValue)
-    return float(v.expr.evaluate(scope))
-
-
-def run(p: Stmt, inputs: set[str]) -> Tensors:
-    t: Tensors = {}
-
-    def go(s: Stmt, loops: list[int], iters: list[int]) -> list[int]:
-        if isinstance(s, For):
-            for x in range(s.start, s.start + s.extent):
-                for c in s.body:
-                    go(c, [*loops, x], [])
-        elif isinstance(s, ScheduleBlock):
-            its: list[int] = []
-            for c in s.body:
-                its = go(c, loops, its)
-        elif isinstance(s, Group):
-            for c in s.body:
-                go(c, loops, iters)
-        elif isinstance(s, Bind):
-            return [e.evaluate(loops) for e in s.values]
-        elif isinstance(s, Store):
-            scope = loops + iters
-            idx = tuple(e.evaluate(scope) for e in s.indices)
-            t.setdefault(s.tensor, {})[idx] = _value(s.value, scope, t, inputs)
-        return iters
-
-    go(p, [], [])
-    return t
+# The independent oracle: a plain interpreter of the IR (tests/cinn_interpreter.py).
 
 
 def _inputs(p: Stmt) -> set[str]:
@@ -391,7 +327,7 @@ def test_interpreter_oracle_sanity() -> None:
     p = parse_program((EXAMPLES / "compute_inline.txt").read_text(encoding="utf-8"))
     t = run(p, {"A"})
     for i, j, k in itertools.product(range(0, 32, 7), range(0, 32, 5), range(0, 32, 11)):
-        assert t["C"][(i, j, k)] == 2 * (1 + _input("A", (j, i, k)))
+        assert t["C"][(i, j, k)] == 2 * (1 + input_value("A", (j, i, k)))
 
 
 

@@ -1,0 +1,96 @@
+"""A plain interpreter of the CINN loop-nest IR: the independent oracle of the ComputeInline tests.
+
+Inputs read as deterministic, index-sensitive values; a read of an element no store wrote raises KeyError.
+CINN's convention ``X__reduce_init`` (the init block of a reduction into ``X``) stores into ``X``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from collections.abc import Callable, Collection
+
+from verified_indexing.legality.cinn_ir import (
+    Bind,
+    BinOp,
+    Call,
+    For,
+    Group,
+    IndexValue,
+    Load,
+    Neg,
+    Num,
+    ScheduleBlock,
+    Stmt,
+    Store,
+    Value,
+)
+
+Tensors = dict[str, dict[tuple[int, ...], float]]
+
+
+def input_value(name: str, idx: tuple[int, ...]) -> float:
+    """A deterministic, index-sensitive value for every input element."""
+    rng = random.Random(zlib.crc32(repr((name, idx)).encode()))
+    return round(rng.uniform(-2, 2), 6)
+
+
+def _tensor(name: str) -> str:
+    return name.removesuffix("__reduce_init")
+
+
+def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], bool]) -> float:
+    if isinstance(v, Num):
+        return float(v.text.rstrip("f"))
+    if isinstance(v, Load):
+        idx = tuple(e.evaluate(scope) for e in v.indices)
+        if is_input(v.tensor):
+            return input_value(v.tensor, idx)
+        return t[v.tensor][idx]  # KeyError: an element read before it is written
+    if isinstance(v, BinOp):
+        a, b = _value(v.lhs, scope, t, is_input), _value(v.rhs, scope, t, is_input)
+        ops: dict[str, Callable[[], float]] = {
+            "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b if b else 0.0,
+            "%": lambda: math.fmod(a, b) if b else 0.0,
+            ">": lambda: float(a > b), "<": lambda: float(a < b), "&&": lambda: float(bool(a) and bool(b)),
+        }
+        return ops[v.op]()
+    if isinstance(v, Neg):
+        return -_value(v.operand, scope, t, is_input)
+    if isinstance(v, Call):
+        args = [_value(a, scope, t, is_input) for a in v.args]
+        if v.name == "select":
+            return args[1] if args[0] else args[2]
+        return {"exp": lambda: math.exp(args[0]), "max": lambda: max(args)}[v.name]()
+    assert isinstance(v, IndexValue)
+    return float(v.expr.evaluate(scope))
+
+
+def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool]) -> Tensors:
+    """Every tensor element the program stores. ``inputs``: the input tensors' names (or a predicate)."""
+    is_input: Callable[[str], bool] = inputs if callable(inputs) else inputs.__contains__
+    t: Tensors = {}
+
+    def go(s: Stmt, loops: list[int], iters: list[int]) -> list[int]:
+        if isinstance(s, For):
+            for x in range(s.start, s.start + s.extent):
+                for c in s.body:
+                    go(c, [*loops, x], [])
+        elif isinstance(s, ScheduleBlock):
+            its: list[int] = []
+            for c in s.body:
+                its = go(c, loops, its)
+        elif isinstance(s, Group):
+            for c in s.body:
+                go(c, loops, iters)
+        elif isinstance(s, Bind):
+            return [e.evaluate(loops) for e in s.values]
+        elif isinstance(s, Store):
+            scope = loops + iters
+            idx = tuple(e.evaluate(scope) for e in s.indices)
+            t.setdefault(_tensor(s.tensor), {})[idx] = _value(s.value, scope, t, is_input)
+        return iters
+
+    go(p, [], [])
+    return t
