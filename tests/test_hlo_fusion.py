@@ -478,3 +478,22 @@ def test_tuple_shaped_parameters_and_calls() -> None:
         assert transpose.verdict is not None and transpose.verdict.proved
     (backwards,) = analyze_module(module, computation="body", direction="input-to-output")
     assert [u.reason for u in backwards.unsupported] == ["p: input-to-output from a tuple-shaped parameter"]
+
+
+def test_final_maps_drop_redundant_range_variables() -> None:
+    """The softmax dump's whole-program map from x: every output of the row, with no leftover range variable
+    or constraint from the 32-wide reduce-window (the final simplification is proven by isl)."""
+    from verified_indexing.hlo.parser import parse_module
+
+    root = Path(__file__).resolve().parent.parent / "examples" / "jax_hlo" / "softmax.post.hlo"
+    module = parse_module(root.read_text(encoding="utf-8"))
+    result = input_to_output_maps(module.computations["main.3"], 0, module=module)
+    maps = sorted((a.map for a in result.targets[0].maps), key=str)
+    assert maps == sorted(
+        [
+            parse_indexing_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 127]"),
+            parse_indexing_map("(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 127], s0 in [0, 127]"),
+        ],
+        key=str,
+    )
+    assert all(a.verdict is not None and a.verdict.proved for a in result.targets[0].maps)

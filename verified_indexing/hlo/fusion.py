@@ -527,6 +527,22 @@ def _results_within(m: IndexingMap, box: IndexingMap) -> bool:
     return all(v.bounds.contains_interval(m.range_of(r)) for r, v in zip(m.results, box.dims))
 
 
+def _polish(m: IndexingMap) -> IndexingMap:
+    """The final map of a walk, simplified once more without pinning its range
+    variables (so that redundant ones can go); only maps without runtime
+    variables, whose origins refer to the variables. The verified simplifier
+    (dropping a range variable needs its isl proof); the caller then proves the
+    result equal to the exact composition too. A map found empty is kept as it is."""
+    if m.state != "ok" or m.num_rt_vars:
+        return m
+    from verified_indexing.simplify import simplify
+
+    s = simplify(m)
+    if s.state != "ok" or (s.num_dims, s.num_results) != (m.num_dims, m.num_results):
+        return m
+    return s
+
+
 def _simplify_keeping_vars(
     simplify: Callable[[IndexingMap], IndexingMap], m: IndexingMap
 ) -> IndexingMap | None:
@@ -669,12 +685,13 @@ def output_to_input_maps(
         for element, label, shape in parts:
             target = TargetIndexing(param.parameter_number or 0, label, shape, element=element)
             for entry in maps.get((param.name, element or 0), []):
+                final = _polish(entry.map) if simplify else entry.map
                 verdict = None
                 if verify:
                     verdict = rel_mod.check_equal(
-                        entry.map, entry.rel, f"{comp.name}: composed map to {label} == exact composition"
+                        final, entry.rel, f"{comp.name}: composed map to {label} == exact composition"
                     )
-                target.maps.append(AccessMap(trace_origins(entry.map, comp), entry.paths, verdict, entry.merges))
+                target.maps.append(AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges))
             target.maps.sort(key=lambda a: str(a.map))
             target.unsupported = sorted(set(hidden.get(param.name, [])))
             targets.append(target)
@@ -876,12 +893,13 @@ def input_to_output_maps(
         label = f"{root.name}[{k}]" if root.shape.is_tuple else root.name
         target = TargetIndexing(k, label, _output_shape(root, k), element=k if root.shape.is_tuple else None)
         for entry in maps.get((root.name, k), []):
+            final = _polish(entry.map) if simplify else entry.map
             verdict = None
             if verify:
                 verdict = rel_mod.check_equal(
-                    entry.map, entry.rel, f"{comp.name}: composed map from {param.name} == exact composition"
+                    final, entry.rel, f"{comp.name}: composed map from {param.name} == exact composition"
                 )
-            target.maps.append(AccessMap(trace_origins(entry.map, comp), entry.paths, verdict, entry.merges))
+            target.maps.append(AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges))
         target.maps.sort(key=lambda a: str(a.map))
         target.unsupported = sorted({u.instruction for u in unsupported})
         targets.append(target)
