@@ -21,7 +21,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "fuzz",
-    max_examples=5000,
+    max_examples=1000,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
