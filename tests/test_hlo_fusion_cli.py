@@ -153,3 +153,12 @@ def test_input_to_output_through_nested_fusions() -> None:
                 if m.contains((i, j), s):
                     reads.add(m.evaluate((i, j), s))
         assert reads == {(i, k) for k in range(128)}
+
+
+def test_instruction_errors_name_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "bad.hlo"
+    f.write_text("HloModule m\nENTRY e {\n  p0 = f32[4,3] parameter(0)\n  ROOT r = f32[4,3] reverse(p0), dimensions={0,0}\n}\n")
+    code = main(["analyze", str(f)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.startswith(f"{f}:4:8: error: r (reverse): dimensions={{0,0}} must be distinct"), err

@@ -720,7 +720,7 @@ _ACTIVE = threading.local()
 
 
 def _bad(inst: Instruction, message: str) -> ParseError:
-    return ParseError(f"{inst.name} ({inst.opcode}): {message}", inst.source_text, inst.offset)
+    return inst.error(message)
 
 
 @contextlib.contextmanager
@@ -1045,7 +1045,13 @@ def _single_instruction(comp: Computation, inst: Instruction) -> Computation:
         src = comp.by_name[name]
         params.append(
             Instruction(
-                name, "parameter", src.shape, parameter_number=k, offset=src.offset, source_text=src.source_text
+                name,
+                "parameter",
+                src.shape,
+                parameter_number=k,
+                offset=src.offset,
+                source_text=src.source_text,
+                source_name=src.source_name,
             )
         )
     copy = dataclasses.replace(inst, is_root=True)

@@ -151,10 +151,15 @@ class Instruction:
     is_root: bool = False
     offset: int = 0
     source_text: str = field(default="", repr=False)  # the whole module text, for positioned errors
+    source_name: str = field(default="<input>", repr=False)  # the file (or other source) it came from
 
     # -- typed attributes -------------------------------------------------
     def _error(self, message: str) -> ParseError:
-        return ParseError(f"{self.name} ({self.opcode}): {message}", self.source_text, self.offset)
+        return self.error(message)
+
+    def error(self, message: str) -> ParseError:
+        """A :class:`ParseError` about this instruction, positioned at it in its source."""
+        return ParseError(f"{self.name} ({self.opcode}): {message}", self.source_text, self.offset, 1, self.source_name)
 
     def attr(self, key: str) -> str | None:
         return self.attributes.get(key)

@@ -214,7 +214,7 @@ def _boxes(dims: Sequence[int]) -> list[Interval]:
 
 
 def _bad(inst: Instruction, message: str) -> ParseError:
-    return ParseError(f"{inst.name} ({inst.opcode}): {message}", inst.source_text, inst.offset)
+    return inst.error(message)
 
 
 def _unsupported(inst: Instruction, reason: str) -> UnsupportedError:

@@ -274,7 +274,9 @@ def _instruction(cur: _Cursor) -> tuple[Instruction, list[int]]:
     cur.skip(newlines=False)
     if cur.peek() != "(":
         raise cur.error(f"expected '(' after the opcode {opcode!r}, found {cur.describe_here()}")
-    inst = Instruction(name, opcode, shape, is_root=is_root, offset=name_at, source_text=cur.text)
+    inst = Instruction(
+        name, opcode, shape, is_root=is_root, offset=name_at, source_text=cur.text, source_name=cur.source
+    )
     operand_positions: list[int] = []
     if opcode == "constant":
         inst.literal = cur.balanced()[1:-1].strip()
