@@ -61,6 +61,7 @@ __all__ = [
     "to_isl_map",
     "image",
     "compose_relation",
+    "relation_then",
     "indexing_map_from_isl",
     "point_values",
     "isl_version",
@@ -266,19 +267,25 @@ def compose_relation(first: IndexingMap, second: IndexingMap, *, ctx: Any = None
         raise MapError(
             f"cannot compose: the first map has {first.num_results} results, the second {second.num_dims} dims"
         )
-    r1 = to_isl_map(first, ctx=ctx)
-    r2 = to_isl_map(second, ctx=ctx)
+    return relation_then(to_isl_map(first, ctx=ctx), first.num_dims, second, ctx=ctx)
+
+
+def relation_then(first: Any, num_dims: int, second: IndexingMap, *, ctx: Any = None) -> Any:
+    """The relation ``first`` (inputs ``[d (num_dims), rt_first...]``) followed by
+    the map ``second``: ``{[d, rt2, rt_first] -> [z]}``, ``second``'s runtime
+    variables inserted as inputs right after the dims (the order of
+    :func:`verified_indexing.compose`). The one implementation behind
+    :func:`compose_relation` and the HLO analysis's step-by-step relations."""
     n_rt2 = second.num_rt_vars
     if n_rt2:
-        nd = first.num_dims
-        n_in = nd + n_rt2 + first.num_rt_vars
+        n_in = first.dim(isl.dim_type.in_) + n_rt2
         names = [f"i{k}" for k in range(n_in)]
-        picked = names[nd : nd + n_rt2]
+        picked = names[num_dims : num_dims + n_rt2]
         # [d, rt2, rt1] -> [y]  then  [d, rt2, rt1] -> [y, rt2]
-        lifted = r1.insert_dims(isl.dim_type.in_, nd, n_rt2)
-        keep = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(picked)}] }}", context=r1.get_ctx())
-        r1 = lifted.flat_range_product(keep)
-    return r1.apply_range(r2)
+        lifted = first.insert_dims(isl.dim_type.in_, num_dims, n_rt2)
+        keep = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(picked)}] }}", context=first.get_ctx())
+        first = lifted.flat_range_product(keep)
+    return first.apply_range(to_isl_map(second, ctx=ctx if ctx is not None else first.get_ctx()))
 
 
 def point_values(point: Any, n: int) -> tuple[int, ...]:

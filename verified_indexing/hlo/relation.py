@@ -15,7 +15,7 @@ from typing import Any
 
 import islpy as isl
 
-from verified_indexing.engines.isl import to_isl_map
+from verified_indexing.engines.isl import relation_then, to_isl_map
 from verified_indexing.engines.verdict import Verdict
 from verified_indexing.indexing_map import IndexingMap
 
@@ -34,15 +34,7 @@ def chain(first: Any, num_dims: int, second: IndexingMap) -> Any:
     variables become inputs placed right after ``d`` (``[d, rt_second, rt_first]``),
     the order :func:`verified_indexing.compose` gives its result.
     """
-    n_in = first.dim(isl.dim_type.in_)
-    n_rt = second.num_rt_vars
-    lifted = first.insert_dims(isl.dim_type.in_, num_dims, n_rt)
-    if n_rt:
-        names = [f"i{k}" for k in range(n_in + n_rt)]
-        picked = names[num_dims : num_dims + n_rt]
-        proj = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(picked)}] }}")
-        lifted = lifted.flat_range_product(proj)
-    return lifted.apply_range(to_isl_map(second))
+    return relation_then(first, num_dims, second)
 
 
 def drop_rt_inputs(rel: Any, num_dims: int, rt_indices: list[int]) -> Any:
