@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from verified_indexing.expr import AffineExpr, Dim, RtSym, Sym
+from verified_indexing.expr import AffineExpr, Sym
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.simplify.constraints import simplify_domain
 from verified_indexing.simplify.cost import cost, map_cost
@@ -81,24 +81,15 @@ class SimplifyReport:
         }
 
 
-def _with_vars_as_results(m: IndexingMap) -> IndexingMap:
-    extra: list[AffineExpr] = [Sym(i) for i in range(m.num_range_vars)]
-    extra += [RtSym(i) for i in range(m.num_rt_vars)]
-    extra += [Dim(i) for i in range(m.num_dims)]
-    return m.replace(results=list(m.results) + extra)
-
-
 def prove_maps_pointwise(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.0, cache: Any = None) -> Any:
     """Prove that ``a`` and ``b`` (same variables) have the same domain and the same
     results at every point ``(dims, range vars, rt vars)`` (range variables are
-    compared as inputs, not existentially)."""
-    from verified_indexing.engines import Verdict, prove_equal
+    compared as inputs, not existentially): the engines' ``prove_pointwise_equal``."""
+    from verified_indexing.engines import Verdict, prove_pointwise_equal
 
     start = time.perf_counter()
     try:
-        if a.state != "ok" or b.state != "ok":
-            return prove_equal(a, b, timeout=timeout, cache=cache)
-        return prove_equal(_with_vars_as_results(a), _with_vars_as_results(b), timeout=timeout, cache=cache)
+        return prove_pointwise_equal(a, b, timeout=timeout, cache=cache)
     except Exception as exc:  # an engine fault is never a proof
         return Verdict("error", "isl", time.perf_counter() - start, f"{a.format(True)} == {b.format(True)}",
                        reason=f"engine failure: {type(exc).__name__}: {exc}")
