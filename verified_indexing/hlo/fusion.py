@@ -527,17 +527,18 @@ def _results_within(m: IndexingMap, box: IndexingMap) -> bool:
     return all(v.bounds.contains_interval(m.range_of(r)) for r, v in zip(m.results, box.dims))
 
 
-def _polish(m: IndexingMap) -> IndexingMap:
+def _polish(m: IndexingMap, verify: bool) -> IndexingMap:
     """The final map of a walk, simplified once more without pinning its range
     variables (so that redundant ones can go); only maps without runtime
-    variables, whose origins refer to the variables. The verified simplifier
-    (dropping a range variable needs its isl proof); the caller then proves the
-    result equal to the exact composition too. A map found empty is kept as it is."""
+    variables, whose origins refer to the variables. Verifying, the verified
+    simplifier (dropping a range variable needs its isl proof), and the caller
+    then proves the result equal to the exact composition too; with proofs off,
+    the unverified one. A map found empty is kept as it is."""
     if m.state != "ok" or m.num_rt_vars:
         return m
     from verified_indexing.simplify import simplify
 
-    s = simplify(m)
+    s = simplify(m, verify=verify)
     if s.state != "ok" or (s.num_dims, s.num_results) != (m.num_dims, m.num_results):
         return m
     return s
@@ -685,7 +686,7 @@ def output_to_input_maps(
         for element, label, shape in parts:
             target = TargetIndexing(param.parameter_number or 0, label, shape, element=element)
             for entry in maps.get((param.name, element or 0), []):
-                final = _polish(entry.map) if simplify else entry.map
+                final = _polish(entry.map, verify) if simplify else entry.map
                 verdict = None
                 if verify:
                     verdict = rel_mod.check_equal(
@@ -893,7 +894,7 @@ def input_to_output_maps(
         label = f"{root.name}[{k}]" if root.shape.is_tuple else root.name
         target = TargetIndexing(k, label, _output_shape(root, k), element=k if root.shape.is_tuple else None)
         for entry in maps.get((root.name, k), []):
-            final = _polish(entry.map) if simplify else entry.map
+            final = _polish(entry.map, verify) if simplify else entry.map
             verdict = None
             if verify:
                 verdict = rel_mod.check_equal(
