@@ -160,12 +160,16 @@ def test_parse_errors_are_positioned(text: str, message: str, where: str) -> Non
     assert text[err.offset :].startswith(where) or where in err.line_text
 
 
-def test_dynamic_shapes_make_the_semantic_check_unknown() -> None:
+def test_dynamic_shapes_are_size_parameters() -> None:
+    # Once "unknown: the semantic checks need static shapes"; now every '?' is a size
+    # parameter tied to the others, and every obligation is proved for every size.
     text = (EXAMPLES / "transpose.mlir").read_text(encoding="utf-8").replace("4x8xf32", "?x8xf32")
     text = text.replace("8x4xf32", "8x?xf32")
     rep = check_fusion(*fusion_pairs(parse_linalg(text))[0])
     assert rep.mlir.fusable
-    assert rep.status == "unknown" and "static shapes" in rep.reason
+    assert rep.status == "legal" and rep.sizes is not None
+    assert rep.sizes.legend == ("N0 = %A dim 0 = %init dim 1 = %producer dim 1 = %init2 dim 1 = %consumer dim 1",)
+    assert rep.whole_op is not None and rep.whole_op.verdict.proved
 
 
 def test_unrelated_ops_are_bad_input() -> None:

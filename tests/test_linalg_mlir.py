@@ -445,14 +445,22 @@ def test_fill_producer_fuses_with_its_scalar() -> None:
     assert [o.map for o in op.operands] == [f.map for f in rep.fused]
 
 
-def test_producer_payload_with_linalg_index_is_not_copied_as_text() -> None:
+def test_producer_payload_with_linalg_index_is_remapped_through_the_inverse() -> None:
+    # Once not copied as text; now the producer's `linalg.index 0` becomes an
+    # affine.apply of the fused op's loops through the proven inverse, and the
+    # whole-op proof reads the fused op back and proves it.
     text = (EXAMPLES / "transpose.mlir").read_text(encoding="utf-8").replace(
         "    linalg.yield %in : f32\n  } -> tensor<8x4xf32>\n  %consumer",
-        "    %i = linalg.index 0 : index\n    linalg.yield %in : f32\n  } -> tensor<8x4xf32>\n  %consumer", 1)
+        "    %i = linalg.index 0 : index\n    %c = arith.index_cast %i : index to i32\n"
+        "    %f = arith.sitofp %c : i32 to f32\n    %s = arith.addf %in, %f : f32\n"
+        "    linalg.yield %s : f32\n  } -> tensor<8x4xf32>\n  %consumer", 1)
     ops = parse_linalg(text)
     assert [op.name for op in ops] == ["%producer", "%consumer"]  # linalg.index is not an op of the module
     rep = check_fusion(ops[0], ops[1])
-    assert rep.status == "legal" and fused_generic_text(rep) is None
+    fused = fused_generic_text(rep)
+    assert rep.status == "legal" and fused is not None
+    assert "%p_i = affine.apply affine_map<(d0, d1) -> (d1)>(%fi0, %fi1)" in fused
+    assert rep.whole_op is not None and rep.whole_op.verdict.proved
     assert rep.to_json()["producer_op"] == "linalg.generic"
 
 

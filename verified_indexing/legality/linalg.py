@@ -34,20 +34,22 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.engines import Verdict, prove_relation_equal
+from verified_indexing.engines import Verdict, Z3Encoder, prove_relation_equal
 from verified_indexing.errors import MapError, VerifiedIndexingError
-from verified_indexing.expr import Dim, Sym
+from verified_indexing.expr import AffineExpr, Dim, Sym, VarKind
 from verified_indexing.indexing_map import IndexingMap, compose
 from verified_indexing.interval import Interval
 from verified_indexing.legality._mlir_text import parse_type
 from verified_indexing.legality._proofs import now as _now
 from verified_indexing.legality._proofs import reads_inside as _reads_inside
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
-from verified_indexing.legality.linalg_ir import _BLOCK_RE, GenericOp, Operand, loop_bounds, parse_linalg
+from verified_indexing.legality.linalg_ir import GenericOp, Operand, loop_bounds, parse_linalg
+from verified_indexing.legality.linalg_semantics import FusionSemantics, prove_fused_equivalent
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.syntax import format_affine_map
 
@@ -62,6 +64,11 @@ __all__ = [
     "fusion_pairs",
     "fusion_candidates",
     "fused_generic_text",
+    "build_fused_text",
+    "size_model",
+    "SizeModel",
+    "SIZE_MAX",
+    "semantics",
     "parse_linalg",
     "GenericOp",
     "Operand",
@@ -132,6 +139,9 @@ class FusionReport:
     write_inverse: InverseResult | None = None
     fused: tuple[FusedOperand, ...] | None = None
     iterator_types: tuple[str, ...] = field(default=())
+    sizes: SizeModel | None = None
+    producer_loops: tuple[AffineExpr, ...] | None = None
+    whole_op: Obligation | None = None
 
     @property
     def exit_code(self) -> int:
@@ -154,7 +164,9 @@ class FusionReport:
             },
             "status": self.status,
             "reason": self.reason,
+            "sizes": list(self.sizes.legend) if self.sizes is not None else [],
             "obligations": [o.to_json() for o in self.obligations],
+            "whole_op_proof": self.whole_op.to_json() if self.whole_op is not None else None,
             "write_map_inverse": self.write_inverse.to_json() if self.write_inverse else None,
             "fused": (
                 {
@@ -308,6 +320,8 @@ def _relation_proof(
         (w.substitute(dims=as_syms) - r, Interval(0, 0))
         for w, r in zip(producer_write.results, consumer_read.results)
     ]
+    constraints += [(e.substitute(dims=as_syms), iv) for e, iv in producer_write.constraints]
+    constraints += list(consumer_read.constraints)
     relation = IndexingMap(
         [v.bounds for v in consumer_read.dims],
         [a.substitute(dims=as_syms) for a in producer_arg.results],
@@ -327,6 +341,200 @@ def _unknown(
     p: GenericOp, c: GenericOp, k: int, mv: MlirVerdict, reason: str, obligations: tuple[Obligation, ...] = ()
 ) -> FusionReport:
     return FusionReport(p, c, k, mv, "unknown", reason, obligations)
+
+
+# -- sizes ---------------------------------------------------------------------
+
+SIZE_MAX = 2**63 - 1
+"""Every size an int64 holds: a size parameter ranges over ``[0, SIZE_MAX]``."""
+
+
+@dataclass(frozen=True)
+class SizeModel:
+    """The loop sizes of a producer-consumer pair: static, or named size parameters.
+
+    ``names[i]`` is the parameter ``Ni`` (the i-th leading dim of every map of the
+    pair's questions); ``legend[i]`` says which operand dims it is
+    (``N0 = %arg0 dim 0 = %init dim 0``); ``producer_domain``/``consumer_domain``
+    are the iteration domains over (sizes, loops) with no results."""
+
+    names: tuple[str, ...]
+    legend: tuple[str, ...]
+    producer_domain: IndexingMap
+    consumer_domain: IndexingMap
+
+    @property
+    def k(self) -> int:
+        return len(self.names)
+
+
+def size_model(producer: GenericOp, consumer: GenericOp) -> SizeModel:
+    """Tie the sizes of the pair together (union-find over (value, dim) and loops):
+    within an op, an operand dim whose map result is exactly ``d_k`` has loop ``k``'s
+    size; a result has its init's shape (and its declared type's); the same SSA
+    value has the same sizes. Static sizes stay concrete; every other class is a
+    size parameter. Raises :class:`MapError` when a loop has no size from any
+    operand or two static sizes of one class disagree."""
+    parent: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    static: dict[tuple[Any, ...], int] = {}
+    order: list[tuple[Any, ...]] = []
+
+    def find(x: tuple[Any, ...]) -> tuple[Any, ...]:
+        if x not in parent:
+            parent[x] = x
+            order.append(x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+
+    for tag, op in (("p", producer), ("c", consumer)):
+        for k in range(op.num_loops):
+            find((tag, k))
+        for o in op.operands:
+            for i, (r, s) in enumerate(zip(o.map.results, o.type.shape)):
+                node = ("v", o.value, i)
+                find(node)
+                if s is not None:
+                    static.setdefault(node, s)
+                if isinstance(r, Dim):
+                    union((tag, r.index), node)
+        for ri, res in enumerate(op.results):
+            if ri < len(op.outputs):
+                for i in range(op.outputs[ri].type.rank):
+                    union(("v", op.outputs[ri].value, i), ("v", res, i))
+            if ri < len(op.result_types):
+                for i, s in enumerate(op.result_types[ri].shape):
+                    find(("v", res, i))
+                    if s is not None:
+                        static.setdefault(("v", res, i), s)
+    classes: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+    for x in order:
+        classes.setdefault(find(x), []).append(x)
+    value_of: dict[tuple[Any, ...], int | None] = {}
+    for root, members in classes.items():
+        vals = {static[m] for m in members if m in static}
+        if len(vals) > 1:
+            where = ", ".join(f"{m[1]} dim {m[2]} = {static[m]}" for m in members if m in static)
+            raise MapError(f"the sizes of one dimension disagree: {where}")
+        value_of[root] = vals.pop() if vals else None
+    names: list[str] = []
+    legend: list[str] = []
+    index_of: dict[tuple[Any, ...], int] = {}
+    bounds: dict[tuple[str, int], int | tuple[int]] = {}
+    for tag, op in (("p", producer), ("c", consumer)):
+        for k in range(op.num_loops):
+            root = find((tag, k))
+            members = [m for m in classes[root] if m[0] == "v"]
+            if not members:
+                raise MapError(f"{op.name}: the size of loop d{k} is not given by any operand (no operand dim is "
+                               f"exactly d{k})")
+            v = value_of[root]
+            if v is not None:
+                bounds[(tag, k)] = v
+                continue
+            if root not in index_of:
+                index_of[root] = len(names)
+                names.append(f"N{len(names)}")
+                legend.append(f"N{index_of[root]} = " + " = ".join(f"{m[1]} dim {m[2]}" for m in members))
+            bounds[(tag, k)] = (index_of[root],)
+    nk = len(names)
+
+    def domain(tag: str, op: GenericOp) -> IndexingMap:
+        dims = [Interval(0, SIZE_MAX)] * nk
+        cons: list[tuple[AffineExpr, Interval]] = []
+        for k in range(op.num_loops):
+            b = bounds[(tag, k)]
+            if isinstance(b, int):
+                dims.append(Interval(0, b - 1))
+            else:
+                dims.append(Interval(0, SIZE_MAX - 1))
+                cons.append((Dim(b[0]) - 1 - Dim(nk + k), Interval(0, SIZE_MAX)))
+        return IndexingMap(dims, [], constraints=cons)
+
+    return SizeModel(tuple(names), tuple(legend), domain("p", producer), domain("c", consumer))
+
+
+def _on(dom: IndexingMap, m: AffineMap, k: int) -> IndexingMap:
+    """``m`` (over an op's loops) as a map over (sizes, loops) on ``dom``."""
+    return dom.replace(results=[r.substitute(dims=[Dim(k + i) for i in range(m.num_dims)]) for r in m.results])
+
+
+def _sizes_first(m: IndexingMap, k: int) -> IndexingMap:
+    """The size dims in front of the results: injectivity and image questions then
+    keep the sizes fixed on both sides."""
+    return m.replace(results=[*(Dim(i) for i in range(k)), *m.results]) if k else m
+
+
+def _split_sizes(names: Sequence[str], values: Sequence[int]) -> tuple[str, tuple[int, ...]]:
+    k = len(names)
+    txt = ", ".join(f"{n} = {v}" for n, v in zip(names, values[:k]))
+    return (f"at {txt}: " if txt else ""), tuple(values[k:])
+
+
+def _independence(
+    producer: GenericOp, r: int, sm: SizeModel, write: IndexingMap, timeout: float
+) -> tuple[Verdict, dict[str, Any] | None]:
+    """Every two producer iterations writing one element compute the same value
+    for result ``r`` (the payload's terms, z3 over uninterpreted functions)."""
+    from verified_indexing.legality.linalg_semantics import PayloadModel, parse_payload
+
+    question = "every producer iteration writing an element computes the same value"
+    t0 = _now()
+    try:
+        payload = parse_payload(producer)
+    except VerifiedIndexingError as exc:
+        return Verdict("unknown", "syntax", _now() - t0, question, str(exc)), None
+    enc = Z3Encoder()
+    model = PayloadModel(enc)
+    z3 = enc.z3
+    k = sm.k
+    sizes = [enc.int_var(n) for n in sm.names]
+    envs: list[dict[tuple[VarKind, int], Any]] = []
+    for tag in ("p", "q"):
+        env: dict[tuple[VarKind, int], Any] = {("d", i): sizes[i] for i in range(k)}
+        env.update({("d", k + i): enc.int_var(f"{tag}{i}") for i in range(producer.num_loops)})
+        envs.append(env)
+    try:
+        facts = enc.domain(sm.producer_domain, envs[0]) + enc.domain(sm.producer_domain, envs[1])
+        ws = [[enc.expr(e, env) for e in write.results] for env in envs]
+        facts += [a == b for a, b in zip(*ws)]
+        vals = []
+        for env in envs:
+            args = [model.read(o.value, [enc.expr(e, env) for e in _on(sm.producer_domain, o.map, k).results])
+                    for o in producer.operands]
+            loops = [env[("d", k + i)] for i in range(producer.num_loops)]
+            vals.append(model.run(payload, args, loops, producer.name)[r])
+    except VerifiedIndexingError as exc:
+        return Verdict("unknown", "z3", _now() - t0, question, str(exc)), None
+    s = enc.solver(timeout=timeout)
+    s.add(*facts, *enc.side_conditions, vals[0] != vals[1])
+    res = s.check()
+    if res == z3.unsat:
+        return Verdict("proved", "z3", _now() - t0, question,
+                       "the value written does not depend on which iteration writes it"), None
+    if res != z3.sat:
+        return Verdict("unknown", "z3", _now() - t0, question, f"z3: {s.reason_unknown()}"), None
+    mdl = s.model()
+    pts = [[int(mdl.eval(envs[j][("d", i)], model_completion=True).as_long())
+            for i in range(k + producer.num_loops)] for j in range(2)]
+    if not all(write.contains(pt) for pt in pts) or write.evaluate(pts[0]) != write.evaluate(pts[1]):
+        return Verdict("error", "z3", _now() - t0, question, "encoding disagrees with evaluator"), None
+    subst = [(envs[j][("d", i)], enc.int_val(pts[j][i])) for j in range(2) for i in range(k + producer.num_loops)]
+    terms = [str(z3.simplify(z3.substitute(v, *subst))) for v in vals]
+    at, p0 = _split_sizes(sm.names, pts[0])
+    _, q0 = _split_sizes(sm.names, pts[1])
+    element = write.evaluate(pts[0])[k:]
+    note = (f"{at}producer iterations {p0} and {q0} both write element {element}, with values {terms[0]} and "
+            f"{terms[1]}")
+    witness = {"sizes": dict(zip(sm.names, pts[0][:k])), "producer_iterations": [list(p0), list(q0)],
+               "element": list(element), "values": terms, "note": note}
+    return Verdict("refuted", "z3", _now() - t0, question, note), witness
 
 
 def check_fusion(
@@ -355,29 +563,58 @@ def check_fusion(
     if r >= len(producer.outputs):
         raise VerifiedIndexingError(f"{producer.name} has no output operand for result {operand.value}")
     try:
-        pb = loop_bounds(producer)
-        cb = loop_bounds(consumer)
+        sm = size_model(producer, consumer)
     except MapError as exc:
         return _unknown(producer, consumer, k, mv, str(exc))
-    write = _as_indexing_map(pb, producer.outputs[r].map)
-    read = _as_indexing_map(cb, operand.map)
+    nk = sm.k
+    write = _on(sm.producer_domain, producer.outputs[r].map, nk)
+    read = _on(sm.consumer_domain, operand.map, nk)
     if read.num_results != write.num_results:
         raise VerifiedIndexingError(
             f"{consumer.name} reads {operand.value} with {read.num_results} indices, {producer.name} writes it with "
             f"{write.num_results}"
         )
-    inj = is_injective(write, timeout=timeout)
+    write_s, read_s = _sizes_first(write, nk), _sizes_first(read, nk)
+    inj = is_injective(write_s, timeout=timeout)
     inj_w = None
     if inj.refuted:
-        pair = collision(write, inj)
+        pair = collision(write_s, inj)
         assert pair is not None
+        at, p0 = _split_sizes(sm.names, pair[0])
+        _, q0 = _split_sizes(sm.names, pair[1])
+        el = pair[2][nk:]
         inj_w = {
-            "producer_iterations": [list(pair[0]), list(pair[1])],
-            "element": list(pair[2]),
-            "note": f"producer iterations {pair[0]} and {pair[1]} both write element {pair[2]}",
+            "sizes": dict(zip(sm.names, pair[0][:nk])),
+            "producer_iterations": [list(p0), list(q0)],
+            "element": list(el),
+            "note": f"{at}producer iterations {p0} and {q0} both write element {el}",
         }
+    reads_out = producer.payload_uses(len(producer.inputs) + r)
+    representative: IndexingMap | None = None
     o1 = Obligation("producer write map is injective on its iteration domain", inj, inj_w)
-    v2, w2 = _reads_inside(read, write, timeout)
+    if inj.refuted and not reads_out:
+        # Several iterations write one element: legal when they all write the same value.
+        vi, wi = _independence(producer, r, sm, write, timeout)
+        if vi.proved:
+            projected = [i for i in range(producer.num_loops)
+                         if not any(e.uses("d", nk + i) for e in write.results)]
+            representative = write.replace(constraints=[*write.constraints,
+                                                        *((Dim(nk + i), Interval(0, 0)) for i in projected)])
+            note = (f"the write map is not injective ({inj_w['note'] if inj_w else ''}), but the value does not "
+                    f"depend on the writing iteration; the fused op uses the representative "
+                    f"{', '.join(f'd{i} = 0' for i in projected) or '(none)'}")
+            o1 = Obligation("each element the producer writes has one value (injective, or the same value from every "
+                            "writing iteration)", replace(vi, reason=note))
+        elif vi.refuted and wi is not None:
+            o1 = Obligation("producer write map is injective on its iteration domain", inj, wi)
+    v2, w2 = _reads_inside(read_s, write_s, timeout)
+    if w2 is not None and nk:
+        at, c0 = _split_sizes(sm.names, w2["consumer_iteration"])
+        el = tuple(w2["element"][nk:])
+        w2 = {"sizes": dict(zip(sm.names, w2["consumer_iteration"][:nk])), "consumer_iteration": list(c0),
+              "element": list(el), "note": f"{at}consumer iteration {c0} reads element {el}, which no producer "
+              "iteration writes"}
+        v2 = replace(v2, reason=str(w2["note"]))
     o2 = Obligation("every element the consumer reads lies in the producer's written image", v2, w2)
     reductions = [f"d{i} ({t})" for i, t in enumerate(producer.iterator_types) if t != "parallel"]
     q3 = "producer iterators are parallel (or the fusion is otherwise value-preserving)"
@@ -388,6 +625,11 @@ def check_fusion(
         v3 = Verdict("proved", "isl", inj.seconds, q3,
                      f"non-parallel loops {', '.join(reductions)}, but the write map is injective: each element is "
                      "computed once from its init value, which the fused op reads")
+        w3 = None
+    elif inj.refuted and not reads_out and representative is not None:
+        v3 = Verdict("proved", "z3", inj.seconds, q3,
+                     f"non-parallel loops {', '.join(reductions)}, but the payload does not read its init and every "
+                     "iteration writing an element writes the same value")
         w3 = None
     elif inj.refuted:
         v3 = Verdict("refuted", "isl", inj.seconds, q3,
@@ -401,42 +643,79 @@ def check_fusion(
     refuted = [o for o in obligations if o.verdict.refuted and o.witness is not None]
     if refuted:
         why = str(refuted[0].witness["note"]) if refuted[0].witness else refuted[0].name
-        return FusionReport(producer, consumer, k, mv, "illegal", why, obligations)
+        return replace(FusionReport(producer, consumer, k, mv, "illegal", why, obligations), sizes=sm)
     if not all(o.verdict.proved for o in obligations):
         bad = next(o for o in obligations if not o.verdict.proved)
         why = f"{bad.name}: {bad.verdict.status} ({bad.verdict.reason})"
-        return _unknown(producer, consumer, k, mv, why, obligations)
-    inv = inverse(write, timeout=timeout)
+        return replace(_unknown(producer, consumer, k, mv, why, obligations), sizes=sm)
+    base = representative if representative is not None else write
+    inv = inverse(_sizes_first(base, nk), timeout=timeout)
     if not inv.proved or inv.inverse is None:
         return FusionReport(producer, consumer, k, mv, "unknown", f"inverse of the write map: {inv.reason}",
-                            obligations, inv)
+                            obligations, inv, sizes=sm)
     g = inv.inverse
-    through = compose(read, g)
+    through = compose(read_s, g)  # (sizes, c) -> (sizes, p)
+    ploops = through.results[nk:]
     fused: list[FusedOperand] = []
     producer_side: list[tuple[Operand, str, bool]] = [(o, "producer input", True) for o in producer.inputs]
-    out_arg = len(producer.inputs) + r
-    if producer.payload_uses(out_arg):
-        producer_side.append((producer.outputs[r], "producer init (read by the producer's payload)", True))
+    for j, o in enumerate(producer.outputs):
+        if producer.payload_uses(len(producer.inputs) + j):
+            what = "producer init (read by the producer's payload)" if j == r else \
+                f"producer init of result #{j} (read by the producer's payload)"
+            producer_side.append((o, what, True))
     for o in consumer.inputs[:k]:
         fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer input", True))
     for o, origin, is_in in producer_side:
-        arg = _as_indexing_map(pb, o.map)
+        arg = _sizes_first(_on(sm.producer_domain, o.map, nk), nk)
         fm = compose(through, arg)
-        am = AffineMap(consumer.num_loops, 0, fm.results)
-        proof = _relation_proof(read, write, arg, IndexingMap(cb, fm.results))
+        res = fm.results[nk:]
+        if any(e.uses("d", i) for e in res for i in range(nk)):
+            return FusionReport(producer, consumer, k, mv, "unknown",
+                                f"the fused map of {o.value} depends on the sizes: {fm.format(one_line=True)}",
+                                obligations, inv, sizes=sm)
+        am = AffineMap(consumer.num_loops, 0, [e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(
+            consumer.num_loops)]) for e in res])
+        proof = _relation_proof(read_s, _sizes_first(base, nk), arg, fm)
         fused.append(FusedOperand(o.value, str(o.type), am, origin, is_in, proof))
     for o in consumer.inputs[k + 1 :]:
         fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer input", True))
     for o in consumer.outputs:
         fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer output", False))
+    if any(e.uses("d", i) for e in ploops for i in range(nk)):
+        loop_exprs: tuple[AffineExpr, ...] | None = None
+    else:
+        loop_exprs = tuple(e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(consumer.num_loops)])
+                           for e in ploops)
+    rep = FusionReport(producer, consumer, k, mv, "unknown", "", obligations, inv, tuple(fused),
+                       consumer.iterator_types, sizes=sm, producer_loops=loop_exprs)
     bad_proofs = [f for f in fused if f.proof is not None and not f.proof.proved]
     if bad_proofs:
         first = bad_proofs[0]
         why = f"fused map of {first.value}: {first.proof.reason if first.proof else ''}"
-        return FusionReport(producer, consumer, k, mv, "unknown", why, obligations, inv, tuple(fused),
-                            consumer.iterator_types)
-    return FusionReport(producer, consumer, k, mv, "legal", "all obligations proved", obligations, inv, tuple(fused),
-                        consumer.iterator_types)
+        return replace(rep, reason=why)
+    # The whole-op proof: the fused op we print, read back, computes what the pair computed.
+    text, why = build_fused_text(rep)
+    if text is None:
+        return replace(rep, reason=f"no whole-op proof: {why}")
+    try:
+        (fop,) = parse_linalg(text)
+    except (VerifiedIndexingError, ValueError) as exc:
+        return replace(rep, reason=f"the fused op we printed does not read back: {exc}")
+    vw, ww = prove_fused_equivalent(semantics(rep), fop, timeout=timeout)
+    whole = Obligation("the fused op, read back, computes every value the pair computes", vw, ww)
+    rep = replace(rep, whole_op=whole)
+    if not vw.proved:
+        return replace(rep, reason=f"whole-op proof {vw.status}: {vw.reason}")
+    return replace(rep, status="legal", reason="all obligations proved")
+
+
+def semantics(rep: FusionReport) -> FusionSemantics:
+    """The pair of ``rep`` as the whole-op proof states it."""
+    assert rep.sizes is not None
+    r = _result_index(rep.producer, rep.consumer.operands[rep.operand_index].value)
+    assert r is not None
+    return FusionSemantics(rep.producer, rep.consumer, rep.operand_index, r, rep.sizes.producer_domain,
+                           rep.sizes.consumer_domain, rep.sizes.k, rep.sizes.names)
 
 
 def fusion_pairs(ops: list[GenericOp]) -> list[tuple[GenericOp, GenericOp]]:
@@ -475,6 +754,8 @@ def format_report(rep: FusionReport) -> str:
         for inp, m in zip(rep.producer.inputs, rep.mlir.fused_producer_maps):
             lines.append(f"  MLIR's fused map for {inp.value}: {m}")
     lines.append(f"ours: {rep.status}" + ("" if rep.status == "legal" else f": {rep.reason}"))
+    if rep.sizes is not None and rep.sizes.k:
+        lines.append("  sizes: " + "; ".join(rep.sizes.legend))
     for o in rep.obligations:
         lines.append(f"  [{o.verdict.status}] {o.name} ({o.verdict.engine})")
         if o.witness is not None:
@@ -488,34 +769,21 @@ def format_report(rep: FusionReport) -> str:
             kind = "ins" if f.is_input else "outs"
             proof = f"  [{f.proof.status}: {f.proof.question} ({f.proof.engine})]" if f.proof else ""
             lines.append(f"  {kind} {f.value} : {f.type}  {format_affine_map(f.map.num_dims, 0, f.map.results)}{proof}")
+        if rep.whole_op is not None:
+            o = rep.whole_op
+            lines.append(f"  [{o.verdict.status}] {o.name} ({o.verdict.engine})")
+            if o.witness is not None:
+                lines.append(f"    counterexample: {o.witness['note']}")
+            elif not o.verdict.proved and o.verdict.reason:
+                lines.append(f"    {o.verdict.reason}")
         text = fused_generic_text(rep)
         if text is not None:
-            lines.append("fused op as MLIR (payloads copied, not interpreted):")
+            lines.append("fused op as MLIR (read back and proven equal to the pair):")
             lines += ["  " + ln for ln in text.splitlines()]
     return "\n".join(lines)
 
 
-_SSA_RE = re.compile(r"%[\w.$-]+")
-_YIELD_RE = re.compile(r"^\s*linalg\.yield\b(.*)$", re.MULTILINE)
-
-
-def _payload_lines(op: GenericOp) -> tuple[list[str], list[str]] | None:
-    """The payload's body lines (block header and yield removed) and the yielded
-    values; ``None`` when the payload is not one block ending in a yield."""
-    header = _BLOCK_RE.search(op.payload)
-    if header is None:
-        return None
-    body = op.payload[header.end() :]
-    yields = list(_YIELD_RE.finditer(body))
-    if len(yields) != 1 or body.count("^") or "{" in body:
-        return None
-    values = _SSA_RE.findall(yields[0].group(1).split(":")[0])
-    lines = [ln.strip() for ln in body[: yields[0].start()].splitlines() if ln.strip()]
-    return lines, values
-
-
-def _rename(line: str, table: dict[str, str], prefix: str) -> str:
-    return _SSA_RE.sub(lambda m: table.get(m.group(), prefix + m.group()[1:]), line)
+_SSA_RE = re.compile(r"%[\w.$-]+(?:#\d+)?")
 
 
 def _element_type(t: str) -> str:
@@ -526,55 +794,91 @@ def _element_type(t: str) -> str:
 
 
 def fused_generic_text(rep: FusionReport) -> str | None:
-    """The fused ``linalg.generic`` as MLIR text, for a ``legal`` report.
+    """The fused ``linalg.generic`` as MLIR text, for a ``legal`` report (``None``
+    otherwise); see :func:`build_fused_text`."""
+    if rep.status != "legal":
+        return None
+    return build_fused_text(rep)[0]
+
+
+def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
+    """The fused ``linalg.generic`` as MLIR text (and ``""``), or ``None`` and why.
 
     The indexing maps are the proven ones; the payload is the producer's body
-    (its block arguments renamed to the fused op's, its values prefixed
-    ``%p_``) followed by the consumer's (values prefixed ``%c_``), the
-    consumer's fused block argument replaced by the producer's yielded value.
-    Payloads are copied as text, not interpreted. ``None`` when the report is
-    not legal, a payload is not a single block ending in ``linalg.yield``, or
-    the producer's payload uses ``linalg.index`` (its indices are the
-    producer's loops, which the fused op only reaches through the inverse).
+    (its block arguments renamed to the fused op's, its values prefixed ``%p_``)
+    followed by the consumer's (values prefixed ``%c_``), the consumer's fused
+    block argument replaced by the producer's yielded value. Values defined
+    outside the payloads keep their names. The producer's ``linalg.index k``
+    becomes ``affine.apply`` of the consumer's loops (``linalg.index`` of the
+    fused op) through the proven inverse. This text is what the whole-op proof
+    reads back and proves.
     """
-    if rep.status != "legal" or rep.fused is None:
-        return None
-    if re.search(r"\blinalg\.index\b", rep.producer.payload):
-        # The producer's payload reads its own iteration indices, which the fused
-        # op would have to recompute through the inverse: not copied as text.
-        return None
-    prod, cons = _payload_lines(rep.producer), _payload_lines(rep.consumer)
-    if prod is None or cons is None or len(rep.producer.block_args) != len(rep.producer.operands):
-        return None
-    if len(rep.consumer.block_args) != len(rep.consumer.operands):
-        return None
+    from verified_indexing.legality.linalg_semantics import parse_payload
+
+    if rep.fused is None:
+        return None, "no fused operands"
+    try:
+        pp, cp = parse_payload(rep.producer), parse_payload(rep.consumer)
+    except VerifiedIndexingError as exc:
+        return None, str(exc)
+    if len(pp.block_args) != len(rep.producer.operands) or len(cp.block_args) != len(rep.consumer.operands):
+        return None, "a payload's block arguments do not match its operands"
     operand = rep.consumer.operands[rep.operand_index]
     r = rep.producer.results.index(operand.value)
-    if r >= len(prod[1]):
-        return None
+    if r >= len(pp.yields):
+        return None, f"the producer's payload yields no value for {operand.value}"
     # Block arguments get their own prefix: MLIR rejects a region value that
     # redefines a name of the enclosing function (``%arg0`` often is one).
     args = [f"%fa{i}" for i in range(len(rep.fused))]
+    pdef, cdef = pp.defined(), cp.defined()
     ptable: dict[str, str] = {}
     ctable: dict[str, str] = {}
-    k = 0
+    n = 0
     for i in range(rep.operand_index):
-        ctable[rep.consumer.block_args[i]] = args[k]
-        k += 1
+        ctable[cp.block_args[i]] = args[n]
+        n += 1
     for i, _ in enumerate(rep.producer.inputs):
-        ptable[rep.producer.block_args[i]] = args[k]
-        k += 1
-    out_arg = len(rep.producer.inputs) + r
-    if rep.producer.payload_uses(out_arg):
-        ptable[rep.producer.block_args[out_arg]] = args[k]
-        k += 1
+        ptable[pp.block_args[i]] = args[n]
+        n += 1
+    for j, _ in enumerate(rep.producer.outputs):
+        if rep.producer.payload_uses(len(rep.producer.inputs) + j):
+            ptable[pp.block_args[len(rep.producer.inputs) + j]] = args[n]
+            n += 1
     for i in range(rep.operand_index + 1, len(rep.consumer.operands)):
-        ctable[rep.consumer.block_args[i]] = args[k]
-        k += 1
-    yielded = _rename(prod[1][r], ptable, "%p_")
-    ctable[rep.consumer.block_args[rep.operand_index]] = yielded
-    body = [_rename(ln, ptable, "%p_") for ln in prod[0]] + [_rename(ln, ctable, "%c_") for ln in cons[0]]
-    results = [_rename(v, ctable, "%c_") for v in cons[1]]
+        ctable[cp.block_args[i]] = args[n]
+        n += 1
+
+    def rename(text: str, table: dict[str, str], defined: set[str], prefix: str) -> str:
+        def sub(m: re.Match[str]) -> str:
+            v = m.group()
+            if v in table:
+                return table[v]
+            base = v.split("#")[0]
+            if v in defined or base in defined:
+                return prefix + v[1:]
+            return v  # a value of the enclosing function
+        return _SSA_RE.sub(sub, text)
+
+    body: list[str] = []
+    uses_index = any(s.op == "linalg.index" for s in pp.stmts)
+    if uses_index:
+        if rep.producer_loops is None:
+            return None, "the producer's loops are not affine functions of the consumer's loops alone"
+        body += [f"%fi{i} = linalg.index {i} : index" for i in range(rep.consumer.num_loops)]
+    for s in pp.stmts:
+        if s.op == "linalg.index" and rep.producer_loops is not None:
+            m = re.search(r"linalg\.index\s+(\d+)", s.key)
+            if m is None or int(m.group(1)) >= len(rep.producer_loops):
+                return None, f"cannot read {s.text!r}"
+            e = rep.producer_loops[int(m.group(1))]
+            amap = format_affine_map(rep.consumer.num_loops, 0, (e,))
+            operands = ", ".join(f"%fi{i}" for i in range(rep.consumer.num_loops))
+            body.append(f"{rename(s.results[0], ptable, pdef, '%p_')} = affine.apply {amap}({operands})")
+        else:
+            body.append(rename(s.text, ptable, pdef, "%p_"))
+    ctable[cp.block_args[rep.operand_index]] = rename(pp.yields[r], ptable, pdef, "%p_")
+    body += [rename(s.text, ctable, cdef, "%c_") for s in cp.stmts]
+    results = [rename(v, ctable, cdef, "%c_") for v in cp.yields]
     ins = [f for f in rep.fused if f.is_input]
     outs = [f for f in rep.fused if not f.is_input]
     maps = ", ".join(str(f.map) for f in rep.fused)
@@ -593,4 +897,4 @@ def fused_generic_text(rep: FusionReport) -> str | None:
         "}" + (f" -> {result_types}" if len(rep.consumer.result_types) == 1 else
                (f" -> ({result_types})" if result_types else "")),
     ]
-    return "\n".join(lines)
+    return "\n".join(lines), ""
