@@ -362,6 +362,12 @@ class SizeModel:
     legend: tuple[str, ...]
     producer_domain: IndexingMap
     consumer_domain: IndexingMap
+    extents: tuple[tuple[tuple[str, int], int | str], ...] = ()
+
+    def extent(self, value: str, dim: int) -> int | str | None:
+        """Dim ``dim`` of ``value``: a static size, a size parameter's name, or
+        ``None`` (not tied to any loop of the pair and not static)."""
+        return dict(self.extents).get((value, dim))
 
     @property
     def k(self) -> int:
@@ -444,6 +450,13 @@ def size_model(producer: GenericOp, consumer: GenericOp) -> SizeModel:
                 legend.append(f"N{index_of[root]} = " + " = ".join(f"{m[1]} dim {m[2]}" for m in members))
             bounds[(tag, k)] = (index_of[root],)
     nk = len(names)
+    extents: list[tuple[tuple[str, int], int | str]] = []
+    for root, members in classes.items():
+        ext: int | str | None = value_of[root]
+        if ext is None and root in index_of:
+            ext = names[index_of[root]]
+        if ext is not None:
+            extents += [((m[1], m[2]), ext) for m in members if m[0] == "v"]
 
     def domain(tag: str, op: GenericOp) -> IndexingMap:
         dims = [Interval(0, SIZE_MAX)] * nk
@@ -457,7 +470,7 @@ def size_model(producer: GenericOp, consumer: GenericOp) -> SizeModel:
                 cons.append((Dim(b[0]) - 1 - Dim(nk + k), Interval(0, SIZE_MAX)))
         return IndexingMap(dims, [], constraints=cons)
 
-    return SizeModel(tuple(names), tuple(legend), domain("p", producer), domain("c", consumer))
+    return SizeModel(tuple(names), tuple(legend), domain("p", producer), domain("c", consumer), tuple(extents))
 
 
 def _on(dom: IndexingMap, m: AffineMap, k: int) -> IndexingMap:
