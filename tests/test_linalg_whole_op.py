@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from linalg_interpreter import run_ops
+
 from verified_indexing.legality.linalg import (
     FusionReport,
     check_fusion,
