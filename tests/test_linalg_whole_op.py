@@ -172,3 +172,23 @@ def test_examples_agree_with_the_interpreter(name: str) -> None:
         assert rep.sizes is not None
         for pt in _size_points(rep.sizes.names):
             assert agrees_at(rep, pt), (rep.producer.name, rep.consumer.name, pt)
+
+
+def test_generic_form_reads_like_the_pretty_form() -> None:
+    from pathlib import Path
+
+    from verified_indexing.errors import ParseError
+    from verified_indexing.syntax import parse_affine_map
+
+    text = (Path(__file__).resolve().parent.parent / "examples" / "mlir" / "generic_form.mlir").read_text()
+    a, b = parse_linalg(text)
+    assert [o.value for o in a.inputs] == ["%arg0", "%arg1"] and [o.value for o in a.outputs] == ["%arg2"]
+    assert b.inputs[0].map == parse_affine_map("affine_map<(d0, d1) -> (d1, d0)>")
+    assert a.iterator_types == ("parallel", "parallel") and str(a.result_types[0]) == "tensor<?x?xf32>"
+    (rep,) = _reports(text)
+    assert rep.status == "legal" and rep.whole_op is not None and rep.whole_op.verdict.proved
+    bad = text.replace("array<i32: 2, 1>", "array<i32: 1, 1>", 1)
+    with pytest.raises(ParseError) as info:
+        parse_linalg(bad)
+    assert "operandSegmentSizes says 1 + 1 operands, the op has 3" in info.value.message
+    assert info.value.line == 7

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.engines import Verdict, Z3Encoder, prove_relation_equal
+from verified_indexing.engines import Verdict, Z3Encoder, prove_relation_equal, prove_subset
 from verified_indexing.errors import MapError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Dim, Sym, VarKind
 from verified_indexing.indexing_map import IndexingMap, compose
@@ -142,6 +142,7 @@ class FusionReport:
     sizes: SizeModel | None = None
     producer_loops: tuple[AffineExpr, ...] | None = None
     whole_op: Obligation | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -165,6 +166,7 @@ class FusionReport:
             "status": self.status,
             "reason": self.reason,
             "sizes": list(self.sizes.legend) if self.sizes is not None else [],
+            "warnings": list(self.warnings),
             "obligations": [o.to_json() for o in self.obligations],
             "whole_op_proof": self.whole_op.to_json() if self.whole_op is not None else None,
             "write_map_inverse": self.write_inverse.to_json() if self.write_inverse else None,
@@ -542,7 +544,7 @@ def _independence(
     terms = [str(z3.simplify(z3.substitute(v, *subst))) for v in vals]
     at, p0 = _split_sizes(sm.names, pts[0])
     _, q0 = _split_sizes(sm.names, pts[1])
-    element = write.evaluate(pts[0])[k:]
+    element = write.evaluate(pts[0])
     note = (f"{at}producer iterations {p0} and {q0} both write element {element}, with values {terms[0]} and "
             f"{terms[1]}")
     witness = {"sizes": dict(zip(sm.names, pts[0][:k])), "producer_iterations": [list(p0), list(q0)],
@@ -550,7 +552,50 @@ def _independence(
     return Verdict("refuted", "z3", _now() - t0, question, note), witness
 
 
+def _in_bounds(read: IndexingMap, value: str, sm: SizeModel, timeout: float) -> tuple[IndexingMap, tuple[str, ...]]:
+    """The consumer's read restricted to the iterations that read inside the
+    tensor's bounds, and a warning when some iteration reads outside them.
+
+    Such a read is undefined behaviour of the original program: the fusion is
+    decided on the iterations where the program is defined (any behaviour of the
+    fused op refines undefined behaviour), and the pre-existing read is reported,
+    with an iteration doing it, instead of being blamed on the fusion."""
+    k = sm.k
+    cons: list[tuple[AffineExpr, Interval]] = []
+    for i, e in enumerate(read.results):
+        ext = sm.extent(value, i)
+        if isinstance(ext, int):
+            cons.append((e, Interval(0, ext - 1)))
+        elif isinstance(ext, str):
+            cons += [(e, Interval(0, SIZE_MAX)), (Dim(sm.names.index(ext)) - 1 - e, Interval(0, SIZE_MAX))]
+    if not cons:
+        return read, ()
+    inside = read.replace(constraints=[*read.constraints, *cons])
+    v = prove_subset(read, inside, of="domain", timeout=timeout)
+    if v.proved:
+        return read, ()
+    if v.refuted and v.counterexample is not None:
+        pt = [val for _, val in v.counterexample.values[: read.num_dims]]
+        if read.contains(pt) and not inside.contains(pt):
+            at, c = _split_sizes(sm.names, pt)
+            el = read.evaluate(pt)
+            return inside, (f"{at}consumer iteration {c} reads {value}{list(el)}, outside the tensor: the original "
+                            "program reads out of bounds there (not caused by the fusion, which is decided on the "
+                            "iterations that read inside)",)
+    return inside, (f"whether every consumer iteration reads {value} inside its bounds is {v.status} "
+                    f"({v.reason}); the fusion is decided on the iterations that do",)
+
+
 def check_fusion(
+    producer: GenericOp, consumer: GenericOp, *, operand_index: int | None = None, timeout: float = 10.0
+) -> FusionReport:
+    """Both verdicts for fusing ``producer`` into ``consumer`` (module docstring),
+    through consumer operand ``operand_index`` (see :func:`_check_fusion`)."""
+    rep = _check_fusion(producer, consumer, operand_index=operand_index, timeout=timeout)
+    return rep
+
+
+def _check_fusion(
     producer: GenericOp, consumer: GenericOp, *, operand_index: int | None = None, timeout: float = 10.0
 ) -> FusionReport:
     """Both verdicts for fusing ``producer`` into ``consumer`` (module docstring),
@@ -587,6 +632,11 @@ def check_fusion(
             f"{consumer.name} reads {operand.value} with {read.num_results} indices, {producer.name} writes it with "
             f"{write.num_results}"
         )
+    read, warnings = _in_bounds(read, operand.value, sm, timeout)
+
+    def done(rep: FusionReport) -> FusionReport:
+        return replace(rep, sizes=sm, warnings=warnings)
+
     write_s, read_s = _sizes_first(write, nk), _sizes_first(read, nk)
     inj = is_injective(write_s, timeout=timeout)
     inj_w = None
@@ -656,16 +706,16 @@ def check_fusion(
     refuted = [o for o in obligations if o.verdict.refuted and o.witness is not None]
     if refuted:
         why = str(refuted[0].witness["note"]) if refuted[0].witness else refuted[0].name
-        return replace(FusionReport(producer, consumer, k, mv, "illegal", why, obligations), sizes=sm)
+        return done(replace(FusionReport(producer, consumer, k, mv, "illegal", why, obligations), sizes=sm))
     if not all(o.verdict.proved for o in obligations):
         bad = next(o for o in obligations if not o.verdict.proved)
         why = f"{bad.name}: {bad.verdict.status} ({bad.verdict.reason})"
-        return replace(_unknown(producer, consumer, k, mv, why, obligations), sizes=sm)
+        return done(replace(_unknown(producer, consumer, k, mv, why, obligations), sizes=sm))
     base = representative if representative is not None else write
     inv = inverse(_sizes_first(base, nk), timeout=timeout)
     if not inv.proved or inv.inverse is None:
-        return FusionReport(producer, consumer, k, mv, "unknown", f"inverse of the write map: {inv.reason}",
-                            obligations, inv, sizes=sm)
+        return done(FusionReport(producer, consumer, k, mv, "unknown", f"inverse of the write map: {inv.reason}",
+                            obligations, inv, sizes=sm))
     g = inv.inverse
     through = compose(read_s, g)  # (sizes, c) -> (sizes, p)
     ploops = through.results[nk:]
@@ -683,9 +733,9 @@ def check_fusion(
         fm = compose(through, arg)
         res = fm.results[nk:]
         if any(e.uses("d", i) for e in res for i in range(nk)):
-            return FusionReport(producer, consumer, k, mv, "unknown",
+            return done(FusionReport(producer, consumer, k, mv, "unknown",
                                 f"the fused map of {o.value} depends on the sizes: {fm.format(one_line=True)}",
-                                obligations, inv, sizes=sm)
+                                obligations, inv, sizes=sm))
         am = AffineMap(consumer.num_loops, 0, [e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(
             consumer.num_loops)]) for e in res])
         proof = _relation_proof(read_s, _sizes_first(base, nk), arg, fm)
@@ -705,21 +755,21 @@ def check_fusion(
     if bad_proofs:
         first = bad_proofs[0]
         why = f"fused map of {first.value}: {first.proof.reason if first.proof else ''}"
-        return replace(rep, reason=why)
+        return done(replace(rep, reason=why))
     # The whole-op proof: the fused op we print, read back, computes what the pair computed.
     text, why = build_fused_text(rep)
     if text is None:
-        return replace(rep, reason=f"no whole-op proof: {why}")
+        return done(replace(rep, reason=f"no whole-op proof: {why}"))
     try:
         (fop,) = parse_linalg(text)
     except (VerifiedIndexingError, ValueError) as exc:
-        return replace(rep, reason=f"the fused op we printed does not read back: {exc}")
+        return done(replace(rep, reason=f"the fused op we printed does not read back: {exc}"))
     vw, ww = prove_fused_equivalent(semantics(rep), fop, timeout=timeout)
     whole = Obligation("the fused op, read back, computes every value the pair computes", vw, ww)
     rep = replace(rep, whole_op=whole)
     if not vw.proved:
-        return replace(rep, reason=f"whole-op proof {vw.status}: {vw.reason}")
-    return replace(rep, status="legal", reason="all obligations proved")
+        return done(replace(rep, reason=f"whole-op proof {vw.status}: {vw.reason}"))
+    return done(replace(rep, status="legal", reason="all obligations proved"))
 
 
 def semantics(rep: FusionReport) -> FusionSemantics:
@@ -769,6 +819,7 @@ def format_report(rep: FusionReport) -> str:
     lines.append(f"ours: {rep.status}" + ("" if rep.status == "legal" else f": {rep.reason}"))
     if rep.sizes is not None and rep.sizes.k:
         lines.append("  sizes: " + "; ".join(rep.sizes.legend))
+    lines += [f"  warning: {w}" for w in rep.warnings]
     for o in rep.obligations:
         lines.append(f"  [{o.verdict.status}] {o.name} ({o.verdict.engine})")
         if o.witness is not None:

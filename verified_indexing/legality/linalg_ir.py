@@ -287,6 +287,64 @@ def _parse_generic(
     return op, cur.pos
 
 
+def _parse_generic_form(
+    text: str, match: re.Match[str], aliases: dict[str, AffineMap], source: str
+) -> tuple[GenericOp, int]:
+    """``"linalg.generic"(%a, %b) <{indexing_maps = [...], iterator_types = [...],
+    operandSegmentSizes = array<i32: 1, 1>}> ({ ^bb0(...): ... }) : (T, U) -> R``,
+    as ``mlir-opt --mlir-print-op-generic`` prints it (attributes in ``<{...}>``
+    or, as older MLIR prints them, in ``{...}`` after the region)."""
+    head = len(match.group()) + 1
+    cur = Cursor(text, match.end() + 1, source)  # after the closing quote
+    o_start, o_stop = cur.balanced("(", ")")
+    values = [(vm.group(), o_start + vm.start()) for vm in _VALUE_RE.finditer(text[o_start:o_stop])]
+    attr_spans: list[tuple[int, int]] = []
+    if cur.at("<{"):
+        cur.expect("<")
+        attr_spans.append(cur.balanced("{", "}"))
+        cur.expect(">")
+    r_start, r_stop = cur.balanced("(", ")")
+    rc = Cursor(text, r_start, source)
+    p_start, p_stop = rc.balanced("{", "}")
+    payload = text[p_start:p_stop].strip("\n")
+    if cur.at("{"):
+        attr_spans.append(cur.balanced("{", "}"))
+    attrs_text = " ".join(text[a:b] for a, b in attr_spans)
+    if not attr_spans:
+        raise cur.error('"linalg.generic" needs its attributes (indexing_maps, iterator_types)', match.start(), head)
+    a_start, a_stop = attr_spans[0] if "indexing_maps" in text[attr_spans[0][0]:attr_spans[0][1]] else attr_spans[-1]
+    attrs = text[a_start:a_stop]
+    im = re.search(r"indexing_maps\s*=\s*\[", attrs)
+    if im is None:
+        raise cur.error("linalg.generic needs an 'indexing_maps' attribute", match.start(), head)
+    mc = Cursor(text, a_start + im.end() - 1, source)
+    ms, me = mc.balanced("[", "]")
+    maps = _map_list(mc, ms, me, aliases)
+    it = re.search(r"iterator_types\s*=\s*\[([^\]]*)\]", attrs)
+    if it is None:
+        raise cur.error("linalg.generic needs an 'iterator_types' attribute", match.start(), head)
+    iters = _iterators(Cursor(text, 0, source), a_start + it.start(1), a_start + it.end(1))
+    seg = re.search(r"operandSegmentSizes\s*=\s*array<i32:\s*(\d+)\s*,\s*(\d+)\s*>", attrs_text)
+    if seg is None:
+        raise cur.error('"linalg.generic" needs operandSegmentSizes = array<i32: #ins, #outs>', match.start(), head)
+    n_in, n_out = int(seg.group(1)), int(seg.group(2))
+    if n_in + n_out != len(values):
+        raise cur.error(f"operandSegmentSizes says {n_in} + {n_out} operands, the op has {len(values)}",
+                        o_start, max(1, o_stop - o_start))
+    cur.expect(":")
+    t_start, t_stop = cur.balanced("(", ")")
+    type_spans = cur.split_top(t_start, t_stop)
+    if len(type_spans) != len(values):
+        raise cur.error(f"{len(values)} operands but {len(type_spans)} operand types", t_start,
+                        max(1, t_stop - t_start))
+    types = [parse_type(text[a:b], a, source, text) for a, b in type_spans]
+    result_types = _result_types(cur)
+    ops_ = [(v, t, pos) for (v, pos), t in zip(values, types)]
+    op = _assemble(text, match.start(), head, source, "linalg.generic", maps, iters, ops_[:n_in], ops_[n_in:],
+                   payload, p_start, result_types)
+    return op, cur.pos
+
+
 # -- named ops ----------------------------------------------------------------
 
 #: Named contractions: (iterator types, operand maps as result dim lists), as
@@ -552,12 +610,17 @@ def _parse_ops(text: str, source: str) -> LinalgModule:
         if not quoted_op and any(a <= m.start() < b for a, b in strings):
             pos = m.end()  # a mention inside a string attribute (doc = "...", library_call = "...")
             continue
-        if quoted_op:
-            skipped.append(SkippedOp(f"linalg.{name}", label, line,
-                                     "the generic (quoted) operation form is not read; print the op in pretty form"))
+        if name in _INNER:
             pos = m.end()
             continue
-        if name in _INNER:
+        if quoted_op and name == "generic":
+            op, pos = _parse_generic_form(text, m, aliases, source)
+            ops.append(op)
+            continue
+        if quoted_op:
+            skipped.append(SkippedOp(f"linalg.{name}", label, line,
+                                     f"the generic (quoted) form of linalg.{name} is not read (only "
+                                     '"linalg.generic"); print the op in pretty form'))
             pos = m.end()
             continue
         if name == "generic":
