@@ -560,7 +560,6 @@ def _in_bounds(read: IndexingMap, value: str, sm: SizeModel, timeout: float) -> 
     decided on the iterations where the program is defined (any behaviour of the
     fused op refines undefined behaviour), and the pre-existing read is reported,
     with an iteration doing it, instead of being blamed on the fusion."""
-    k = sm.k
     cons: list[tuple[AffineExpr, Interval]] = []
     for i, e in enumerate(read.results):
         ext = sm.extent(value, i)

@@ -303,7 +303,7 @@ def _parse_generic_form(
         cur.expect("<")
         attr_spans.append(cur.balanced("{", "}"))
         cur.expect(">")
-    r_start, r_stop = cur.balanced("(", ")")
+    r_start, _ = cur.balanced("(", ")")
     rc = Cursor(text, r_start, source)
     p_start, p_stop = rc.balanced("{", "}")
     payload = text[p_start:p_stop].strip("\n")
