@@ -101,11 +101,13 @@ def test_named_ops_are_not_generics_for_mlir_but_fuse_for_us() -> None:
     assert rep.status == "illegal" and rep.obligations[0].witness is not None
     (p, q) = rep.obligations[0].witness["producer_iterations"]
     assert p != q and by["%reduced"].outputs[0].map.evaluate(p) == by["%reduced"].outputs[0].map.evaluate(q)
-    # A fill feeding the reduction's init: MLIR refuses (named ops), fusing into
-    # outs() is not modelled: unknown, never guessed.
+    # A fill feeding the reduction's init: MLIR refuses (named ops); fusing into
+    # outs() is modelled now: the fill value replaces the init at the first
+    # reduction step (d1 = 0), proven by the whole-op proof.
     rep = check_fusion(by["%3"], by["%reduced"])
     assert rep.mlir.rejected_by == "producer and consumer are linalg.generic ops"
-    assert rep.status == "unknown" and "outs() is not modelled" in rep.reason
+    assert rep.status == "legal" and rep.first_visit == "reduction-zero"
+    assert rep.whole_op is not None and rep.whole_op.verdict.proved
 
 
 def test_comments_and_locations_keep_error_positions() -> None:
@@ -370,7 +372,7 @@ def test_chain_file_reports_every_pair(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert out.startswith("skipped linalg.softmax (%s, line 24)")
     assert out.count("\nfuse ") + out.startswith("fuse ") == 6
-    assert code == 2  # the fill -> outs pair is unknown (not modelled), never guessed
+    assert code == 1  # the reduce -> broadcast pair is illegal (the fill -> outs pair fuses now)
 
 
 def test_format_helpers_are_consistent() -> None:

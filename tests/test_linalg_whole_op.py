@@ -192,3 +192,64 @@ def test_generic_form_reads_like_the_pretty_form() -> None:
         parse_linalg(bad)
     assert "operandSegmentSizes says 1 + 1 operands, the op has 3" in info.value.message
     assert info.value.line == 7
+
+
+OUTS = """
+func.func @f(%x: tensor<?xf32>, %b: tensor<?xf32>, %o: tensor<?xf32>) -> tensor<?xf32> {
+  %biased = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                            iterator_types = ["parallel"]}
+      ins(%b : tensor<?xf32>) outs(%o : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = arith.mulf %in, %in : f32
+    linalg.yield %e : f32
+  } -> tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%biased : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+"""
+
+FILL_MATMUL = """
+func.func @f(%A: tensor<4x?xf32>, %B: tensor<?x3xf32>, %init: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %zero = arith.constant 2.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %C = linalg.matmul ins(%A, %B : tensor<4x?xf32>, tensor<?x3xf32>) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %C : tensor<4x3xf32>
+}
+"""
+
+
+def test_fusion_into_outs_elementwise() -> None:
+    (rep,) = _reports(OUTS)
+    assert not rep.mlir.fusable and rep.mlir.rejected_by == "the fused operand is a consumer input (not an output)"
+    assert rep.status == "legal", rep.reason
+    assert rep.fused is not None and [f.value for f in rep.fused] == ["%x", "%b", "%o"]
+    assert rep.first_visit == "always"
+    assert rep.sizes is not None
+    for pt in _size_points(rep.sizes.names):
+        assert agrees_at(rep, pt), pt
+    v, w = _planted(rep, "%c_s = arith.addf %fa0, %p_e", "%c_s = arith.addf %fa0, %fa2")  # reads the init
+    assert v.refuted and w is not None
+
+
+def test_fill_into_matmul_outs_needs_a_nonempty_reduction() -> None:
+    (rep,) = _reports(FILL_MATMUL)
+    # With K = 0 the matmul returns the fill value, the fused op (which replaces the
+    # init at the first reduction step) would return the init: refuted at N0 = 0.
+    assert rep.sizes is not None and rep.sizes.legend == ("N0 = %A dim 1 = %B dim 0",)
+    o4 = next(o for o in rep.obligations if o.name == "the consumer writes every element the producer writes")
+    assert o4.verdict.refuted and o4.witness is not None and o4.witness["sizes"] == {"N0": 0}
+    static = FILL_MATMUL.replace("4x?xf32", "4x5xf32").replace("?x3xf32", "5x3xf32")
+    (rep,) = _reports(static)
+    assert rep.status == "legal", rep.reason
+    assert rep.first_visit == "reduction-zero"
+    text = fused_generic_text(rep)
+    assert text is not None and "arith.select %f_first2, %fa2, %fa3 : f32" in text
+    assert agrees_at(rep, {})
+    v, w = _planted(rep, "%f_first2 = arith.cmpi eq, %fi2, %f_zero", "%f_first2 = arith.cmpi eq, %fi1, %f_zero")
+    assert v.refuted and w is not None

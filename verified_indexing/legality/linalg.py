@@ -143,6 +143,7 @@ class FusionReport:
     producer_loops: tuple[AffineExpr, ...] | None = None
     whole_op: Obligation | None = None
     warnings: tuple[str, ...] = ()
+    first_visit: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -612,9 +613,7 @@ def _check_fusion(
         raise VerifiedIndexingError(f"operand #{k} of {consumer.name} is not a result of {producer.name}")
     operand = consumer.operands[k]
     mv = mlir_fusable(producer, consumer, k)
-    if not operand.is_input:
-        return FusionReport(producer, consumer, k, mv, "unknown",
-                            f"{operand.value} is an output of the consumer; fusing into outs() is not modelled")
+    into_outs = not operand.is_input
     r = _result_index(producer, operand.value)
     assert r is not None
     if r >= len(producer.outputs):
@@ -701,7 +700,11 @@ def _check_fusion(
         v3 = Verdict("unknown", inj.engine, inj.seconds, q3, "injectivity of the write map is not decided")
         w3 = None
     o3 = Obligation(q3, v3, w3)
-    obligations = (o1, o2, o3)
+    obligations: tuple[Obligation, ...] = (o1, o2, o3)
+    first_visit: str | None = None
+    if into_outs:
+        o4, o5, first_visit = _outs_obligations(consumer, k, write_s, read_s, nk, timeout)
+        obligations += (o4, o5)
     refuted = [o for o in obligations if o.verdict.refuted and o.witness is not None]
     if refuted:
         why = str(refuted[0].witness["note"]) if refuted[0].witness else refuted[0].name
@@ -725,7 +728,7 @@ def _check_fusion(
             what = "producer init (read by the producer's payload)" if j == r else \
                 f"producer init of result #{j} (read by the producer's payload)"
             producer_side.append((o, what, True))
-    for o in consumer.inputs[:k]:
+    for o in consumer.inputs[: min(k, len(consumer.inputs))]:
         fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer input", True))
     for o, origin, is_in in producer_side:
         arg = _sizes_first(_on(sm.producer_domain, o.map, nk), nk)
@@ -741,15 +744,20 @@ def _check_fusion(
         fused.append(FusedOperand(o.value, str(o.type), am, origin, is_in, proof))
     for o in consumer.inputs[k + 1 :]:
         fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer input", True))
-    for o in consumer.outputs:
-        fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer output", False))
+    for j, o in enumerate(consumer.outputs):
+        if into_outs and len(consumer.inputs) + j == k:
+            init = producer.outputs[r]
+            fused.append(FusedOperand(init.value, str(init.type), o.map,
+                                      "producer init (the consumer's init is the producer's result)", False))
+        else:
+            fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer output", False))
     if any(e.uses("d", i) for e in ploops for i in range(nk)):
         loop_exprs: tuple[AffineExpr, ...] | None = None
     else:
         loop_exprs = tuple(e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(consumer.num_loops)])
                            for e in ploops)
     rep = FusionReport(producer, consumer, k, mv, "unknown", "", obligations, inv, tuple(fused),
-                       consumer.iterator_types, sizes=sm, producer_loops=loop_exprs)
+                       consumer.iterator_types, sizes=sm, producer_loops=loop_exprs, first_visit=first_visit)
     bad_proofs = [f for f in fused if f.proof is not None and not f.proof.proved]
     if bad_proofs:
         first = bad_proofs[0]
@@ -777,7 +785,51 @@ def semantics(rep: FusionReport) -> FusionSemantics:
     r = _result_index(rep.producer, rep.consumer.operands[rep.operand_index].value)
     assert r is not None
     return FusionSemantics(rep.producer, rep.consumer, rep.operand_index, r, rep.sizes.producer_domain,
-                           rep.sizes.consumer_domain, rep.sizes.k, rep.sizes.names)
+                           rep.sizes.consumer_domain, rep.sizes.k, rep.sizes.names, rep.first_visit)
+
+
+def _outs_obligations(
+    consumer: GenericOp, k: int, write_s: IndexingMap, read_s: IndexingMap, nk: int, timeout: float
+) -> tuple[Obligation, Obligation, str | None]:
+    """The two extra obligations of fusing into the consumer's ``outs``: the
+    consumer writes every element the producer wrote (the fused op's init, the
+    producer's init, keeps the rest), and the fused op can tell the first write
+    of each element (where the producer's value replaces the init): every
+    iteration when the consumer is parallel with an injective output map; the
+    iterations whose reduction loops are all 0 when the output map is a
+    permutation of the parallel loops."""
+    q4 = "the consumer writes every element the producer writes"
+    v4 = prove_subset(write_s, read_s, of="image", timeout=timeout)
+    w4 = None
+    if v4.refuted and v4.counterexample is not None:
+        vals = [val for _, val in v4.counterexample.values[: write_s.num_dims]]
+        if write_s.contains(vals):
+            el = write_s.evaluate(vals)[nk:]
+            at = ", ".join(f"N{i} = {v}" for i, v in enumerate(vals[:nk]))
+            w4 = {"sizes": {f"N{i}": v for i, v in enumerate(vals[:nk])}, "producer_iteration": vals[nk:],
+                  "element": list(el),
+                  "note": f"{'at ' + at + ': ' if at else ''}producer iteration {tuple(vals[nk:])} writes element "
+                          f"{el}, which the consumer never writes (the fused op would leave the producer's init "
+                          "there)"}
+        else:
+            v4 = replace(v4, status="error", reason="encoding disagrees with evaluator")
+    o4 = Obligation(q4, replace(v4, question=q4), w4)
+    q5 = "the fused op recognizes the first write of each element (where the producer's value replaces the init)"
+    out_map = consumer.operands[k].map
+    par = [i for i, t in enumerate(consumer.iterator_types) if t == "parallel"]
+    if len(par) == consumer.num_loops:
+        inj = is_injective(read_s, timeout=timeout)
+        v5 = replace(inj, question=q5, reason=inj.reason or "the consumer's output map is injective: every "
+                     "iteration is the first write of its element")
+        return o4, Obligation(q5, v5), ("always" if inj.proved else None)
+    dims = [r.index for r in out_map.results if isinstance(r, Dim)]
+    if len(dims) == len(out_map.results) and sorted(dims) == par:
+        v5 = Verdict("proved", "syntax", 0.0, q5, "the output map is a permutation of the parallel loops: the first "
+                     "write of an element is the iteration whose reduction loops are all 0")
+        return o4, Obligation(q5, v5), "reduction-zero"
+    v5 = Verdict("unknown", "syntax", 0.0, q5, f"the output map {out_map} is not a permutation of the parallel "
+                 "loops: the first write of an element is not modelled")
+    return o4, Obligation(q5, v5), None
 
 
 def fusion_pairs(ops: list[GenericOp]) -> list[tuple[GenericOp, GenericOp]]:
@@ -896,8 +948,10 @@ def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
     pdef, cdef = pp.defined(), cp.defined()
     ptable: dict[str, str] = {}
     ctable: dict[str, str] = {}
+    into_outs = not operand.is_input
+    before = len(rep.consumer.inputs) if into_outs else rep.operand_index
     n = 0
-    for i in range(rep.operand_index):
+    for i in range(before):
         ctable[cp.block_args[i]] = args[n]
         n += 1
     for i, _ in enumerate(rep.producer.inputs):
@@ -907,7 +961,13 @@ def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
         if rep.producer.payload_uses(len(rep.producer.inputs) + j):
             ptable[pp.block_args[len(rep.producer.inputs) + j]] = args[n]
             n += 1
-    for i in range(rep.operand_index + 1, len(rep.consumer.operands)):
+    fused_out_arg = ""
+    for i in range(before, len(rep.consumer.operands)):
+        if i == rep.operand_index:
+            if into_outs:
+                fused_out_arg = args[n]
+                n += 1
+            continue
         ctable[cp.block_args[i]] = args[n]
         n += 1
 
@@ -924,8 +984,10 @@ def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
 
     body: list[str] = []
     uses_index = any(s.op == "linalg.index" for s in pp.stmts)
-    if uses_index:
-        if rep.producer_loops is None:
+    if into_outs and rep.first_visit is None:
+        return None, "the first write of each element is not recognized"
+    if uses_index or rep.first_visit == "reduction-zero":
+        if uses_index and rep.producer_loops is None:
             return None, "the producer's loops are not affine functions of the consumer's loops alone"
         body += [f"%fi{i} = linalg.index {i} : index" for i in range(rep.consumer.num_loops)]
     for s in pp.stmts:
@@ -939,7 +1001,23 @@ def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
             body.append(f"{rename(s.results[0], ptable, pdef, '%p_')} = affine.apply {amap}({operands})")
         else:
             body.append(rename(s.text, ptable, pdef, "%p_"))
-    ctable[cp.block_args[rep.operand_index]] = rename(pp.yields[r], ptable, pdef, "%p_")
+    produced = rename(pp.yields[r], ptable, pdef, "%p_")
+    if into_outs and rep.first_visit == "reduction-zero":
+        # The producer's value replaces the init at the first write of each element:
+        # the iteration whose reduction loops are all 0.
+        red = [i for i, t in enumerate(rep.consumer.iterator_types) if t != "parallel"]
+        body.append("%f_zero = arith.constant 0 : index")
+        conds = []
+        for i in red:
+            body.append(f"%f_first{i} = arith.cmpi eq, %fi{i}, %f_zero : index")
+            conds.append(f"%f_first{i}")
+        while len(conds) > 1:
+            body.append(f"%f_and{len(conds)} = arith.andi {conds[0]}, {conds[1]} : i1")
+            conds = [f"%f_and{len(conds)}", *conds[2:]]
+        elem = _element_type(str(operand.type))
+        body.append(f"%f_init = arith.select {conds[0]}, {produced}, {fused_out_arg} : {elem}")
+        produced = "%f_init"
+    ctable[cp.block_args[rep.operand_index]] = produced
     body += [rename(s.text, ctable, cdef, "%c_") for s in cp.stmts]
     results = [rename(v, ctable, cdef, "%c_") for v in cp.yields]
     ins = [f for f in rep.fused if f.is_input]

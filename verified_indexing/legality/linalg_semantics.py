@@ -173,6 +173,8 @@ class PayloadModel:
                 sorts = [self.z3.IntSort(self.enc.ctx)] * arity + [self.val]
             elif key == "index":
                 sorts = [self.z3.IntSort(self.enc.ctx), self.val]
+            elif key == "bool":
+                sorts = [self.z3.BoolSort(self.enc.ctx), self.val]
             nm = self._fresh_name(name)
             f = self.z3.Function(nm, *sorts) if len(sorts) > 1 else self.z3.Const(nm, self.val)
             self._funcs[k] = f
@@ -194,6 +196,8 @@ class PayloadModel:
     def as_val(self, t: Any) -> Any:
         if t.sort() == self.val:
             return t
+        if self.z3.is_bool(t):
+            return self.func("bool", 1, 0, "bool")(t)
         return self.func("index", 1, 0, "index")(t)
 
     def run(self, payload: Payload, args: Sequence[Any], loops: Sequence[Any], owner: str) -> list[Any]:
@@ -210,6 +214,8 @@ class PayloadModel:
                 vals = [self._affine_apply(s, env, owner)]
             elif s.op == "arith.constant" and re.fullmatch(r"arith\.constant (-?\d+) : index", s.key):
                 vals = [self.enc.int_val(int(s.key.split()[1]))]
+            elif (exact := self._exact(s, env)) is not None:
+                vals = [exact]
             else:
                 ops = [self._value(x, env) for x in s.operands]
                 ops = [self.as_val(x) for x in ops]
@@ -219,6 +225,26 @@ class PayloadModel:
             for r, v in zip(s.results, vals):
                 env[r] = v
         return [self.as_val(self._value(y, env)) for y in payload.yields]
+
+    _CMPI = {"eq": "__eq__", "ne": "__ne__", "slt": "__lt__", "sle": "__le__", "sgt": "__gt__", "sge": "__ge__",
+             "ult": "__lt__", "ule": "__le__", "ugt": "__gt__", "uge": "__ge__"}
+
+    def _exact(self, s: Stmt, env: dict[str, Any]) -> Any | None:
+        """``arith.cmpi`` of two index values, ``arith.andi``/``ori`` of two
+        booleans and ``arith.select`` on a boolean, interpreted exactly (index
+        values are non-negative here, so the unsigned predicates agree);
+        ``None`` for anything else (then uninterpreted)."""
+        z3 = self.z3
+        ops = [self._value(x, env) for x in s.operands]
+        if s.op == "arith.cmpi" and len(ops) == 2 and s.key.endswith(": index"):
+            m = re.match(r"arith\.cmpi (\w+),", s.key)
+            if m and m.group(1) in self._CMPI and all(z3.is_int(o) for o in ops):
+                return getattr(ops[0], self._CMPI[m.group(1)])(ops[1])
+        if s.op in ("arith.andi", "arith.ori") and len(ops) == 2 and all(z3.is_bool(o) for o in ops):
+            return z3.And(*ops) if s.op == "arith.andi" else z3.Or(*ops)
+        if s.op == "arith.select" and len(ops) == 3 and z3.is_bool(ops[0]):
+            return z3.If(ops[0], self.as_val(ops[1]), self.as_val(ops[2]))
+        return None
 
     def _value(self, name: str, env: dict[str, Any]) -> Any:
         if name in env:
@@ -261,6 +287,7 @@ class FusionSemantics:
     consumer_domain: IndexingMap  # dims: sizes then consumer loops
     num_sizes: int
     size_names: tuple[str, ...] = ()
+    first_visit: str | None = None  # outs fusion: "always" or "reduction-zero"
 
 
 def _exprs(enc: Z3Encoder, results: Sequence[AffineExpr], env: Env) -> list[Any]:
@@ -289,14 +316,20 @@ def prove_fused_equivalent(sem: FusionSemantics, fused: GenericOp, *, timeout: f
     if fused.iterator_types != c.iterator_types:
         return verdict("refuted", f"the fused op's iterators {list(fused.iterator_types)} are not the consumer's "
                        f"{list(c.iterator_types)}", "syntax"), None
-    if [(o.value, o.map) for o in fused.outputs] != [(o.value, o.map) for o in c.outputs]:
-        return verdict("refuted", "the fused op's outputs are not the consumer's outputs with the consumer's maps",
-                       "syntax"), None
+    operand = c.operands[sem.operand_index]
+    into_outs = not operand.is_input
+    j0 = sem.operand_index - len(c.inputs)
+    expected = [(p.outputs[sem.result_index].value if into_outs and j == j0 else o.value, o.map)
+                for j, o in enumerate(c.outputs)]
+    if [(o.value, o.map) for o in fused.outputs] != expected:
+        return verdict("refuted", "the fused op's outputs are not the consumer's outputs with the consumer's maps "
+                       "(the producer's init in place of the fused init)", "syntax"), None
+    if into_outs and sem.first_visit not in ("always", "reduction-zero"):
+        return verdict("unknown", "the first write of each element is not modelled", "syntax"), None
     try:
         pp, cp, fp = parse_payload(p), parse_payload(c), parse_payload(fused)
     except UnsupportedError as exc:
         return verdict("unknown", str(exc), "syntax"), None
-    operand = c.operands[sem.operand_index]
     enc = Z3Encoder()
     model = PayloadModel(enc)
     z3 = enc.z3
@@ -316,16 +349,28 @@ def prove_fused_equivalent(sem: FusionSemantics, fused: GenericOp, *, timeout: f
         pargs = [model.read(o.value, _exprs(enc, _shift(o.map, k), penv)) for o in p.operands]
         pvals = model.run(pp, pargs, ploops, p.name)
         accs = [z3.Const(f"acc{j}", model.val) for j in range(len(c.outputs))]
+        # Fusing into outs: at the first write of an element the consumer's
+        # accumulator is the producer's value (the pair) and the fused op's init
+        # element (the fused op); afterwards both are the running value.
+        first = z3.BoolVal(sem.first_visit == "always", enc.ctx)
+        if sem.first_visit == "reduction-zero":
+            first = z3.And(*(cloops[i] == 0 for i, t in enumerate(c.iterator_types) if t != "parallel"))
         cargs: list[Any] = []
         for j, o in enumerate(c.operands):
-            if j == sem.operand_index:
+            if j == sem.operand_index and not into_outs:
                 cargs.append(pvals[sem.result_index])
             elif o.is_input:
                 cargs.append(model.read(o.value, _exprs(enc, _shift(o.map, k), cenv)))
+            elif into_outs and j == sem.operand_index:
+                cargs.append(z3.If(first, pvals[sem.result_index], accs[j0]))
             else:
                 cargs.append(accs[j - len(c.inputs)])
         original = model.run(cp, cargs, cloops, c.name)
-        fargs = [model.read(o.value, _exprs(enc, _shift(o.map, k), cenv)) for o in fused.inputs] + accs
+        faccs = list(accs)
+        if into_outs:
+            init = model.read(fused.outputs[j0].value, _exprs(enc, _shift(fused.outputs[j0].map, k), cenv))
+            faccs[j0] = z3.If(first, init, accs[j0])
+        fargs = [model.read(o.value, _exprs(enc, _shift(o.map, k), cenv)) for o in fused.inputs] + faccs
         fvals = model.run(fp, fargs, cloops, fused.name)
     except (UnsupportedError, VerifiedIndexingError, KeyError) as exc:
         return verdict("unknown", f"the payloads could not be modelled: {exc}"), None
