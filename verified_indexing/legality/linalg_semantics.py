@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from verified_indexing.engines import Verdict, Z3Encoder
 from verified_indexing.engines.z3 import Env
@@ -226,7 +226,7 @@ class PayloadModel:
                 env[r] = v
         return [self.as_val(self._value(y, env)) for y in payload.yields]
 
-    _CMPI = {"eq": "__eq__", "ne": "__ne__", "slt": "__lt__", "sle": "__le__", "sgt": "__gt__", "sge": "__ge__",
+    _CMPI: ClassVar[dict[str, str]] = {"eq": "__eq__", "ne": "__ne__", "slt": "__lt__", "sle": "__le__", "sgt": "__gt__", "sge": "__ge__",
              "ult": "__lt__", "ule": "__le__", "ugt": "__gt__", "uge": "__ge__"}
 
     def _exact(self, s: Stmt, env: dict[str, Any]) -> Any | None:
