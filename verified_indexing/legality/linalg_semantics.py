@@ -226,8 +226,10 @@ class PayloadModel:
                 env[r] = v
         return [self.as_val(self._value(y, env)) for y in payload.yields]
 
-    _CMPI: ClassVar[dict[str, str]] = {"eq": "__eq__", "ne": "__ne__", "slt": "__lt__", "sle": "__le__", "sgt": "__gt__", "sge": "__ge__",
-             "ult": "__lt__", "ule": "__le__", "ugt": "__gt__", "uge": "__ge__"}
+    _CMPI: ClassVar[dict[str, str]] = {
+        "eq": "__eq__", "ne": "__ne__", "slt": "__lt__", "sle": "__le__", "sgt": "__gt__", "sge": "__ge__",
+        "ult": "__lt__", "ule": "__le__", "ugt": "__gt__", "uge": "__ge__",
+    }
 
     def _exact(self, s: Stmt, env: dict[str, Any]) -> Any | None:
         """``arith.cmpi`` of two index values, ``arith.andi``/``ori`` of two
