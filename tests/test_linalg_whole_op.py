@@ -18,6 +18,7 @@ from verified_indexing.legality.linalg import (
     fused_generic_text,
     fusion_candidates,
     parse_linalg,
+    results_used_elsewhere,
     semantics,
 )
 from verified_indexing.legality.linalg_semantics import prove_fused_equivalent
@@ -77,7 +78,9 @@ def agrees_at(rep: FusionReport, sizes: dict[str, int], seed: int = 0) -> bool:
     env = _env(rep, sizes, seed)
     pair = run_ops([rep.producer, rep.consumer], dict(env))
     got = run_ops([fused], dict(env))
-    return all(np.array_equal(pair[c], got[f]) for c, f in zip(rep.consumer.results, fused.results))
+    want = [*rep.consumer.results, *(rep.producer.results[rk] for rk, _ in rep.kept)]
+    assert len(want) == len(fused.results)
+    return all(np.array_equal(pair[c], got[f]) for c, f in zip(want, fused.results))
 
 
 def _size_points(names: Sequence[str]) -> list[dict[str, int]]:
@@ -161,12 +164,14 @@ def test_captured_function_values_keep_their_names() -> None:
     assert fused is not None and "arith.addf %fa0, %cst : f32" in fused
 
 
-@pytest.mark.parametrize("name", ["dynamic_elementwise.mlir"])
+@pytest.mark.parametrize("name", ["dynamic_elementwise.mlir", "multi_result.mlir", "outs_fusion.mlir"])
 def test_examples_agree_with_the_interpreter(name: str) -> None:
     from pathlib import Path
 
     path = Path(__file__).resolve().parent.parent / "examples" / "mlir" / name
-    for rep in _reports(path.read_text(encoding="utf-8")):
+    text = path.read_text(encoding="utf-8")
+    for p, c, k in fusion_candidates(parse_linalg(text)):
+        rep = check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k))
         if rep.status != "legal":
             continue
         assert rep.sizes is not None
@@ -253,3 +258,30 @@ def test_fill_into_matmul_outs_needs_a_nonempty_reduction() -> None:
     assert agrees_at(rep, {})
     v, w = _planted(rep, "%f_first2 = arith.cmpi eq, %fi2, %f_zero", "%f_first2 = arith.cmpi eq, %fi1, %f_zero")
     assert v.refuted and w is not None
+
+
+def test_kept_result_is_returned_by_the_fused_op() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "examples" / "mlir" / "multi_result.mlir").read_text()
+    ((p, c, k),) = fusion_candidates(parse_linalg(text))
+    assert results_used_elsewhere(text, p, c, k) == ("%r#1",)
+    rep = check_fusion(p, c, operand_index=k, keep=("%r#1",))
+    assert rep.status == "legal", rep.reason
+    fused = fused_generic_text(rep)
+    assert fused is not None and fused.startswith("%fused:2 = ") and "linalg.yield %c_n, %p_m : f32, f32" in fused
+    assert rep.sizes is not None
+    for pt in _size_points(rep.sizes.names):
+        assert agrees_at(rep, pt), pt
+    # A kept result yielding the wrong producer value is refuted.
+    v, w = _planted(rep, "linalg.yield %c_n, %p_m", "linalg.yield %c_n, %p_s")
+    assert v.refuted and w is not None and "%r#1" in w["note"]
+    # Not reached everywhere: a consumer reading only the first row keeps nothing legal.
+    narrow = text.replace("ins(%r#0 : tensor<?x?xf32>) outs(%j : tensor<?x?xf32>)",
+                          "ins(%r#0 : tensor<?x?xf32>) outs(%j : tensor<?x?xf32>)").replace(
+        "indexing_maps = [#tr, #id], iterator_types", "indexing_maps = [affine_map<(d0, d1) -> (0, d0)>, #id], "
+        "iterator_types")
+    ((p, c, k),) = fusion_candidates(parse_linalg(narrow))
+    rep = check_fusion(p, c, operand_index=k, keep=("%r#1",))
+    assert rep.status == "legal" and rep.kept == () and "the producer stays for its other uses" in rep.warnings[-1]
+    assert "is not reached by the fused op" in rep.warnings[-1]

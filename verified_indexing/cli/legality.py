@@ -15,7 +15,7 @@ from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 from verified_indexing.legality.cinn_ir import Stmt, format_program, parse_program
 from verified_indexing.legality.inline import compute_inline, inline_all
 from verified_indexing.legality.inverse import inverse
-from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates
+from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates, results_used_elsewhere
 from verified_indexing.legality.linalg_ir import parse_linalg_module
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.serialize import indexing_map_to_affine_map
@@ -110,7 +110,7 @@ def run_fuse(args: argparse.Namespace) -> int:
     ]
     if not cands:
         raise VerifiedIndexingError("no producer-consumer pair of linalg ops matches")
-    reports = [check_fusion(p, c, operand_index=k) for p, c, k in cands]
+    reports = [check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k)) for p, c, k in cands]
     if args.json:
         for n in notes:
             print(f"note: {n}", file=sys.stderr)

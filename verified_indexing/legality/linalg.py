@@ -144,6 +144,7 @@ class FusionReport:
     whole_op: Obligation | None = None
     warnings: tuple[str, ...] = ()
     first_visit: str | None = None
+    kept: tuple[tuple[int, AffineMap], ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -587,16 +588,35 @@ def _in_bounds(read: IndexingMap, value: str, sm: SizeModel, timeout: float) -> 
 
 
 def check_fusion(
-    producer: GenericOp, consumer: GenericOp, *, operand_index: int | None = None, timeout: float = 10.0
+    producer: GenericOp, consumer: GenericOp, *, operand_index: int | None = None, timeout: float = 10.0,
+    keep: Sequence[str] = (),
 ) -> FusionReport:
     """Both verdicts for fusing ``producer`` into ``consumer`` (module docstring),
-    through consumer operand ``operand_index`` (see :func:`_check_fusion`)."""
-    rep = _check_fusion(producer, consumer, operand_index=operand_index, timeout=timeout)
-    return rep
+    through consumer operand ``operand_index`` (see :func:`_check_fusion`).
+    ``keep``: producer results still used elsewhere, which the fused op returns too
+    (:func:`results_used_elsewhere` finds them in a module's text)."""
+    return _check_fusion(producer, consumer, operand_index=operand_index, timeout=timeout, keep=keep)
+
+
+def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, operand_index: int) -> tuple[str, ...]:
+    """The producer's results that ``text`` (the module the ops were read from)
+    uses after the producer anywhere but in the consumer's operand
+    ``operand_index``: another op's operand, a ``return``... (a textual scan of
+    SSA names, so a use in a nested region counts too: conservative)."""
+    out = []
+    fused_value = consumer.operands[operand_index].value
+    for res in producer.results:
+        pattern = re.compile(re.escape(res) + r"(?![\w.$#-])")
+        uses = [m.start() for m in pattern.finditer(text) if m.start() > producer.offset]
+        count = len(uses) - (1 if res == fused_value else 0)
+        if count > 0:
+            out.append(res)
+    return tuple(out)
 
 
 def _check_fusion(
-    producer: GenericOp, consumer: GenericOp, *, operand_index: int | None = None, timeout: float = 10.0
+    producer: GenericOp, consumer: GenericOp, *, operand_index: int | None = None, timeout: float = 10.0,
+    keep: Sequence[str] = (),
 ) -> FusionReport:
     """Both verdicts for fusing ``producer`` into ``consumer`` (module docstring),
     through consumer operand ``operand_index`` (default: the first operand that is
@@ -751,13 +771,43 @@ def _check_fusion(
                                       "producer init (the consumer's init is the producer's result)", False))
         else:
             fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer output", False))
+    kept: list[tuple[int, AffineMap]] = []
+    for kept_value in keep:
+        rk = _result_index(producer, kept_value)
+        if rk is None or rk >= len(producer.outputs):
+            raise VerifiedIndexingError(f"{kept_value} is not a result of {producer.name}")
+        o = producer.outputs[rk]
+        arg = _sizes_first(_on(sm.producer_domain, o.map, nk), nk)
+        fm = compose(through, arg)
+        if any(e.uses("d", i) for e in fm.results[nk:] for i in range(nk)):
+            return done(FusionReport(producer, consumer, k, mv, "unknown",
+                                     f"the fused map of kept result {kept_value} depends on the sizes", obligations, inv))
+        am = AffineMap(consumer.num_loops, 0, [e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(
+            consumer.num_loops)]) for e in fm.results[nk:]])
+        proof = _relation_proof(read_s, _sizes_first(base, nk), arg, fm)
+        fused.append(FusedOperand(o.value, str(o.type), am, f"kept producer result {kept_value} (used elsewhere)", False,
+                                  proof))
+        kept.append((rk, am))
+    if kept:
+        extra = _kept_obligations(producer, [rk for rk, _ in kept], sm, through, timeout)
+        unproved = [o for o in extra if not o.verdict.proved]
+        if unproved:
+            # The fused op cannot return them: the producer stays for its other uses.
+            why = str(unproved[0].witness["note"]) if unproved[0].witness else f"{unproved[0].name}: {unproved[0].verdict.status}"
+            warnings = (*warnings, f"the fused op does not return {', '.join(keep)} ({why}); the producer stays "
+                        "for its other uses")
+            fused = [f for f in fused if not f.origin.startswith("kept producer result")]
+            kept = []
+        else:
+            obligations += extra
     if any(e.uses("d", i) for e in ploops for i in range(nk)):
         loop_exprs: tuple[AffineExpr, ...] | None = None
     else:
         loop_exprs = tuple(e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(consumer.num_loops)])
                            for e in ploops)
     rep = FusionReport(producer, consumer, k, mv, "unknown", "", obligations, inv, tuple(fused),
-                       consumer.iterator_types, sizes=sm, producer_loops=loop_exprs, first_visit=first_visit)
+                       consumer.iterator_types, sizes=sm, producer_loops=loop_exprs, first_visit=first_visit,
+                       kept=tuple(kept))
     bad_proofs = [f for f in fused if f.proof is not None and not f.proof.proved]
     if bad_proofs:
         first = bad_proofs[0]
@@ -785,7 +835,33 @@ def semantics(rep: FusionReport) -> FusionSemantics:
     r = _result_index(rep.producer, rep.consumer.operands[rep.operand_index].value)
     assert r is not None
     return FusionSemantics(rep.producer, rep.consumer, rep.operand_index, r, rep.sizes.producer_domain,
-                           rep.sizes.consumer_domain, rep.sizes.k, rep.sizes.names, rep.first_visit)
+                           rep.sizes.consumer_domain, rep.sizes.k, rep.sizes.names, rep.first_visit, rep.kept)
+
+
+def _kept_obligations(
+    producer: GenericOp, kept: Sequence[int], sm: SizeModel, through: IndexingMap, timeout: float
+) -> tuple[Obligation, Obligation]:
+    """Kept producer results are written by the fused op exactly where the
+    producer wrote them: every producer iteration is some fused iteration's
+    (image inclusion), and each kept result's write map is injective (each
+    element one value, which the fused op recomputes)."""
+    nk = sm.k
+    q1 = "every producer iteration is reached by the fused op (kept results are written everywhere)"
+    ident = _sizes_first(sm.producer_domain.replace(results=[Dim(nk + i) for i in range(producer.num_loops)]), nk)
+    v1 = prove_subset(ident, through, of="image", timeout=timeout)
+    w1 = None
+    if v1.refuted and v1.counterexample is not None:
+        vals = [val for _, val in v1.counterexample.values[: ident.num_dims]]
+        at, pit = _split_sizes(sm.names, vals)
+        w1 = {"sizes": dict(zip(sm.names, vals[:nk])), "producer_iteration": list(pit),
+              "note": f"{at}producer iteration {pit} is not reached by the fused op: a kept result would miss "
+                      "its element"}
+    o1 = Obligation(q1, replace(v1, question=q1), w1)
+    q2 = "each kept result's write map is injective"
+    verdicts = [is_injective(_sizes_first(_on(sm.producer_domain, producer.outputs[rk].map, nk), nk),
+                             timeout=timeout) for rk in kept]
+    v2 = next((v for v in verdicts if not v.proved), verdicts[0])
+    return o1, Obligation(q2, replace(v2, question=q2))
 
 
 def _outs_obligations(
@@ -1020,6 +1096,7 @@ def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
     ctable[cp.block_args[rep.operand_index]] = produced
     body += [rename(s.text, ctable, cdef, "%c_") for s in cp.stmts]
     results = [rename(v, ctable, cdef, "%c_") for v in cp.yields]
+    results += [rename(pp.yields[rk], ptable, pdef, "%p_") for rk, _ in rep.kept]
     ins = [f for f in rep.fused if f.is_input]
     outs = [f for f in rep.fused if not f.is_input]
     maps = ", ".join(str(f.map) for f in rep.fused)
@@ -1027,15 +1104,18 @@ def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
     elems = [_element_type(f.type) for f in rep.fused]
     header = ", ".join(f"{a}: {e}" for a, e in zip(args, elems))
     out_elems = [elems[len(ins) + i] for i in range(len(outs))]
-    result_types = ", ".join(str(t) for t in rep.consumer.result_types)
+    rtypes = [*rep.consumer.result_types, *(rep.producer.result_types[rk] for rk, _ in rep.kept
+                                           if rk < len(rep.producer.result_types))]
+    result_types = ", ".join(str(t) for t in rtypes)
+    name = "%fused" if len(rtypes) <= 1 else f"%fused:{len(rtypes)}"
     lines = [
-        f"%fused = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iters}]}}",
+        f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iters}]}}",
         f"    ins({', '.join(f.value for f in ins)} : {', '.join(f.type for f in ins)})"
         f" outs({', '.join(f.value for f in outs)} : {', '.join(f.type for f in outs)}) {{",
         f"^bb0({header}):",
         *(f"  {ln}" for ln in body),
         f"  linalg.yield {', '.join(results)} : {', '.join(out_elems)}",
-        "}" + (f" -> {result_types}" if len(rep.consumer.result_types) == 1 else
+        "}" + (f" -> {result_types}" if len(rtypes) == 1 else
                (f" -> ({result_types})" if result_types else "")),
     ]
     return "\n".join(lines), ""

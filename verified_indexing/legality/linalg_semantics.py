@@ -290,6 +290,7 @@ class FusionSemantics:
     num_sizes: int
     size_names: tuple[str, ...] = ()
     first_visit: str | None = None  # outs fusion: "always" or "reduction-zero"
+    kept: tuple[tuple[int, Any], ...] = ()  # (producer result, fused output map) returned by the fused op too
 
 
 def _exprs(enc: Z3Encoder, results: Sequence[AffineExpr], env: Env) -> list[Any]:
@@ -323,6 +324,7 @@ def prove_fused_equivalent(sem: FusionSemantics, fused: GenericOp, *, timeout: f
     j0 = sem.operand_index - len(c.inputs)
     expected = [(p.outputs[sem.result_index].value if into_outs and j == j0 else o.value, o.map)
                 for j, o in enumerate(c.outputs)]
+    expected += [(p.outputs[rk].value, m) for rk, m in sem.kept]
     if [(o.value, o.map) for o in fused.outputs] != expected:
         return verdict("refuted", "the fused op's outputs are not the consumer's outputs with the consumer's maps "
                        "(the producer's init in place of the fused init)", "syntax"), None
@@ -372,8 +374,10 @@ def prove_fused_equivalent(sem: FusionSemantics, fused: GenericOp, *, timeout: f
         if into_outs:
             init = model.read(fused.outputs[j0].value, _exprs(enc, _shift(fused.outputs[j0].map, k), cenv))
             faccs[j0] = z3.If(first, init, accs[j0])
+        faccs += [z3.Const(f"kept{i}", model.val) for i in range(len(sem.kept))]
         fargs = [model.read(o.value, _exprs(enc, _shift(o.map, k), cenv)) for o in fused.inputs] + faccs
         fvals = model.run(fp, fargs, cloops, fused.name)
+        original = original + [pvals[rk] for rk, _ in sem.kept]
     except (UnsupportedError, VerifiedIndexingError, KeyError) as exc:
         return verdict("unknown", f"the payloads could not be modelled: {exc}"), None
     if len(fvals) != len(original):
@@ -406,11 +410,14 @@ def prove_fused_equivalent(sem: FusionSemantics, fused: GenericOp, *, timeout: f
     subst = [(x, enc.int_val(v)) for x, v in zip([*sizes, *cloops, *ploops], [*size_vals, *cv, *pv])]
     orig_t = str(z3.simplify(z3.substitute(original[j], *subst)))
     fused_t = str(z3.simplify(z3.substitute(fvals[j], *subst)))
-    out_map = sem.consumer_domain.replace(results=_shift(c.outputs[j].map, k))
+    out_op = fused.outputs[j]
+    out_map = sem.consumer_domain.replace(results=_shift(out_op.map, k))
     element = list(out_map.evaluate(size_vals + cv))
     size_txt = ", ".join(f"{n} = {v}" for n, v in zip(sem.size_names, size_vals))
+    what = c.results[j] if j < len(c.results) else (p.results[sem.kept[j - len(c.outputs)][0]]
+                                                    if j >= len(c.outputs) else out_op.value)
     note = (f"{'at ' + size_txt + ', ' if size_txt else ''}consumer iteration {tuple(cv)} (producer iteration "
-            f"{tuple(pv)}) writes {c.outputs[j].value}{element}: the pair computes {orig_t}, the fused op {fused_t}")
+            f"{tuple(pv)}) writes {what}{element}: the pair computes {orig_t}, the fused op {fused_t}")
     witness = {
         "sizes": dict(zip(sem.size_names, size_vals)),
         "consumer_iteration": cv,
