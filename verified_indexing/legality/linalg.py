@@ -781,19 +781,21 @@ def _check_fusion(
         fm = compose(through, arg)
         if any(e.uses("d", i) for e in fm.results[nk:] for i in range(nk)):
             return done(FusionReport(producer, consumer, k, mv, "unknown",
-                                     f"the fused map of kept result {kept_value} depends on the sizes", obligations, inv))
+                                     f"the fused map of kept result {kept_value} depends on the sizes",
+                                     obligations, inv))
         am = AffineMap(consumer.num_loops, 0, [e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(
             consumer.num_loops)]) for e in fm.results[nk:]])
         proof = _relation_proof(read_s, _sizes_first(base, nk), arg, fm)
-        fused.append(FusedOperand(o.value, str(o.type), am, f"kept producer result {kept_value} (used elsewhere)", False,
-                                  proof))
+        fused.append(FusedOperand(o.value, str(o.type), am, f"kept producer result {kept_value} (used elsewhere)",
+                                  False, proof))
         kept.append((rk, am))
     if kept:
         extra = _kept_obligations(producer, [rk for rk, _ in kept], sm, through, timeout)
         unproved = [o for o in extra if not o.verdict.proved]
         if unproved:
             # The fused op cannot return them: the producer stays for its other uses.
-            why = str(unproved[0].witness["note"]) if unproved[0].witness else f"{unproved[0].name}: {unproved[0].verdict.status}"
+            u = unproved[0]
+            why = str(u.witness["note"]) if u.witness else f"{u.name}: {u.verdict.status}"
             warnings = (*warnings, f"the fused op does not return {', '.join(keep)} ({why}); the producer stays "
                         "for its other uses")
             fused = [f for f in fused if not f.origin.startswith("kept producer result")]
