@@ -1106,9 +1106,10 @@ def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
     elems = [_element_type(f.type) for f in rep.fused]
     header = ", ".join(f"{a}: {e}" for a, e in zip(args, elems))
     out_elems = [elems[len(ins) + i] for i in range(len(outs))]
-    rtypes = [*rep.consumer.result_types, *(rep.producer.result_types[rk] for rk, _ in rep.kept
-                                           if rk < len(rep.producer.result_types))]
-    result_types = ", ".join(str(t) for t in rtypes)
+    # A tensor init gives a result of its type (named ops such as linalg.reduce
+    # print no result types, the fused generic must).
+    rtypes = [f.type for f in outs if f.type.startswith("tensor<")]
+    result_types = ", ".join(rtypes)
     name = "%fused" if len(rtypes) <= 1 else f"%fused:{len(rtypes)}"
     lines = [
         f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iters}]}}",
