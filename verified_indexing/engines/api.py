@@ -786,10 +786,20 @@ def _exact_range(pm: Any) -> Interval | None:
     return Interval(lo, hi)
 
 
-def is_injective(m: IndexingMap, *, engine: str = "auto", timeout: float = 10.0, cache: CacheArg = None) -> Verdict:
+def is_injective(
+    m: IndexingMap, *, engine: str = "auto", timeout: float = 10.0, cache: CacheArg = None, sizes: int = 0
+) -> Verdict:
     """Prove that different inputs (dims, rt vars) never share a result tuple
     (with range variables: the relation is injective). ``refuted`` carries two
-    domain points with the same results."""
+    domain points with the same results.
+
+    ``sizes=k``: the first ``k`` dims are size parameters (see
+    :mod:`verified_indexing.engines.sizes`): the question is asked for each size
+    separately (two points of one size), and a counterexample names the sizes."""
+    if sizes:
+        from verified_indexing.engines.sizes import with_sizes_in_results
+
+        m = with_sizes_in_results(m, sizes)
     text = f"injective: {m.format(one_line=True)}"
     if m.is_undefined:
         return Verdict("error", "none", 0.0, text, "an UNDEFINED map has no relation")
