@@ -114,3 +114,26 @@ def test_sized_inverse_composes() -> None:
     for n, i in itertools.product(range(5), range(5)):
         if i < n:
             assert g.evaluate([n, n - 1 - i]) == (n, i)
+
+
+def test_image_and_equality_take_sizes() -> None:
+    from verified_indexing.engines import image, prove_equal
+
+    m = loop_map(I * 2)
+    img = image(m, sizes=1)
+    assert img.n_dim() == 2  # (N, result) tuples
+    for n in range(4):
+        expected = {(n, 2 * i) for i in range(n)}
+        got = {(n, v) for v in range(-2, 12) if not img.intersect(_point(n, v)).is_empty()}
+        assert got == expected
+    assert prove_equal(m, loop_map(I + I), sizes=1).proved
+    assert prove_equal(m, loop_map(I * 3), sizes=1).refuted
+    assert prove_equal(m, m, sizes=5).status == "error"
+
+
+def _point(n: int, v: int):  # type: ignore[no-untyped-def]
+    import islpy as isl
+
+    from verified_indexing.engines.isl import engine_context
+
+    return isl.Set(f"{{ [{n}, {v}] }}", context=engine_context())
