@@ -40,6 +40,13 @@ from typing import Any, Literal
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.engines import Verdict, Z3Encoder, prove_relation_equal, prove_subset
+from verified_indexing.engines.sizes import (
+    SIZE_MAX,
+    size_condition,
+    violating_sizes_injective,
+    violating_sizes_subset,
+    with_sizes_in_results,
+)
 from verified_indexing.errors import MapError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Dim, Sym, VarKind
 from verified_indexing.indexing_map import IndexingMap, compose
@@ -145,6 +152,15 @@ class FusionReport:
     warnings: tuple[str, ...] = ()
     first_visit: str | None = None
     kept: tuple[tuple[int, AffineMap], ...] = ()
+    write_map: IndexingMap | None = None
+    read_map: IndexingMap | None = None
+    condition: str | None = None
+    otherwise: Obligation | None = None
+    condition_constraints: tuple[tuple[AffineExpr, Interval], ...] = ()
+
+    def holds_at(self, sizes: Sequence[int]) -> bool:
+        """Whether concrete sizes (in ``sizes.names`` order) satisfy the condition."""
+        return all(e.evaluate(list(sizes)) in iv for e, iv in self.condition_constraints)
 
     @property
     def exit_code(self) -> int:
@@ -168,6 +184,8 @@ class FusionReport:
             "status": self.status,
             "reason": self.reason,
             "sizes": list(self.sizes.legend) if self.sizes is not None else [],
+            "condition": self.condition,
+            "illegal_otherwise": self.otherwise.to_json() if self.otherwise is not None else None,
             "warnings": list(self.warnings),
             "obligations": [o.to_json() for o in self.obligations],
             "whole_op_proof": self.whole_op.to_json() if self.whole_op is not None else None,
@@ -349,8 +367,6 @@ def _unknown(
 
 # -- sizes ---------------------------------------------------------------------
 
-SIZE_MAX = 2**63 - 1
-"""Every size an int64 holds: a size parameter ranges over ``[0, SIZE_MAX]``."""
 
 
 @dataclass(frozen=True)
@@ -484,8 +500,8 @@ def _on(dom: IndexingMap, m: AffineMap, k: int) -> IndexingMap:
 
 def _sizes_first(m: IndexingMap, k: int) -> IndexingMap:
     """The size dims in front of the results: injectivity and image questions then
-    keep the sizes fixed on both sides."""
-    return m.replace(results=[*(Dim(i) for i in range(k)), *m.results]) if k else m
+    keep the sizes fixed on both sides (:func:`engines.sizes.with_sizes_in_results`)."""
+    return with_sizes_in_results(m, k)
 
 
 def _split_sizes(names: Sequence[str], values: Sequence[int]) -> tuple[str, tuple[int, ...]]:
@@ -595,7 +611,58 @@ def check_fusion(
     through consumer operand ``operand_index`` (see :func:`_check_fusion`).
     ``keep``: producer results still used elsewhere, which the fused op returns too
     (:func:`results_used_elsewhere` finds them in a module's text)."""
-    return _check_fusion(producer, consumer, operand_index=operand_index, timeout=timeout, keep=keep)
+    rep = _check_fusion(producer, consumer, operand_index=operand_index, timeout=timeout, keep=keep)
+    if rep.sizes is None or not rep.sizes.k:
+        return rep
+    if rep.status == "legal":
+        return replace(rep, condition="every size")
+    if rep.status != "illegal" or rep.write_map is None or rep.read_map is None:
+        return rep
+    # Illegal for some sizes: where exactly (isl), and is it legal for the others?
+    k, names = rep.sizes.k, rep.sizes.names
+    violations = []
+    for o in rep.obligations:
+        if not o.verdict.refuted:
+            continue
+        if o.name.startswith("producer write map is injective") or o.name.startswith("producer iterators are"):
+            violations.append(violating_sizes_injective(rep.write_map, k))
+        elif o.name.startswith("every element the consumer reads"):
+            violations.append(violating_sizes_subset(rep.read_map, rep.write_map, k))
+        elif o.name.startswith("the consumer writes every element"):
+            violations.append(violating_sizes_subset(rep.write_map, rep.read_map, k))
+        else:
+            return rep
+    try:
+        cond = size_condition(violations, k, names)
+        if cond.status == "when" and cond.constraints is None:
+            # A union (typically: "or some tensor is empty"): look for a single
+            # conjunction that suffices by also excluding empty sizes, one size
+            # at a time, then cumulatively. Sufficient, and re-proven below.
+            import islpy as isl
+
+            from verified_indexing.engines.isl import engine_context
+
+            vars_ = ", ".join(f"n{i}" for i in range(k))
+            empties = [isl.Set(f"{{ [{vars_}] : n{i} = 0 }}", context=engine_context()) for i in range(k)]
+            tries = [[e] for e in empties] + [empties[: i + 1] for i in range(1, k)]
+            for extra in tries:
+                c2 = size_condition([*violations, *extra], k, names)
+                if c2.status == "when" and c2.constraints is not None:
+                    cond = c2
+                    break
+    except Exception as exc:  # isl limits: keep the refutation, which stands on its own
+        return replace(rep, warnings=(*rep.warnings, f"the sizes where the fusion is legal were not computed: {exc}"))
+    if cond.status != "when" or cond.constraints is None:
+        if cond.status == "when":
+            return replace(rep, reason=f"{rep.reason} (legal at most when {cond.text}: not re-proven, the condition "
+                           "is not one conjunction of affine constraints)")
+        return rep
+    again = _check_fusion(producer, consumer, operand_index=operand_index, timeout=timeout, keep=keep,
+                          condition=cond.constraints)
+    if again.status != "legal":
+        return rep
+    refuted = next(o for o in rep.obligations if o.verdict.refuted)
+    return replace(again, condition=cond.text, otherwise=refuted, condition_constraints=tuple(cond.constraints))
 
 
 def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, operand_index: int) -> tuple[str, ...]:
@@ -616,7 +683,7 @@ def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, 
 
 def _check_fusion(
     producer: GenericOp, consumer: GenericOp, *, operand_index: int | None = None, timeout: float = 10.0,
-    keep: Sequence[str] = (),
+    keep: Sequence[str] = (), condition: Sequence[tuple[AffineExpr, Interval]] = (),
 ) -> FusionReport:
     """Both verdicts for fusing ``producer`` into ``consumer`` (module docstring),
     through consumer operand ``operand_index`` (default: the first operand that is
@@ -642,6 +709,10 @@ def _check_fusion(
         sm = size_model(producer, consumer)
     except MapError as exc:
         return _unknown(producer, consumer, k, mv, str(exc))
+    if condition:
+        sm = replace(sm, producer_domain=sm.producer_domain.replace(
+            constraints=[*sm.producer_domain.constraints, *condition]),
+            consumer_domain=sm.consumer_domain.replace(constraints=[*sm.consumer_domain.constraints, *condition]))
     nk = sm.k
     write = _on(sm.producer_domain, producer.outputs[r].map, nk)
     read = _on(sm.consumer_domain, operand.map, nk)
@@ -653,7 +724,7 @@ def _check_fusion(
     read, warnings = _in_bounds(read, operand.value, sm, timeout)
 
     def done(rep: FusionReport) -> FusionReport:
-        return replace(rep, sizes=sm, warnings=warnings)
+        return replace(rep, sizes=sm, warnings=warnings, write_map=write, read_map=read)
 
     write_s, read_s = _sizes_first(write, nk), _sizes_first(read, nk)
     inj = is_injective(write_s, timeout=timeout)
@@ -945,7 +1016,12 @@ def format_report(rep: FusionReport) -> str:
     if rep.mlir.fused_producer_maps:
         for inp, m in zip(rep.producer.inputs, rep.mlir.fused_producer_maps):
             lines.append(f"  MLIR's fused map for {inp.value}: {m}")
-    lines.append(f"ours: {rep.status}" + ("" if rep.status == "legal" else f": {rep.reason}"))
+    verdict = rep.status
+    if rep.status == "legal" and rep.condition is not None:
+        verdict = "legal for every size" if rep.condition == "every size" else f"legal when {rep.condition}"
+    lines.append(f"ours: {verdict}" + ("" if rep.status == "legal" else f": {rep.reason}"))
+    if rep.otherwise is not None and rep.otherwise.witness is not None:
+        lines.append(f"  illegal otherwise: {rep.otherwise.witness['note']}")
     if rep.sizes is not None and rep.sizes.k:
         lines.append("  sizes: " + "; ".join(rep.sizes.legend))
     lines += [f"  warning: {w}" for w in rep.warnings]
@@ -954,7 +1030,8 @@ def format_report(rep: FusionReport) -> str:
         if o.witness is not None:
             lines.append(f"    counterexample: {o.witness['note']}")
     if rep.write_inverse is not None and rep.write_inverse.inverse is not None:
-        lines.append(f"  inverse of the producer write map: {rep.write_inverse.inverse.format(one_line=True)}")
+        sized = f" (d0..d{rep.sizes.k - 1} are {', '.join(rep.sizes.names)})" if rep.sizes and rep.sizes.k else ""
+        lines.append(f"  inverse of the producer write map{sized}: {rep.write_inverse.inverse.format(one_line=True)}")
     if rep.fused is not None:
         lines.append("fused op:")
         lines.append(f"  iterator_types: [{', '.join(repr(t).replace(chr(39), chr(34)) for t in rep.iterator_types)}]")
