@@ -1016,7 +1016,7 @@ def format_report(rep: FusionReport) -> str:
     if rep.mlir.fused_producer_maps:
         for inp, m in zip(rep.producer.inputs, rep.mlir.fused_producer_maps):
             lines.append(f"  MLIR's fused map for {inp.value}: {m}")
-    verdict = rep.status
+    verdict: str = rep.status
     if rep.status == "legal" and rep.condition is not None:
         verdict = "legal for every size" if rep.condition == "every size" else f"legal when {rep.condition}"
     lines.append(f"ours: {verdict}" + ("" if rep.status == "legal" else f": {rep.reason}"))
