@@ -672,9 +672,12 @@ def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, 
     SSA names, so a use in a nested region counts too: conservative)."""
     out = []
     fused_value = consumer.operands[operand_index].value
+    # SSA names are per function: scan up to the next function.
+    nxt = re.compile(r"\bfunc\.func\b|\"func\.func\"").search(text, producer.offset)
+    end = nxt.start() if nxt is not None else len(text)
     for res in producer.results:
         pattern = re.compile(re.escape(res) + r"(?![\w.$#-])")
-        uses = [m.start() for m in pattern.finditer(text) if m.start() > producer.offset]
+        uses = [m.start() for m in pattern.finditer(text, 0, end) if m.start() > producer.offset]
         count = len(uses) - (1 if res == fused_value else 0)
         if count > 0:
             out.append(res)
