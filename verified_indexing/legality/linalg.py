@@ -23,11 +23,20 @@
   equal (isl) to the relational composition
   ``consumerArg ; producerResult^-1 ; producerArg``.
 
-Payloads are uninterpreted: equal operands give equal values, so the fused op
-computes what the pair computed exactly when the obligations hold. ``legal``
-means every obligation and every map proof is ``proved``; ``illegal`` means an
-obligation is refuted with an evaluator-confirmed counterexample; anything else
-is ``unknown`` with a reason (dynamic shapes, an engine giving up).
+Sizes: every ``?`` is a size parameter (:func:`size_model` ties them together),
+the leading dims of every map (``engines.sizes``); every obligation holds for
+every size, or under a condition on the sizes that is re-proven (``legal when``).
+
+Then the fused op is printed (:func:`build_fused_text`), read back and proven
+to compute every value the pair computes (the whole-op proof,
+:mod:`verified_indexing.legality.linalg_semantics`). ``legal`` means every
+obligation, every map proof and the whole-op proof are ``proved``;
+``illegal`` means an obligation is refuted with an evaluator-confirmed
+counterexample; anything else is ``unknown`` with a reason. Also modelled:
+fusion into the consumer's ``outs``, kept results of multi-result producers,
+``linalg.index`` in the producer (``affine.apply`` through the inverse),
+non-injective producers whose value does not depend on the writing iteration,
+and pre-existing out-of-bounds reads (a warning). See ``docs/legality.md``.
 """
 
 from __future__ import annotations
