@@ -292,3 +292,70 @@ def test_kept_result_is_returned_by_the_fused_op() -> None:
     rep = check_fusion(p, c, operand_index=k, keep=("%r#1",))
     assert rep.status == "legal" and rep.kept == () and "the producer stays for its other uses" in rep.warnings[-1]
     assert "is not reached by the fused op" in rep.warnings[-1]
+
+
+PROJECTION = """
+%p = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                      affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "parallel"]}
+    ins(%a, %b : tensor<?xf32>, tensor<?x4xf32>) outs(%i : tensor<?xf32>) {
+^bb0(%x: f32, %u: f32, %y: f32):
+  %e = math.exp %x : f32
+  linalg.yield %e : f32
+} -> tensor<?xf32>
+%c = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+    ins(%p : tensor<?xf32>) outs(%j : tensor<?xf32>) {
+^bb0(%x: f32, %y: f32):
+  %n = arith.negf %x : f32
+  linalg.yield %n : f32
+} -> tensor<?xf32>
+"""
+
+
+def test_projected_loop_with_a_value_independent_of_it_fuses() -> None:
+    # Two producer loops write a 1-D result: iterations (i, 0..3) all write element i,
+    # with exp(%a[i]) -- independent of the projected loop. Once "illegal" with a
+    # false counterexample; now proven (z3) and fused through the representative d1 = 0.
+    (rep,) = _reports(PROJECTION)
+    assert rep.status == "legal" and rep.condition == "every size", rep.reason
+    assert rep.obligations[0].verdict.proved and "d1 = 0" in rep.obligations[0].verdict.reason
+    assert rep.sizes is not None
+    for pt in _size_points(rep.sizes.names):
+        assert agrees_at(rep, pt)
+    # The value depends on the projected loop: illegal, with both iterations and both values.
+    (rep,) = _reports(PROJECTION.replace("math.exp %x", "math.exp %u"))
+    assert rep.status == "illegal"
+    w = rep.obligations[0].witness
+    assert w is not None and w["producer_iterations"][0][0] == w["producer_iterations"][1][0]
+    assert w["values"][0] != w["values"][1] and all("%b(" in v for v in w["values"])
+
+
+def test_a_loop_without_a_size_is_unknown() -> None:
+    text = PROJECTION.replace("tensor<?x4xf32>", "tensor<?xf32>").replace(
+        "affine_map<(d0, d1) -> (d0, d1)>,\n", "affine_map<(d0, d1) -> (d0)>,\n")
+    (rep,) = _reports(text)
+    assert rep.status == "unknown"
+    assert rep.reason == "%p: the size of loop d1 is not given by any operand (no operand dim is exactly d1)"
+
+
+def test_preexisting_out_of_bounds_read_is_a_warning() -> None:
+    text = """
+%p = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+    ins(%a : tensor<?xf32>) outs(%i : tensor<?xf32>) {
+^bb0(%x: f32, %y: f32):
+  linalg.yield %x : f32
+} -> tensor<?xf32>
+%c = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0 + 1)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+    ins(%p : tensor<?xf32>) outs(%i : tensor<?xf32>) {
+^bb0(%x: f32, %y: f32):
+  linalg.yield %x : f32
+} -> tensor<?xf32>
+"""
+    (rep,) = _reports(text)
+    # The consumer reads %p[N0] at its last iteration: the original program's own
+    # out-of-bounds read, reported, not blamed on the fusion, which is decided inside.
+    assert rep.status == "legal" and rep.condition == "every size", rep.reason
+    assert len(rep.warnings) == 1 and "outside the tensor" in rep.warnings[0]
+    assert rep.whole_op is not None and rep.whole_op.verdict.proved
+    # Statically: the same.
+    (rep,) = _reports(text.replace("?xf32", "8xf32"))
+    assert rep.status == "legal" and "consumer iteration (7,) reads %p[8]" in rep.warnings[0]
