@@ -654,11 +654,13 @@ def check_fusion(
             vars_ = ", ".join(f"n{i}" for i in range(k))
             empties = [isl.Set(f"{{ [{vars_}] : n{i} = 0 }}", context=engine_context()) for i in range(k)]
             tries = [[e] for e in empties] + [empties[: i + 1] for i in range(1, k)]
+            found = []
             for extra in tries:
                 c2 = size_condition([*violations, *extra], k, names)
                 if c2.status == "when" and c2.constraints is not None:
-                    cond = c2
-                    break
+                    found.append(c2)
+            if found:  # the fewest constraints: the weakest of the candidates, usually
+                cond = min(found, key=lambda c: len(c.constraints or ()))
     except Exception as exc:  # isl limits: keep the refutation, which stands on its own
         return replace(rep, warnings=(*rep.warnings, f"the sizes where the fusion is legal were not computed: {exc}"))
     if cond.status != "when" or cond.constraints is None:
