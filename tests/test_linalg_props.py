@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import numpy as np
 from hypothesis import given, settings
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from linalg_interpreter import eval_payload, run_ops
 from test_linalg_whole_op import _env, agrees_at
 
-from verified_indexing.legality.linalg import FusionReport, check_fusion, fusion_candidates, parse_linalg
+from verified_indexing.legality.linalg import FusionReport, check_fusion, fusion_candidates, parse_linalg, semantics
 
 MAPS2 = {"id": "(d0, d1)", "tr": "(d1, d0)", "row": "(d0)", "col": "(d1)"}
 OPS = ["arith.addf", "arith.mulf", "arith.subf", "arith.maximumf"]
@@ -153,3 +154,55 @@ def test_the_property_reached_every_verdict() -> None:
     # Runs after the property (file order): both legal and illegal were exercised.
     if sum(COUNTS.values()):
         assert COUNTS["legal"] > 0 and COUNTS["legal when"] + COUNTS["illegal"] > 0, COUNTS
+
+
+MUTATIONS = [
+    ("arith.addf", "arith.mulf"), ("arith.mulf", "arith.addf"), ("arith.subf", "arith.addf"),
+    ("(d0, d1) -> (d1, d0)", "(d0, d1) -> (d0, d1)"), ("(d0, d1) -> (d0, d1)>", "(d0, d1) -> (d1, d0)>"),
+    ("%fa0", "%fa1"), ("%fa1", "%fa0"), ("%fa1", "%fa2"), ("ins(%x0, %x1", "ins(%x1, %x0"),
+    ("(d0, d1) -> (d1)>", "(d0, d1) -> (d0)>"),
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(pairs(), st.integers(0, len(MUTATIONS) - 1), st.integers(0, 3))
+def test_whole_op_proof_is_sound_on_mutated_fused_ops(text: str, which: int, nth: int) -> None:
+    # Soundness of the whole-op proof itself: a mutated fused op (a wrong operation,
+    # map, block argument or operand order) that the proof still calls equal must
+    # agree with the pair under the interpreter at every size tried.
+    from verified_indexing.errors import VerifiedIndexingError
+    from verified_indexing.legality.linalg import fused_generic_text
+
+    ops = parse_linalg(text)
+    for p, c, k in fusion_candidates(ops):
+        rep = check_fusion(p, c, operand_index=k)
+        fused = fused_generic_text(rep)
+        if fused is None:
+            continue
+        old, new = MUTATIONS[which]
+        starts = [m.start() for m in re.finditer(re.escape(old), fused)]
+        if not starts:
+            continue
+        at = starts[nth % len(starts)]
+        mutated = fused[:at] + new + fused[at + len(old):]
+        try:
+            (mop,) = parse_linalg(mutated)
+        except VerifiedIndexingError:
+            continue  # the mutation broke the op (a map of the wrong rank...)
+        from verified_indexing.legality.linalg_semantics import prove_fused_equivalent
+
+        v, _ = prove_fused_equivalent(semantics(rep), mop)
+        assert v.status in ("proved", "refuted", "unknown"), v
+        if not v.proved:
+            continue
+        assert rep.sizes is not None
+        for pt in _sizes(rep):
+            if not rep.holds_at([pt[n] for n in rep.sizes.names]):
+                continue
+            env = _env(rep, pt, 3)
+            try:
+                want = run_ops([p, c], dict(env))
+                got = run_ops([mop], dict(env))
+            except (IndexError, ValueError, KeyError, TypeError):
+                continue  # the mutated op does not run at these shapes (loop sizes, bounds, an undefined or ill-typed value)
+            assert all(np.array_equal(want[a], got[b]) for a, b in zip(c.results, mop.results)), (mutated, pt)

@@ -144,6 +144,10 @@ def parse_payload(op: GenericOp) -> Payload:
         stmts.append(Stmt(results, om.group(1), key, operands, t))
     if yields is None:
         raise UnsupportedError(f"{op.name}: the payload does not end in linalg.yield")
+    names = [*args, *(r for s in stmts for r in s.results)]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise UnsupportedError(f"{op.name}: {dup} is defined twice in the payload (not SSA)")
     return Payload(args, tuple(stmts), yields)
 
 
