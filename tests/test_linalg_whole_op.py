@@ -198,6 +198,10 @@ def test_generic_form_reads_like_the_pretty_form() -> None:
         parse_linalg(bad)
     assert "operandSegmentSizes says 1 + 1 operands, the op has 3" in info.value.message
     assert info.value.line == 7
+    # Generic-form functions scope SSA names too: two copies give two pairs, not four.
+    ops = parse_linalg(text + text.replace('"add_mul"', '"add_mul2"'))
+    assert [op.function for op in ops] == ["@add_mul", "@add_mul", "@add_mul2", "@add_mul2"]
+    assert len(fusion_candidates(ops)) == 2
 
 
 OUTS = """

@@ -577,7 +577,25 @@ def _functions(text: str, source: str) -> list[tuple[int, int, str]]:
                 break
         except ParseError:
             continue
+    # The generic form: "func.func"() <{..., sym_name = "f"}> ({ ^bb0(...): ... }) : () -> ()
+    for m in _GENERIC_FUNC_RE.finditer(text):
+        cur = Cursor(text, m.end(), source)
+        try:
+            if cur.at("<{"):
+                cur.expect("<")
+                a, b = cur.balanced("{", "}")
+                cur.expect(">")
+            else:
+                continue
+            name = re.search(r'sym_name\s*=\s*"([^"]*)"', text[a:b])
+            start, stop = cur.balanced("(", ")")
+            out.append((start, stop, "@" + (name.group(1) if name else f"func@{m.start()}")))
+        except ParseError:
+            continue
     return out
+
+
+_GENERIC_FUNC_RE = re.compile(r'"func\.func"\s*\(\s*\)\s*')
 
 
 def _parse_module(text: str, source: str) -> LinalgModule:
