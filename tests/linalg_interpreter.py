@@ -27,7 +27,10 @@ from verified_indexing.syntax import parse_affine_map
 
 _BIN = {
     "arith.addf": lambda a, b: a + b, "arith.subf": lambda a, b: a - b, "arith.mulf": lambda a, b: a * b,
-    "arith.divf": lambda a, b: a / b if b != 0 else math.inf, "arith.maximumf": max, "arith.minimumf": min,
+    "arith.divf": lambda a, b: a / b if b != 0 else math.inf,
+    # maximumf/minimumf propagate NaN (IEEE 754-2019 maximum/minimum)
+    "arith.maximumf": lambda a, b: math.nan if a != a or b != b else max(a, b),
+    "arith.minimumf": lambda a, b: math.nan if a != a or b != b else min(a, b),
     "arith.maxnumf": max, "arith.minnumf": min,
     "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
 }

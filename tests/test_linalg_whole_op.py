@@ -331,6 +331,14 @@ def test_projected_loop_with_a_value_independent_of_it_fuses() -> None:
     w = rep.obligations[0].witness
     assert w is not None and w["producer_iterations"][0][0] == w["producer_iterations"][1][0]
     assert w["values"][0] != w["values"][1] and all("%b(" in v for v in w["values"])
+    # ... and concrete operand values for which they differ, found without z3.
+    assert w["concrete_values"][0] != w["concrete_values"][1] and sum(k.startswith("%b[") for k in w["inputs"]) == 2
+    # Independent by arithmetic only (select(c, x, x)): the terms differ, no concrete
+    # values separate them: unknown, never a false counterexample.
+    text = PROJECTION.replace("  %e = math.exp %x : f32\n",
+                              "  %lt = arith.cmpf olt, %u, %x : f32\n  %e = arith.select %lt, %x, %x : f32\n")
+    (rep,) = _reports(text)
+    assert rep.status == "unknown" and "no concrete operand values tried make them differ" in rep.reason
 
 
 def test_a_loop_without_a_size_is_unknown() -> None:

@@ -524,7 +524,12 @@ def _independence(
 ) -> tuple[Verdict, dict[str, Any] | None]:
     """Every two producer iterations writing one element compute the same value
     for result ``r`` (the payload's terms, z3 over uninterpreted functions)."""
-    from verified_indexing.legality.linalg_semantics import PayloadModel, parse_payload
+    from verified_indexing.legality.linalg_semantics import (
+        PayloadModel,
+        evaluate_payload,
+        parse_payload,
+        separating_inputs,
+    )
 
     question = "every producer iteration writing an element computes the same value"
     t0 = _now()
@@ -572,10 +577,31 @@ def _independence(
     at, p0 = _split_sizes(sm.names, pts[0])
     _, q0 = _split_sizes(sm.names, pts[1])
     element = write.evaluate(pts[0])
+    # The terms differ for some interpretation of the operations; a refutation
+    # needs concrete operand values for which the payload really computes two
+    # values (IEEE arithmetic), found and evaluated without z3.
+    reads = [[(o.value, _on(sm.producer_domain, o.map, k).evaluate(pt)) for o in producer.operands] for pt in pts]
+    opaque = evaluate_payload(payload, [1.0] * len(producer.operands), p0) is None
+    sep = None if opaque else separating_inputs(payload, reads, [p0, q0], r)
+    if opaque:
+        # An operation we do not evaluate: it stands for an arbitrary function, and
+        # the two iterations pass it different operand elements.
+        note = (f"{at}producer iterations {p0} and {q0} both write element {element}, with values {terms[0]} and "
+                f"{terms[1]} (different operand elements through operations not evaluated here)")
+        witness = {"sizes": dict(zip(sm.names, pts[0][:k])), "producer_iterations": [list(p0), list(q0)],
+                   "element": list(element), "values": terms, "note": note}
+        return Verdict("refuted", "z3", _now() - t0, question, note), witness
+    if sep is None:
+        return Verdict("unknown", "z3", _now() - t0, question,
+                       f"{at}producer iterations {p0} and {q0} both write element {element}; their values "
+                       f"{terms[0]} and {terms[1]} differ as terms, but no concrete operand values tried make them "
+                       "differ (the payload may compute the same value)"), None
+    inputs, concrete = sep
     note = (f"{at}producer iterations {p0} and {q0} both write element {element}, with values {terms[0]} and "
-            f"{terms[1]}")
+            f"{terms[1]} ({concrete[0]} and {concrete[1]} when {', '.join(f'{kk} = {v}' for kk, v in inputs.items())})")
     witness = {"sizes": dict(zip(sm.names, pts[0][:k])), "producer_iterations": [list(p0), list(q0)],
-               "element": list(element), "values": terms, "note": note}
+               "element": list(element), "values": terms, "inputs": inputs, "concrete_values": concrete,
+               "note": note}
     return Verdict("refuted", "z3", _now() - t0, question, note), witness
 
 
@@ -773,6 +799,9 @@ def _check_fusion(
                             "writing iteration)", replace(vi, reason=note))
         elif vi.refuted and wi is not None:
             o1 = Obligation("producer write map is injective on its iteration domain", inj, wi)
+        else:  # not injective, but the values may be equal: never a counterexample
+            o1 = Obligation("producer write map is injective on its iteration domain",
+                            replace(inj, status="unknown", reason=f"not injective, and {vi.reason}"))
     v2, w2 = _reads_inside(read_s, write_s, timeout)
     if w2 is not None and nk:
         at, c0 = _split_sizes(sm.names, w2["consumer_iteration"])
@@ -797,6 +826,9 @@ def _check_fusion(
                      f"non-parallel loops {', '.join(reductions)}, but the payload does not read its init and every "
                      "iteration writing an element writes the same value")
         w3 = None
+    elif inj.refuted and not reads_out:  # decided by obligation 1 (the values written)
+        v3 = replace(o1.verdict, question=q3)
+        w3 = o1.witness
     elif inj.refuted:
         v3 = Verdict("refuted", "isl", inj.seconds, q3,
                      f"non-parallel loops {', '.join(reductions)} accumulate into one element over several iterations")

@@ -34,6 +34,7 @@ both terms, with the sizes and iterations re-checked by the plain evaluator.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,7 +49,10 @@ from verified_indexing.legality._proofs import now as _now
 from verified_indexing.legality.linalg_ir import _BLOCK_RE, GenericOp
 from verified_indexing.syntax import parse_affine_map
 
-__all__ = ["Stmt", "Payload", "parse_payload", "PayloadModel", "prove_fused_equivalent", "FusionSemantics"]
+__all__ = [
+    "Stmt", "Payload", "parse_payload", "PayloadModel", "prove_fused_equivalent", "FusionSemantics",
+    "evaluate_payload", "separating_inputs", "same_value",
+]
 
 _SSA_RE = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _RESULT_RE = re.compile(r"^(%[\w.$-]+)(?::(\d+))?\s*=\s*(.*)$", re.DOTALL)
@@ -433,3 +437,114 @@ def prove_fused_equivalent(sem: FusionSemantics, fused: GenericOp, *, timeout: f
         "note": note,
     }
     return verdict("refuted", note), witness
+
+
+# ---------------------------------------------------------------------------
+# Concrete evaluation (to confirm a refutation found over uninterpreted terms)
+# ---------------------------------------------------------------------------
+
+_FBIN = {
+    "arith.addf": lambda a, b: a + b, "arith.subf": lambda a, b: a - b, "arith.mulf": lambda a, b: a * b,
+    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
+}
+_FCMP = {"oeq": "__eq__", "one": "__ne__", "olt": "__lt__", "ole": "__le__", "ogt": "__gt__", "oge": "__ge__",
+         "eq": "__eq__", "ne": "__ne__", "slt": "__lt__", "sle": "__le__", "sgt": "__gt__", "sge": "__ge__"}
+
+
+def _fdiv(a: float, b: float) -> float:
+    if b == 0:
+        if a == 0 or a != a:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _fmax(a: float, b: float, pick_max: bool) -> float:
+    if a != a or b != b:  # maximumf/minimumf propagate NaN
+        return math.nan
+    return max(a, b) if pick_max else min(a, b)
+
+
+def evaluate_payload(payload: Payload, args: Sequence[Any], loops: Sequence[int]) -> list[Any] | None:
+    """The payload's yielded values for concrete block arguments (floats, ints)
+    and loop indices, with IEEE float semantics for the arith/math operations it
+    knows; ``None`` when it meets any other operation (then nothing is claimed)."""
+    env: dict[str, Any] = dict(zip(payload.block_args, args))
+    for s in payload.stmts:
+        ops: list[Any] = [env.get(x) for x in s.operands]
+        if any(o is None for o in ops):
+            return None  # a value of the enclosing function: unknown here
+        out: Any
+        try:
+            if s.op == "linalg.index":
+                out = loops[int(s.key.split()[1])]
+            elif s.op == "arith.constant":
+                m = re.fullmatch(r"arith\.constant (\S+) : (\w+)", s.key)
+                if m is None:
+                    return None
+                lit, ty = m.group(1), m.group(2)
+                out = (lit == "true") if lit in ("true", "false") else (float(lit) if ty.startswith(("f", "bf"))
+                                                                        else int(lit))
+            elif s.op in _FBIN:
+                out = _FBIN[s.op](ops[0], ops[1])
+            elif s.op == "arith.divf":
+                out = _fdiv(ops[0], ops[1])
+            elif s.op in ("arith.maximumf", "arith.minimumf"):
+                out = _fmax(ops[0], ops[1], s.op == "arith.maximumf")
+            elif s.op == "arith.negf":
+                out = -ops[0]
+            elif s.op == "math.exp":
+                out = math.exp(ops[0]) if ops[0] < 700 else math.inf
+            elif s.op == "math.absf":
+                out = abs(ops[0])
+            elif s.op in ("arith.index_cast", "arith.sitofp"):
+                out = float(ops[0]) if s.op == "arith.sitofp" else ops[0]
+            elif s.op in ("arith.cmpf", "arith.cmpi"):
+                pred = s.key.split()[1].rstrip(",")
+                if pred not in _FCMP:
+                    return None
+                out = getattr(ops[0], _FCMP[pred])(ops[1])
+            elif s.op == "arith.select":
+                out = ops[1] if ops[0] else ops[2]
+            else:
+                return None
+        except (ArithmeticError, ValueError, IndexError):
+            return None
+        for r in s.results:
+            env[r] = out
+    vals = [env.get(y) for y in payload.yields]
+    return None if any(v is None for v in vals) else vals
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal values (two NaNs are the same value written)."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return bool(a == b)
+
+
+def separating_inputs(
+    payload: Payload, reads: Sequence[Sequence[tuple[str, tuple[int, ...]]]], loops: Sequence[Sequence[int]],
+    index: int, tries: int = 64,
+) -> tuple[dict[str, float], list[Any]] | None:
+    """Concrete operand elements for which the payload yields different values
+    (result ``index``) at several iterations: ``reads[j]`` lists the operand
+    elements (tensor, indices) iteration ``j`` reads, in block-argument order.
+    Deterministic search over small integers, 0.5 and the infinities; ``None``
+    when none separates them (or the payload has an operation not evaluated)."""
+    import random
+
+    rng = random.Random(0)
+    keys = sorted({f"{t}{list(ix)}" for rs in reads for t, ix in rs})
+    pool = [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 0.5, math.inf, -math.inf]
+    for n in range(tries):
+        values = {kk: (pool[(n + i) % len(pool)] if n < len(pool) else rng.choice(pool)) for i, kk in enumerate(keys)}
+        outs = []
+        for rs, lp in zip(reads, loops):
+            ys = evaluate_payload(payload, [values[f"{t}{list(ix)}"] for t, ix in rs], lp)
+            if ys is None:
+                return None
+            outs.append(ys[index])
+        if any(not same_value(outs[0], o) for o in outs[1:]):
+            return values, outs
+    return None
