@@ -24,6 +24,8 @@ from verified_indexing.syntax import parse_map
 FUSE_EXAMPLES = """examples:
   verified-indexing fuse examples/mlir/transpose.mlir
   verified-indexing fuse examples/mlir/skew_legal.mlir --producer %producer --consumer %consumer --json
+  verified-indexing fuse examples/mlir/dynamic_elementwise.mlir      (tensor<?x?xf32>: legal for every size)
+  verified-indexing fuse examples/mlir/outs_fusion.mlir --producer %acc   (fill -> matmul outs: legal when N2 >= 1)
 """
 INLINE_EXAMPLES = """examples:
   verified-indexing inline examples/cinn/compute_inline.txt
@@ -42,7 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "fuse",
         help="linalg elementwise fusion: MLIR's verdict and ours, with proofs",
         description="Check fusing a producer linalg op into a consumer: MLIR's checks in its order, then "
-        "three proof obligations and the fused op's maps, each proven. Named ops (transpose, broadcast, matmul...) "
+        "the proof obligations for every size ('?' dims are size parameters: legal for every size, or legal when "
+        "a condition on the sizes holds, re-proven), the fused op's maps, each proven, and the whole-op proof: the "
+        "printed fused op, read back, computes what the pair computed. Named ops (transpose, broadcast, matmul...) "
         "are read as their equivalent generics; other linalg ops are listed as skipped. Without "
         "--producer/--consumer every producer-consumer pair of the file is checked, each consumer operand that "
         "reads the producer separately.",
