@@ -110,6 +110,18 @@ def _witness_reproduces(rep: FusionReport) -> None:
                 args = [inputs[f"{o.value}{list(o.map.evaluate(it))}"] for o in prod.operands]
                 vals.append(eval_payload(prod, args, it, env)[r])
             assert not (vals[0] == vals[1] or (vals[0] != vals[0] and vals[1] != vals[1])), (vals, w)
+    elif "producer_iteration" in w:  # outs: an element the producer writes and the consumer never does
+        el = prod.outputs[r].map.evaluate(tuple(w["producer_iteration"]))
+        assert list(el) == w["element"]
+        cons = rep.consumer
+        out = cons.operands[rep.operand_index].map
+        shapes = {o.value: np.shape(env[o.value]) for o in cons.operands if o.value in env}
+        sizes_c = [1] * cons.num_loops
+        for o in cons.operands:
+            for res, n in zip(o.map.results, shapes.get(o.value, ())):
+                if hasattr(res, "index") and type(res).__name__ == "Dim":
+                    sizes_c[res.index] = n
+        assert all(out.evaluate(it) != el for it in itertools.product(*(range(n) for n in sizes_c)))
     else:
         c = tuple(w["consumer_iteration"])
         el = tuple(w["element"])
@@ -206,3 +218,12 @@ def test_whole_op_proof_is_sound_on_mutated_fused_ops(text: str, which: int, nth
             except (IndexError, ValueError, KeyError, TypeError):
                 continue  # the mutated op does not run at these shapes (loop sizes, bounds, an undefined or ill-typed value)
             assert all(np.array_equal(want[a], got[b]) for a, b in zip(c.results, mop.results)), (mutated, pt)
+
+
+def test_outs_coverage_witness_reproduces() -> None:
+    from test_linalg_whole_op import FILL_MATMUL
+
+    ((p, c, k),) = fusion_candidates(parse_linalg(FILL_MATMUL))
+    rep = check_fusion(p, c, operand_index=k)
+    assert rep.otherwise is not None and "producer_iteration" in (rep.otherwise.witness or {})
+    _witness_reproduces(rep)
