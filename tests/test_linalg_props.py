@@ -134,7 +134,7 @@ def _witness_reproduces(rep: FusionReport) -> None:
 COUNTS = {"legal": 0, "legal when": 0, "illegal": 0, "unknown": 0, "into outs": 0}
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(pairs())
 def test_random_symbolic_pairs_agree_with_the_interpreter(text: str) -> None:
     ops = parse_linalg(text)
