@@ -201,3 +201,114 @@ def test_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert "outside the output" in capsys.readouterr().err
     assert main(["utilization", "examples/hlo/gpu_kernels.hlo"]) == 2  # the scatter hides its reads
     assert "unknown indexing through scatter" in capsys.readouterr().out
+
+
+# -- coalescing ------------------------------------------------------------------------------------------------
+
+from verified_indexing.hlo.coalescing import coalescing  # noqa: E402
+
+
+def _oracle_coalescing(comp: Computation, operand: int, vs: int, warp: int) -> str:
+    """Brute force of the loop emitter: thread t computes output elements t*vs+v in
+    physical (row-major here) order; each reads at most one element of the operand
+    (the chains used have no reductions or joins); address by the operand's layout."""
+    values = _run_computation(comp)
+    out = values[comp.root.name]
+    param = next(p for p in comp.parameters() if p.parameter_number == operand)
+    pdims = param.shape.dims
+    m2m = param.shape.minor_to_major()
+    order = list(reversed(m2m))
+
+    def addr(x: tuple[int, ...]) -> int:
+        a = 0
+        for d in order:
+            a = a * pdims[d] + x[d]
+        return a
+
+    flat = [out[np.unravel_index(i, out.shape)] if out.ndim else out[()] for i in range(out.size)]
+    reads: list[int | None] = []
+    for tags in flat:
+        mine = [x for k, x in tags if k == operand]
+        assert len(mine) <= 1
+        reads.append(addr(mine[0]) if mine else None)
+    threads = -(-len(reads) // vs)
+
+    def at(t: int, v: int) -> int | None:
+        i = t * vs + v
+        return reads[i] if i < len(reads) else None
+
+    lane_steps, vec_steps = set(), set()
+    for t in range(threads):
+        for v in range(vs):
+            a = at(t, v)
+            if a is None:
+                continue
+            if t % warp != warp - 1 and t + 1 < threads and at(t + 1, v) is not None:
+                lane_steps.add(at(t + 1, v) - a)  # type: ignore[operator]
+            if v + 1 < vs and at(t, v + 1) is not None:
+                vec_steps.add(at(t, v + 1) - a)  # type: ignore[operator]
+    vec_ok = vec_steps <= {1}
+    if all(a is None for a in reads):
+        return "not read"
+    if lane_steps <= {vs} and vec_ok:
+        return "coalesced"
+    if lane_steps <= {0} and vec_ok:
+        return "uniform"
+    return "not coalesced"
+
+
+SIMPLE_CHAINS = chains().filter(lambda t: not any(op in t for op in ("reduce(", "concatenate(", " add(v", " add(p")))
+
+
+@settings(max_examples=40, deadline=None)
+@given(SIMPLE_CHAINS, st.sampled_from([1, 2, 3]), st.sampled_from([2, 4, 32]))
+def test_coalescing_matches_a_brute_force_emitter(text: str, vs: int, warp: int) -> None:
+    module = load_hlo(text)
+    comp = module.computations["f"]
+    results = coalescing(module, computation="f", vector_size=vs, warp_size=warp)
+    for r in results:
+        expected = _oracle_coalescing(comp, r.operand, vs, warp)
+        assert r.status == expected, (text, vs, warp, r.format())
+        if r.status == "not coalesced" and r.witness and r.witness["lanes"]:
+            lanes = {lane: a for lane, _, a in r.witness["lanes"]}
+            assert len(lanes) >= 2
+
+
+TRANSPOSED = """
+f {
+  p0 = f32[64,32]{1,0} parameter(0)
+  p1 = f32[32,64]{1,0} parameter(1)
+  p2 = f32[64]{0} parameter(2)
+  p3 = f32[32,64]{0,1} parameter(3)
+  t = f32[32,64] transpose(p0), dimensions={1,0}
+  b = f32[32,64] broadcast(p2), dimensions={1}
+  a = f32[32,64] add(t, p1)
+  c = f32[32,64] add(a, b)
+  ROOT r = f32[32,64] add(c, p3)
+}
+"""
+
+
+def test_coalescing_transpose_refuted_and_vector_sizes() -> None:
+    module = load_hlo(TRANSPOSED)
+    by = {r.name: r for r in coalescing(module, computation="f")}
+    assert by["p0"].status == "not coalesced" and by["p1"].status == "coalesced"
+    w = by["p0"].witness
+    assert w is not None and w["warp"] == 0
+    addresses = [a for _, _, a in w["lanes"]]
+    assert addresses[:3] == [0, 32, 64]  # row stride of the transposed operand
+    # p3 is column-major: physically transposed, so the logical row-major walk is strided
+    assert by["p3"].status == "not coalesced"
+    # p2 broadcast along the minor dimension: coalesced while a warp stays in one row (64 elements)
+    for vs, expected in ((1, "coalesced"), (2, "coalesced"), (4, "not coalesced")):
+        r = {x.name: x for x in coalescing(module, computation="f", vector_size=vs)}["p2"]
+        assert r.status == expected, (vs, r.format())
+        assert r.vector is None if vs == 1 else r.vector is not None and r.vector.proved
+
+
+def test_coalescing_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coalescing", "examples/jax_hlo/transpose_021.post.hlo", "--warp-size", "4"]) == 1
+    out = capsys.readouterr().out
+    assert "lane 1: output (0, 0, 1) reads address 48" in out
+    assert main(["coalescing", "examples/jax_hlo/softmax.post.hlo", "--computation", "fused_computation"]) == 0
+    assert "uniform" in capsys.readouterr().out

@@ -35,6 +35,20 @@ made.
 """
 
 
+COALESCING_EXAMPLES = """examples:
+  verified-indexing coalescing examples/jax_hlo/transpose_021.post.hlo
+  verified-indexing coalescing model.hlo --computation fused_computation --vector-size 4
+
+Under XLA's loop emitter (thread t computes the --vector-size output elements
+t*V .. t*V+V-1 in the output's physical order; warps of --warp-size threads),
+for every operand: proved 'coalesced' when consecutive lanes of every warp read
+consecutive chunks of the operand (physical layout) and each chunk is
+contiguous, 'uniform' when a warp's lanes all read one address, else refuted
+with a warp, its lanes, their output elements and addresses. Exit code 0 when
+every operand is coalesced or uniform, 1 when one is refuted, 2 unknown.
+"""
+
+
 def _ints(text: str) -> list[int]:
     try:
         return [int(x) for x in text.split(",") if x.strip()]
@@ -72,6 +86,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument("--json", action="store_true", help="print a JSON report")
     t.set_defaults(run=run_tile)
 
+    c = sub.add_parser(
+        "coalescing",
+        help="prove or refute that a fusion's reads are coalesced under XLA's loop emitter",
+        description="Decide, for every operand, whether each warp's reads are coalesced.",
+        epilog=COALESCING_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("file", metavar="FILE", help="HLO text: a file, or - for standard input")
+    c.add_argument("--computation", metavar="NAME", help="the computation (default: the only fusion, or the entry)")
+    c.add_argument("--vector-size", type=int, default=1, metavar="V", help="elements per thread (default 1)")
+    c.add_argument("--warp-size", type=int, default=32, metavar="W", help="threads per warp (default 32)")
+    c.add_argument("--json", action="store_true", help="print a JSON report")
+    c.set_defaults(run=run_coalescing)
+
 
 def run_utilization(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.report import load_hlo
@@ -108,3 +136,22 @@ def run_tile(args: argparse.Namespace) -> int:
         for r in reads:
             print(r.format())
     return 0 if all(r.proved or r.reason == "the tile reads nothing" for r in reads) else 2
+
+
+def run_coalescing(args: argparse.Namespace) -> int:
+    from verified_indexing.hlo.coalescing import coalescing
+    from verified_indexing.hlo.report import load_hlo
+
+    text, source = read_input(args.file)
+    module = load_hlo(text, source)
+    results = coalescing(module, computation=args.computation, vector_size=args.vector_size,
+                         warp_size=args.warp_size)
+    if args.json:
+        print_json({"vector_size": args.vector_size, "warp_size": args.warp_size,
+                    "operands": [r.to_json() for r in results]})
+    else:
+        for r in results:
+            print(r.format())
+    if any(r.status == "not coalesced" for r in results):
+        return 1
+    return 0 if all(r.status in ("coalesced", "uniform", "not read") for r in results) else 2
