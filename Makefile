@@ -26,6 +26,7 @@ fuzz: $(VENV)/.installed
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -p no:cacheprovider tests
 
 bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[bench]'
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
