@@ -147,7 +147,7 @@ class Rewriter:
     def _try(self, rule: Rule, e: AffineExpr, rng: Callable[[AffineExpr], Interval]) -> tuple[AffineExpr | None, bool]:
         """(rewritten, whether some binding matched but failed its condition)."""
         failed = False
-        base = measure(e)
+        base: tuple[int, int, int] | None = None
         for b in rule.match(e, rng):
             ranges = {n: rng(x) for n, x in b.variables.items()} if rule.uses_ranges else {}
             if rule.uses_ranges and any(iv.is_empty() for iv in ranges.values()):
@@ -164,6 +164,8 @@ class Rewriter:
             if (e, rhs) in self._banned:
                 continue
             mark = len(self.steps)
+            if base is None:
+                base = measure(e)
             if measure(rhs) >= base:
                 # Not cheaper by itself: keep it only if simplifying it further pays.
                 if len(self.steps) >= self.max_steps:
