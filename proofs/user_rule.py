@@ -26,6 +26,7 @@ from typing import Any
 from verified_indexing.engines import Counterexample, Verdict, Z3Encoder
 from verified_indexing.errors import ParseError
 from verified_indexing.expr import ceil_div, floor_div, floor_mod
+from verified_indexing.syntax.limits import check_limits
 
 __all__ = ["Node", "parse_rule", "parse_conditions", "check_user_rule"]
 
@@ -235,6 +236,7 @@ class _Parser:
 
 def parse_rule(text: str, source: str = "<rule>") -> tuple[Node, Node]:
     """``(lhs, rhs)`` of ``"LHS -> RHS"``."""
+    check_limits(text, source)
     p = _Parser(text, source)
     lhs = p.expr()
     p.expect("->")
@@ -246,6 +248,7 @@ def parse_rule(text: str, source: str = "<rule>") -> tuple[Node, Node]:
 def parse_conditions(text: str, source: str = "<where>") -> list[tuple[str, Node, Node]]:
     """Side conditions ``A op B, ...`` and domain entries ``e in [lo, hi]``, as
     ``(op, A, B)`` (an ``in`` entry becomes two comparisons)."""
+    check_limits(text, source)
     p = _Parser(text, source)
     out: list[tuple[str, Node, Node]] = []
     while p.tok[0] != "eof":
@@ -348,8 +351,11 @@ def check_user_rule(
     r = s.check()
     if r == z3.unsat:
         plural = "s" if len(proven) > 1 else ""
-        return Verdict("proved", "z3", elapsed(), question,
-                       reason=f"with {len(proven)} lemma{plural}, each proven by z3" if proven else "")
+        reason = f"with {len(proven)} lemma{plural}, each proven by z3" if proven else ""
+        vacuous = _unsatisfiable(enc, hyps, timeout)
+        if vacuous:
+            reason = "; ".join(x for x in ("the conditions (--where, --domain) have no solution", reason) if x)
+        return Verdict("proved", "z3", elapsed(), question, reason=reason, vacuous=vacuous)
     if r == z3.sat:
         m = s.model()
         vals = {n: int(m.eval(env[n], model_completion=True).as_long()) for n in names}
@@ -371,6 +377,15 @@ def check_user_rule(
             return Verdict("refuted", "enum", elapsed(), question, counterexample=v.counterexample)
     return Verdict("unknown", "z3", elapsed(), question,
                    reason=f"z3: {why}; no counterexample with every name in [-{bound}, {bound}]")
+
+
+def _unsatisfiable(enc: Z3Encoder, hyps: list[Any], timeout: float) -> bool:
+    """Whether z3 proves the conditions contradictory (a vacuous proof). Only the
+    conditions count: the division definitions of the two sides are always
+    satisfiable once the divisors are nonzero (checked before)."""
+    s = enc.solver(timeout=timeout)
+    s.add(*hyps)
+    return bool(s.check() == enc.z3.unsat)
 
 
 def _zero_divisor(

@@ -356,20 +356,23 @@ def _finish(m: IndexingMap) -> IndexingMap:
     return m.remove_unused_symbols() if m.state == "ok" else m
 
 
+def _isl_quasi_affine(m: IndexingMap) -> IndexingMap | None:
+    from verified_indexing.engines import indexing_map_from_isl, to_isl_map
+    from verified_indexing.engines.isl import limited_context
+
+    with limited_context() as ctx:
+        return indexing_map_from_isl(to_isl_map(m, ctx=ctx))
+
+
 def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
     """isl's quasi-affine form of ``m``'s results, over ``m``'s own variables."""
     if m.num_range_vars or m.num_rt_vars:
         return None
     try:
-        from verified_indexing.engines import indexing_map_from_isl, to_isl_map
-        from verified_indexing.engines.deadline import RISKY_DIVISOR, largest_divisor, run_bounded
-        from verified_indexing.engines.isl import limited_context
+        from verified_indexing.engines.deadline import risky_maps, run_bounded
 
-        def compute() -> IndexingMap | None:
-            with limited_context() as ctx:  # under isl's operation limit, and a deadline: never a hang
-                return indexing_map_from_isl(to_isl_map(m, ctx=ctx))
-
-        alt = run_bounded(compute, largest_divisor(m) >= RISKY_DIVISOR)
+        # under isl's operation limit, and (for risky maps) a deadline in the worker process: never a hang
+        alt = run_bounded(_isl_quasi_affine, risky_maps([m]), args=(m,))
     except Exception:
         return None
     if alt is None or alt.state != "ok" or alt.num_dims != m.num_dims or alt.num_results != m.num_results:
