@@ -160,6 +160,8 @@ class Question:
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_REBUILDERS: dict[str, Callable[..., Any]] = {}
+"""Question builders by name: the only functions a cache row may ask to call."""
 
 
 def _rebuildable(build: _F) -> _F:
@@ -176,7 +178,67 @@ def _rebuildable(build: _F) -> _F:
             q.recipe = (wrapper, tuple(bound.args))
         return q
 
+    _REBUILDERS[f"{build.__module__}.{build.__qualname__}"] = wrapper
     return cast(_F, wrapper)
+
+
+def _arg_to_json(x: Any) -> Any:
+    if isinstance(x, IndexingMap):
+        return {"map": x.format(one_line=True)}
+    if isinstance(x, AffineExpr):
+        return {"expr": str(x)}
+    if isinstance(x, Interval):
+        return {"interval": [x.lo, x.hi]}
+    if isinstance(x, tuple):
+        return {"tuple": [_arg_to_json(y) for y in x]}
+    if isinstance(x, (str, int, float)) and not isinstance(x, bool):
+        return x
+    raise TypeError(f"cannot store an argument of type {type(x).__name__}")
+
+
+def _arg_from_json(x: Any) -> Any:
+    from verified_indexing.syntax import parse_expr, parse_indexing_map
+
+    if isinstance(x, dict):
+        if "map" in x:
+            return parse_indexing_map(str(x["map"]), "<cache>")
+        if "expr" in x:
+            return parse_expr(str(x["expr"]), source="<cache>")
+        if "interval" in x:
+            lo, hi = x["interval"]
+            return Interval(int(lo), int(hi))
+        if "tuple" in x:
+            return tuple(_arg_from_json(y) for y in x["tuple"])
+        raise ValueError(f"unknown argument {x!r}")
+    if isinstance(x, (str, int, float)):
+        return x
+    raise ValueError(f"unknown argument {x!r}")
+
+
+def replay_of(q: Question, engine: str) -> dict[str, Any] | None:
+    """How to rebuild ``q`` from text (stored in the cache for ``verify-cache``), or ``None``."""
+    if q.recipe is None:
+        return None
+    build, args = q.recipe
+    try:
+        return {
+            "engine": engine,
+            "builder": f"{build.__module__}.{build.__qualname__}",
+            "args": [_arg_to_json(a) for a in args],
+        }
+    except TypeError:
+        return None
+
+
+def question_from_replay(replay: dict[str, Any]) -> Question:
+    """The question a cache row's ``replay`` describes (only registered builders are called)."""
+    build = _REBUILDERS.get(str(replay.get("builder")))
+    if build is None:
+        raise ValueError(f"unknown question builder {replay.get('builder')!r}")
+    q = build(*[_arg_from_json(a) for a in replay["args"]])
+    if not isinstance(q, Question):
+        raise ValueError("the builder did not give a question")
+    return q
 
 
 def _is_risky(q: Question) -> bool:
@@ -296,7 +358,7 @@ def answer(q: Question, engine: str = "auto", timeout: float = 10.0, cache: Cach
         verdict, evidence = _answer_engines(q, engine, timeout)
     verdict = verdict.with_time(time.perf_counter() - t0)
     if store is not None and verdict.status in ("proved", "refuted"):
-        store.put(key, verdict, evidence)
+        store.put(key, verdict, evidence, replay_of(q, engine))
     return verdict
 
 
