@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import indexing_maps
 
 from verified_indexing import AffineExpr, IndexingMap, Interval, compose, parse_indexing_map
 from verified_indexing.expr import Dim, Sym, emax, emin
@@ -246,3 +247,15 @@ def test_isl_candidate_accepted_only_when_proven_and_cheaper() -> None:
     assert step.verdict is not None and step.verdict.proved
     assert points(rep.map) == points(m)
     assert simplify_with_report(m, isl_candidate=False).map == m
+
+
+# -- issue 12: simplify reaches a fixpoint -------------------------------------------------------
+
+
+@settings(max_examples=60)
+@given(indexing_maps(max_dims=3, max_syms=1, max_rts=0, max_constraints=1))
+def test_simplify_is_idempotent(m: IndexingMap) -> None:
+    once = simplify_with_report(m, timeout=20)
+    twice = simplify_with_report(once.map, timeout=20)
+    assert twice.map == once.map, (m.format(True), once.map.format(True), twice.map.format(True))
+    assert once.rounds <= 8
