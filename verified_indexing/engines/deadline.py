@@ -13,10 +13,11 @@ never a guess.
 * **The budget.** :func:`command_budget` sets a deadline for everything inside
   it (the CLI wraps each command in one, from ``--timeout``); :func:`remaining`
   is what is left. Engine calls never run past it.
-* **The worker.** One persistent process, started with the ``spawn`` context
-  (a fresh interpreter: no fork of a process that has threads, such as the z3
-  context pool), reused across calls; a call sends a module-level function and
-  picklable arguments. When a call overruns, the worker is killed and a new one
+* **The worker.** One persistent process, a fresh interpreter started with
+  ``subprocess`` (no fork of a process that has threads, such as the z3 context
+  pool; and unlike multiprocessing's ``spawn`` it never re-runs the caller's
+  ``__main__``), reused across calls; a call sends a module-level function and
+  picklable arguments over a pipe. When a call overruns, the worker is killed and a new one
   is started at once in the background (so its start-up overlaps the caller's
   next steps). Start-up costs about 0.3-0.6 s (importing islpy and z3); a round
   trip about 0.2 ms plus pickling.
@@ -29,9 +30,11 @@ never a guess.
 
 from __future__ import annotations
 
+import atexit
 import math
-import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -165,10 +168,14 @@ def risky_maps(maps: Iterable[IndexingMap], exprs: Iterable[AffineExpr] = ()) ->
 # ---------------------------------------------------------------------------
 
 
-def _serve(conn: Any) -> None:  # pragma: no cover - runs in the worker process
+def _serve(rfd: int, wfd: int) -> None:  # pragma: no cover - runs in the worker process
+    """The worker's loop: receive ``(fn, args)``, reply ``(ok, value)``."""
+    from multiprocessing.connection import Connection
+
+    inbox, outbox = Connection(rfd, writable=False), Connection(wfd, readable=False)
     while True:
         try:
-            fn, args = conn.recv()
+            fn, args = inbox.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             return
         try:
@@ -176,64 +183,90 @@ def _serve(conn: Any) -> None:  # pragma: no cover - runs in the worker process
         except BaseException as exc:  # reported to the parent, re-raised there
             reply = (False, exc)
         try:
-            conn.send(reply)
+            outbox.send(reply)
         except Exception as exc:  # an unpicklable result or exception
-            conn.send((False, IslLimitExceeded(f"the worker could not send its answer: {type(exc).__name__}: {exc}")))
+            outbox.send((False, IslLimitExceeded(f"the worker could not send its answer: {type(exc).__name__}: {exc}")))
 
 
 class _Worker:
+    """One persistent worker: a fresh interpreter started with ``subprocess`` (no
+    fork of this process, and unlike multiprocessing's ``spawn`` it never re-runs
+    the caller's ``__main__``), talking over two pipes with pickled messages."""
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.proc: Any = None
-        self.conn: Any = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.inbox: Any = None
+        self.outbox: Any = None
         self.started = 0
         self.killed = 0
         self.calls = 0
 
     def _start(self) -> None:
-        method = "spawn" if "spawn" in multiprocessing.get_all_start_methods() else None
-        ctx: Any = multiprocessing.get_context(method)
-        parent, child = ctx.Pipe(duplex=True)
-        proc = ctx.Process(target=_serve, args=(child,), name="verified-indexing-worker", daemon=True)
-        proc.start()
-        child.close()
-        self.proc, self.conn = proc, parent
+        from multiprocessing.connection import Connection
+
+        to_child_r, to_child_w = os.pipe()
+        to_parent_r, to_parent_w = os.pipe()
+        code = f"from verified_indexing.engines.deadline import _serve; _serve({to_child_r}, {to_parent_w})"
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", code],
+                pass_fds=(to_child_r, to_parent_w),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                close_fds=True,
+            )
+        finally:
+            os.close(to_child_r)
+            os.close(to_parent_w)
+        self.outbox = Connection(to_child_w, readable=False)
+        self.inbox = Connection(to_parent_r, writable=False)
         self.started += 1
 
+    def _alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
     def _stop(self) -> None:
-        proc, conn = self.proc, self.conn
-        self.proc = self.conn = None
+        proc, inbox, outbox = self.proc, self.inbox, self.outbox
+        self.proc = self.inbox = self.outbox = None
         if proc is not None:
-            if proc.is_alive():
+            if proc.poll() is None:
                 proc.kill()
-            proc.join(1.0)
-        if conn is not None:
-            conn.close()
+            try:
+                proc.wait(1.0)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+        for c in (inbox, outbox):
+            if c is not None:
+                c.close()
 
     def prewarm(self) -> None:
         with self.lock:
-            if self.proc is None or not self.proc.is_alive():
+            if not self._alive():
                 self._stop()
                 self._start()
 
     def call(self, fn: Callable[..., T], args: tuple[Any, ...], seconds: float) -> T:
         with self.lock:
-            if self.proc is None or not self.proc.is_alive():
+            if not self._alive():
                 self._stop()
                 self._start()
             self.calls += 1
             try:
-                self.conn.send((fn, args))
+                self.outbox.send((fn, args))
             except (OSError, ValueError) as exc:
                 self._stop()
                 raise DeadlineExceeded(f"the worker process is not available ({exc})") from None
-            if not self.conn.poll(max(seconds, 0.0)):
+            if not self.inbox.poll(max(seconds, 0.0)):
                 self._stop()
                 self.killed += 1
                 self._start()  # the next call finds a warm worker
                 raise DeadlineExceeded(f"did not finish within {max(seconds, 0.0):.3g} s (the worker was stopped)")
             try:
-                ok, value = self.conn.recv()
+                ok, value = self.inbox.recv()
             except (EOFError, OSError):
                 self._stop()
                 raise DeadlineExceeded("the worker process ended without an answer") from None
@@ -243,6 +276,7 @@ class _Worker:
 
 
 _WORKER = _Worker()
+atexit.register(_WORKER._stop)
 
 
 def worker_stats() -> dict[str, int]:
