@@ -14,8 +14,9 @@ from verified_indexing.errors import VerifiedIndexingError
 __all__ = ["read_input", "print_json", "seconds", "count", "add_timeout", "TIMEOUT_SLACK"]
 
 TIMEOUT_SLACK = 1.0
-"""Seconds a command may run past ``--timeout``: interpreter start-up and exit,
-printing, and stopping a worker process (measured well under this; see docs/cli.md)."""
+"""Seconds a command may run past ``--timeout``, counted from the interpreter's
+start: start-up before the budget begins (0.5-0.9 s here), then printing and
+stopping a worker process (about 0.2 s; see docs/cli.md)."""
 
 
 def _number(text: str, what: str) -> float:
