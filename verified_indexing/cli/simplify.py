@@ -127,6 +127,8 @@ def run_simplify(args: argparse.Namespace) -> int:
         else:
             print(f"result: {rep.verdict.status} equal to the input by {rep.verdict.engine} ({rep.mode})")
         print(f"cost: {rep.cost_before} -> {rep.cost_after}")
+        if rep.rounds > 1 or rep.note:
+            print(f"rounds: {rep.rounds}" + (f" ({rep.note})" if rep.note else ""))
     return 0
 
 
