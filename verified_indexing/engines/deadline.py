@@ -31,6 +31,7 @@ never a guess.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import os
 import subprocess
@@ -253,7 +254,10 @@ class _Worker:
         with self.lock:
             if not self._alive():
                 self._stop()
-                self._start()
+                try:
+                    self._start()
+                except OSError as exc:
+                    raise DeadlineExceeded(f"cannot start the worker process ({exc})") from None
             self.calls += 1
             try:
                 self.outbox.send((fn, args))
@@ -263,7 +267,8 @@ class _Worker:
             if not self.inbox.poll(max(seconds, 0.0)):
                 self._stop()
                 self.killed += 1
-                self._start()  # the next call finds a warm worker
+                with contextlib.suppress(OSError):
+                    self._start()  # the next call finds a warm worker
                 raise DeadlineExceeded(f"did not finish within {max(seconds, 0.0):.3g} s (the worker was stopped)")
             try:
                 ok, value = self.inbox.recv()

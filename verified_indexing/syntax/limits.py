@@ -48,6 +48,7 @@ def check_limits(text: str, source: str = "<input>", max_nesting: int = MAX_NEST
                 continue
             signs += 1
             if signs > max_nesting:
-                raise ParseError(f"more than {max_nesting} signs in a row (nesting too deep)", text, i, 1, source)
+                why = f"input nested more than {max_nesting} levels deep (a run of signs)"
+                raise ParseError(why, text, i, 1, source)
         elif not ch.isspace():
             signs = 0
