@@ -247,7 +247,9 @@ def _is_risky(q: Question) -> bool:
     args = q.recipe[1]
     maps = [a for a in args if isinstance(a, IndexingMap)]
     exprs = [a for a in args if isinstance(a, AffineExpr)]
-    return risky_maps(maps, exprs)
+    # range variables are existential (projected out) only in these questions
+    existential = q.kind in ("equal-relation", "injective", "bijective") or q.kind.startswith("subset-")
+    return risky_maps(maps, exprs, existential=existential)
 
 
 Recipe = tuple[Callable[..., "Question"], tuple[Any, ...]]
@@ -935,7 +937,8 @@ def exact_range(expr: AffineExpr, m: IndexingMap, *, limited: bool = False) -> I
 
     try:
         # isl's reading and integer search ignore the operation limit: risky queries get a wall-clock deadline too.
-        return run_bounded(_limited_exact_range, risky_maps([m], [expr]), args=(expr, m))
+        risky = risky_maps([m], [expr], existential=False, results=False)  # a pointwise query of expr alone
+        return run_bounded(_limited_exact_range, risky, args=(expr, m))
     except isl.Error as exc:
         if is_quota_error(exc):
             raise IslLimitExceeded(

@@ -27,7 +27,8 @@ never a guess.
   about 2 ms and stay in-process. A call is risky when a cheap structural check
   finds what makes isl slow: a divisor of :data:`RISKY_DIVISOR` or more, nested
   divisions (depth 3 or more), many divisions, many variables, or a division
-  combined with range variables (existential quantifiers).
+  combined with range variables in a question that projects them out (relation
+  equality, injectivity, inclusion: existential quantifiers).
 """
 
 from __future__ import annotations
@@ -138,9 +139,15 @@ def largest_divisor(m: IndexingMap | None, exprs: Iterable[AffineExpr] = ()) -> 
     return best
 
 
-def risky_maps(maps: Iterable[IndexingMap], exprs: Iterable[AffineExpr] = ()) -> bool:
+def risky_maps(
+    maps: Iterable[IndexingMap], exprs: Iterable[AffineExpr] = (), *, existential: bool = True, results: bool = True
+) -> bool:
     """Whether an isl computation over these maps and expressions may run away
-    (see the module docstring): a cheap walk over the expressions."""
+    (see the module docstring): a cheap walk over the expressions. With
+    ``existential=False`` (pointwise questions: range variables are plain set
+    dimensions, nothing is projected out) range variables alone do not count;
+    with ``results=False`` the maps' results are not part of the query (only
+    their domains are, as in an exact range of another expression)."""
     extra = list(exprs)
     divs = depth = biggest = 0
     range_vars = False
@@ -149,8 +156,8 @@ def risky_maps(maps: Iterable[IndexingMap], exprs: Iterable[AffineExpr] = ()) ->
             continue
         if m.num_dims + m.num_range_vars + m.num_rt_vars >= RISKY_VARIABLES:
             return True
-        range_vars = range_vars or m.num_range_vars > 0
-        extra += list(m.results) + [e for e, _ in m.constraints]
+        range_vars = range_vars or (existential and m.num_range_vars > 0)
+        extra += (list(m.results) if results else []) + [e for e, _ in m.constraints]
     for root in extra:
         stack: list[tuple[AffineExpr, int]] = [(root, 0)]
         while stack:
