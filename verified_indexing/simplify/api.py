@@ -419,10 +419,18 @@ def _isl_quasi_affine(m: IndexingMap) -> IndexingMap | None:
         return indexing_map_from_isl(to_isl_map(m, ctx=ctx))
 
 
+_ISL_CANDIDATES: dict[tuple[IndexingMap, str], IndexingMap | None] = {}
+"""Finished :func:`_isl_candidate` answers (the fixpoint's later rounds ask again); a
+failure (a limit, a deadline) is never remembered."""
+
+
 def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
     """isl's quasi-affine form of ``m``'s results, over ``m``'s own variables."""
     if m.num_range_vars or m.num_rt_vars:
         return None
+    key = (m, m.format(one_line=True))
+    if key in _ISL_CANDIDATES:
+        return _ISL_CANDIDATES[key]
     try:
         from verified_indexing.engines.deadline import risky_maps, run_bounded
 
@@ -430,6 +438,14 @@ def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
         alt = run_bounded(_isl_quasi_affine, risky_maps([m]), args=(m,))
     except Exception:
         return None
+    out = _polish_isl_candidate(m, alt)
+    if len(_ISL_CANDIDATES) >= 4096:
+        _ISL_CANDIDATES.clear()
+    _ISL_CANDIDATES[key] = out
+    return out
+
+
+def _polish_isl_candidate(m: IndexingMap, alt: IndexingMap | None) -> IndexingMap | None:
     if alt is None or alt.state != "ok" or alt.num_dims != m.num_dims or alt.num_results != m.num_results:
         return None
     if alt.num_range_vars or alt.num_rt_vars:
