@@ -419,7 +419,7 @@ def _isl_quasi_affine(m: IndexingMap) -> IndexingMap | None:
         return indexing_map_from_isl(to_isl_map(m, ctx=ctx))
 
 
-_ISL_CANDIDATES: dict[tuple[IndexingMap, str], IndexingMap | None] = {}
+_ISL_CANDIDATES: dict[tuple[IndexingMap, str, int], IndexingMap | None] = {}
 """Finished :func:`_isl_candidate` answers (the fixpoint's later rounds ask again); a
 failure (a limit, a deadline) is never remembered."""
 
@@ -428,7 +428,9 @@ def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
     """isl's quasi-affine form of ``m``'s results, over ``m``'s own variables."""
     if m.num_range_vars or m.num_rt_vars:
         return None
-    key = (m, m.format(one_line=True))
+    from verified_indexing.engines.isl import get_max_operations
+
+    key = (m, m.format(one_line=True), get_max_operations())  # a lower isl limit may give no candidate
     if key in _ISL_CANDIDATES:
         return _ISL_CANDIDATES[key]
     try:
