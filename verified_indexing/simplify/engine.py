@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from verified_indexing.engines.deadline import budget_exhausted
 from verified_indexing.expr import AffineExpr
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval, range_of
@@ -133,6 +134,8 @@ class Rewriter:
         if hit is not None:
             return hit
         if e in self._active:  # a rewrite cycle: stop here
+            return e
+        if budget_exhausted():  # the command's time is up: no more rewriting (what is done is still proven)
             return e
         self._active.add(e)
         try:
