@@ -312,3 +312,19 @@ def test_coalescing_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert "lane 1: output (0, 0, 1) reads address 48" in out
     assert main(["coalescing", "examples/jax_hlo/softmax.post.hlo", "--computation", "fused_computation"]) == 0
     assert "uniform" in capsys.readouterr().out
+
+
+def test_slow_count_is_bounded_by_the_command_budget() -> None:
+    import time
+
+    from verified_indexing.engines.deadline import command_budget
+    from verified_indexing.engines.isl import IslLimitExceeded
+
+    slow = isl.Set("{[i,j,k]: 0<=i,j,k<30000 and (7i+13j+17k) mod 1009 < 3 and (5i + 3j) mod 997 < 11}")
+    t0 = time.monotonic()
+    with command_budget(1.0), pytest.raises(IslLimitExceeded):
+        count_points(slow)  # about a minute unbounded
+    assert time.monotonic() - t0 < 4.0
+    small = isl.Set("{[i]: 0 <= i < 10 and i mod 3 = 0}")
+    with command_budget(5.0):
+        assert count_points(small) == (4, "isl-count")  # counted in the worker, same answer

@@ -4,8 +4,9 @@ and tile propagation from the proven maps of an HLO module."""
 from __future__ import annotations
 
 import argparse
+import math
 
-from verified_indexing.cli._common import print_json, read_input
+from verified_indexing.cli._common import add_timeout, print_json, read_input
 from verified_indexing.errors import VerifiedIndexingError
 
 UTILIZATION_EXAMPLES = """examples:
@@ -68,6 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--computation", metavar="NAME", help="only this computation (fused or not)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-verify", action="store_true", help="count from unproven maps (skip the isl proofs)")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run_utilization)
 
     t = sub.add_parser(
@@ -84,6 +86,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument("--sizes", type=_ints, required=True, metavar="S,S,...", help="tile sizes")
     t.add_argument("--strides", type=_ints, metavar="T,T,...", help="tile strides (default 1)")
     t.add_argument("--json", action="store_true", help="print a JSON report")
+    add_timeout(t, math.inf)
     t.set_defaults(run=run_tile)
 
     c = sub.add_parser(
@@ -98,6 +101,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--vector-size", type=int, default=1, metavar="V", help="elements per thread (default 1)")
     c.add_argument("--warp-size", type=int, default=32, metavar="W", help="threads per warp (default 32)")
     c.add_argument("--json", action="store_true", help="print a JSON report")
+    add_timeout(c, math.inf)
     c.set_defaults(run=run_coalescing)
 
 

@@ -47,6 +47,7 @@ from typing import Any, Literal, cast
 import islpy as isl
 
 from verified_indexing.engines import Verdict, prove_subset
+from verified_indexing.engines.deadline import remaining, run_bounded
 from verified_indexing.engines.isl import engine_context, to_isl_map
 from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.expr import Const, Dim
@@ -82,12 +83,23 @@ def _isl_count(s: Any) -> tuple[int, Method]:
     return int(s.count_val().to_python()), "isl-count"
 
 
+def _count_text(text: str) -> tuple[int, Method]:
+    """Count the set written ``text`` (in the worker process: a fresh isl context)."""
+    return _isl_count(isl.Set(text))
+
+
 def count_points(s: Any) -> tuple[int, Method]:
     """The number of integer points of a bounded isl set and the method used
-    (barvinok's ``card`` when islpy has it, isl's counting otherwise)."""
+    (barvinok's ``card`` when islpy has it, isl's counting otherwise). Under a
+    command budget (``--timeout``) the count runs in the worker process and is
+    stopped when the budget is spent (``DeadlineExceeded``, an
+    ``IslLimitExceeded``): counting can take seconds on sets with large
+    moduli."""
     if not s.is_bounded():
         raise VerifiedIndexingError("the set is unbounded: its points cannot be counted")
-    return _isl_count(s)
+    if remaining() == math.inf:
+        return _isl_count(s)
+    return run_bounded(_count_text, True, math.inf, args=(s.to_str(),))
 
 
 @dataclass
