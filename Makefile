@@ -16,17 +16,25 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/verified-indexing demo --spec $(SHARED)/spec/xla-indexing-analysis.md --hlo examples/jax_hlo --more-hlo examples/hlo
 
 lint: $(VENV)/.installed
-	$(PY) -m ruff check verified_indexing proofs tests benchmarks
+	$(PY) -m ruff check verified_indexing proofs tests benchmarks fuzz
 	$(PY) -m mypy
 
 test: $(VENV)/.installed lint
 	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider
 
+# The differential campaign: FUZZ_CHECKS per area, seeded, resumable (FUZZ_RESUME=--resume), on FUZZ_JOBS processes.
+FUZZ_CHECKS ?= 1000
+FUZZ_JOBS ?= 2
+FUZZ_SEED ?= 0
+FUZZ_RESUME ?=
+
 fuzz: $(VENV)/.installed
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) fuzz/campaign.py --checks $(FUZZ_CHECKS) --jobs $(FUZZ_JOBS) --seed $(FUZZ_SEED) --out fuzz-out $(FUZZ_RESUME)
 
 bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[bench]'
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache fuzz-out

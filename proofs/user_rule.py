@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from verified_indexing.engines import Counterexample, Verdict, Z3Encoder
+from verified_indexing.engines.deadline import budget_exhausted, remaining
 from verified_indexing.errors import ParseError
 from verified_indexing.expr import ceil_div, floor_div, floor_mod
+from verified_indexing.syntax.limits import check_limits
 
 __all__ = ["Node", "parse_rule", "parse_conditions", "check_user_rule"]
 
@@ -235,6 +237,7 @@ class _Parser:
 
 def parse_rule(text: str, source: str = "<rule>") -> tuple[Node, Node]:
     """``(lhs, rhs)`` of ``"LHS -> RHS"``."""
+    check_limits(text, source)
     p = _Parser(text, source)
     lhs = p.expr()
     p.expect("->")
@@ -246,6 +249,7 @@ def parse_rule(text: str, source: str = "<rule>") -> tuple[Node, Node]:
 def parse_conditions(text: str, source: str = "<where>") -> list[tuple[str, Node, Node]]:
     """Side conditions ``A op B, ...`` and domain entries ``e in [lo, hi]``, as
     ``(op, A, B)`` (an ``in`` entry becomes two comparisons)."""
+    check_limits(text, source)
     p = _Parser(text, source)
     out: list[tuple[str, Node, Node]] = []
     while p.tok[0] != "eof":
@@ -324,7 +328,7 @@ def check_user_rule(
         return Verdict("refuted", "z3", elapsed(), question, counterexample=ce)
 
     for d in divisors:
-        bad = _zero_divisor(d, conds, names, timeout)
+        bad = _zero_divisor(d, conds, names, _left(timeout))
         if isinstance(bad, str):
             return Verdict("unknown", "z3", elapsed(), question, reason=f"definedness (nonzero divisors): {bad}")
         if bad is not None:
@@ -334,7 +338,7 @@ def check_user_rule(
     proven: list[Any] = []
     failed = ""
     for i, term in enumerate(hint_terms):
-        s = enc.solver(timeout=timeout)
+        s = enc.solver(timeout=_left(timeout))
         s.add(*hyps, *enc.side_conditions, *proven, z3.Not(term))
         r = s.check()
         if r != z3.unsat:
@@ -343,13 +347,16 @@ def check_user_rule(
             proven = []
             break
         proven.append(term)
-    s = enc.solver(timeout=timeout)
+    s = enc.solver(timeout=_left(timeout))
     s.add(*hyps, *enc.side_conditions, *proven, zl != zr)
     r = s.check()
     if r == z3.unsat:
         plural = "s" if len(proven) > 1 else ""
-        return Verdict("proved", "z3", elapsed(), question,
-                       reason=f"with {len(proven)} lemma{plural}, each proven by z3" if proven else "")
+        reason = f"with {len(proven)} lemma{plural}, each proven by z3" if proven else ""
+        vacuous = _unsatisfiable(enc, hyps, _left(timeout))
+        if vacuous:
+            reason = "; ".join(x for x in ("the conditions (--where, --domain) have no solution", reason) if x)
+        return Verdict("proved", "z3", elapsed(), question, reason=reason, vacuous=vacuous)
     if r == z3.sat:
         m = s.model()
         vals = {n: int(m.eval(env[n], model_completion=True).as_long()) for n in names}
@@ -365,12 +372,29 @@ def check_user_rule(
     bound = 8
     while (2 * bound + 1) ** len(names) > 200_000 and bound > 1:
         bound -= 1
-    for point in itertools.product(range(-bound, bound + 1), repeat=len(names)):
+    for i, point in enumerate(itertools.product(range(-bound, bound + 1), repeat=len(names))):
+        if i % 4096 == 0 and budget_exhausted():
+            return Verdict("unknown", "z3", elapsed(), question,
+                           reason=f"z3: {why}; the search for a counterexample in [-{bound}, {bound}] ran out of time")
         v = confirm(dict(zip(names, point)))
         if v is not None:
             return Verdict("refuted", "enum", elapsed(), question, counterexample=v.counterexample)
     return Verdict("unknown", "z3", elapsed(), question,
                    reason=f"z3: {why}; no counterexample with every name in [-{bound}, {bound}]")
+
+
+def _left(timeout: float) -> float:
+    """What is left of ``timeout`` and of the command's budget (at least 1 ms: z3 then says unknown)."""
+    return max(0.001, remaining(timeout))
+
+
+def _unsatisfiable(enc: Z3Encoder, hyps: list[Any], timeout: float) -> bool:
+    """Whether z3 proves the conditions contradictory (a vacuous proof). Only the
+    conditions count: the division definitions of the two sides are always
+    satisfiable once the divisors are nonzero (checked before)."""
+    s = enc.solver(timeout=timeout)
+    s.add(*hyps)
+    return bool(s.check() == enc.z3.unsat)
 
 
 def _zero_divisor(

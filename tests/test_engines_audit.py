@@ -264,7 +264,7 @@ def test_bad_timeout(capsys: pytest.CaptureFixture[str], value: str) -> None:
     if value == "inf":
         assert code == 0  # no wall-clock limit
     else:
-        assert code == 3 and "--timeout must be a positive number" in err
+        assert code == 3 and "argument --timeout: expected a positive number of seconds" in err
 
 
 def test_file_inputs_errors_name_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -32,10 +32,15 @@ def test_simplify_returns_on_the_pathological_map_and_stays_equal() -> None:
     assert prove_equal(m, out, engine="z3").proved
 
 
-def test_errors_in_the_bounded_child_reach_the_caller() -> None:
-    def boom() -> int:
-        raise ValueError("from the child")
+def _boom() -> int:
+    raise ValueError("from the child")
 
+
+def _add(a: int, b: int) -> int:
+    return a + b
+
+
+def test_errors_in_the_bounded_child_reach_the_caller() -> None:
     with pytest.raises(ValueError, match="from the child"):
-        run_bounded(boom, risky=True)
-    assert run_bounded(lambda: 41 + 1, risky=True) == 42
+        run_bounded(_boom, risky=True)
+    assert run_bounded(_add, risky=True, args=(41, 1)) == 42

@@ -383,17 +383,23 @@ def test_symbol_pinning_keeps_relation_subset() -> None:
         assert v.counterexample.values[1] == ("s0", 1)
 
 
-def test_auto_keeps_both_reasons_when_isl_and_z3_give_up() -> None:
+def test_auto_keeps_every_reason_when_isl_z3_and_enum_give_up() -> None:
     a = P("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 5], s0 in [0, 1]")
     b = P("(d0) -> (d0 * 2), domain: d0 in [0, 4]")
+    big_a = P("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 5000000], s0 in [0, 1]")
+    big_b = P("(d0) -> (d0 * 2), domain: d0 in [0, 4000000]")
     previous = set_max_operations(1)
     try:
-        v = prove_subset(b, a, of="image")
+        v = prove_subset(big_b, big_a, of="image")
+        small = prove_subset(b, a, of="image")
     finally:
         set_max_operations(previous)
     assert v.unknown
     assert "isl: isl gave up: the operation limit (1 operations) was exceeded" in v.reason
     assert "then z3: z3 cannot decide this inclusion" in v.reason
+    assert "then enum: " in v.reason
+    # on a small box, enumeration (the last engine of auto) decides it
+    assert small.refuted and small.engine == "enum"
     # with the normal limit isl decides it (8 = 2 * 4 is not in [0, 6])
     v = prove_subset(b, a, of="image")
     assert v.refuted and v.counterexample is not None and v.counterexample.source == (8,)

@@ -3,8 +3,10 @@ random maps checked against enumeration, idempotence and the cost model."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import indexing_maps
 
 from verified_indexing import AffineExpr, IndexingMap, Interval, compose, parse_indexing_map
 from verified_indexing.expr import Dim, Sym, emax, emin
@@ -246,3 +248,31 @@ def test_isl_candidate_accepted_only_when_proven_and_cheaper() -> None:
     assert step.verdict is not None and step.verdict.proved
     assert points(rep.map) == points(m)
     assert simplify_with_report(m, isl_candidate=False).map == m
+
+
+# -- issue 12: simplify reaches a fixpoint -------------------------------------------------------
+
+
+@settings(max_examples=60)
+@given(indexing_maps(max_dims=3, max_syms=1, max_rts=0, max_constraints=1))
+def test_simplify_is_idempotent(m: IndexingMap) -> None:
+    once = simplify_with_report(m, timeout=20)
+    twice = simplify_with_report(once.map, timeout=20)
+    assert twice.map == once.map, (m.format(True), once.map.format(True), twice.map.format(True))
+    assert once.rounds <= 8
+
+
+@pytest.mark.parametrize(
+    "text",
+    [  # a second pass simplified these further before the fixpoint (found by fuzz/campaign.py against main)
+        "(d0, d1) -> (max(d1, (d0 mod 5) floordiv -4), d1 floordiv 2), domain: d0 in [-3, 3], d1 in [2, 9], "
+        "max(d0, d1) mod -3 in [-2, -2]",
+        "(d0)[s0, s1] -> (s0, s1), domain: d0 in [-1, 4], s0 in [-3, -1], s1 in [3, 8], max(d0, s0 + s1) in [6, 8]",
+    ],
+)
+def test_simplify_reaches_the_fixpoint_of_known_cases(text: str) -> None:
+    m = parse_indexing_map(text)
+    once = simplify_with_report(m)
+    assert once.rounds >= 2
+    assert simplify(once.map) == once.map
+    assert "max(" not in once.map.format(True).split("domain:")[1]

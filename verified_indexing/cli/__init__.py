@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import pkgutil
 import sys
 from collections.abc import Callable, Sequence
 
+from verified_indexing.engines.deadline import command_budget, prewarm
 from verified_indexing.errors import VerifiedIndexingError
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_REFUTED", "EXIT_UNKNOWN", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
@@ -72,7 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        code = run(args)
+        budget = getattr(args, "timeout", math.inf)
+        with command_budget(budget):  # --timeout bounds the whole command, every engine inside
+            if budget != math.inf:
+                prewarm()  # the worker for risky isl calls starts while the inputs are parsed
+            code = run(args)
     except VerifiedIndexingError as exc:
         print(str(exc), file=sys.stderr)
         code = EXIT_BAD_INPUT
@@ -81,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = 130
     except BrokenPipeError:
         code = EXIT_OK
+    except RecursionError:  # a parser or a walk too deep for Python: the input is too large, not a bug
+        print("bad input: the input is nested too deeply to be processed", file=sys.stderr)
+        code = EXIT_BAD_INPUT
     except Exception as exc:  # the last line of defence: never a traceback for the user
         if os.environ.get("VERIFIED_INDEXING_DEBUG"):
             raise

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
-from verified_indexing.cli._common import print_json, read_input
+from verified_indexing.cli._common import add_timeout, count, print_json, read_input
 from verified_indexing.errors import VerifiedIndexingError
 
 EXAMPLES = """examples:
@@ -46,10 +47,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="map output indices to operands (default) or an operand's indices to the output",
     )
     p.add_argument(
-        "--operand", metavar="K", type=int, help="only operand/parameter K (input-to-output: map from it)"
+        "--operand", metavar="K", type=count, help="only operand/parameter K (input-to-output: map from it)"
     )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-verify", action="store_true", help="skip the isl proofs (merge only identical maps)")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run)
 
 

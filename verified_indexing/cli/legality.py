@@ -7,10 +7,11 @@ counterexample or the rule that refuses), 2 unknown, 3 bad input.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.cli._common import print_json, read_input
+from verified_indexing.cli._common import add_timeout, print_json, read_input
 from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 from verified_indexing.legality.cinn_ir import Stmt, format_program, parse_program
 from verified_indexing.legality.inline import compute_inline, inline_all
@@ -57,6 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--producer", metavar="NAME", help="the producer's result value, e.g. %%0")
     p.add_argument("--consumer", metavar="NAME", help="the consumer's result value, e.g. %%1")
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run_fuse)
 
     p = sub.add_parser(
@@ -74,6 +76,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--output", metavar="TENSOR", action="append",
                    help="a program output tensor (repeatable; default: tensors stored and never read)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run_inline)
 
     p = sub.add_parser(
@@ -86,6 +89,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("map", metavar="MAP_OR_FILE", help="the map text, a file holding it, or - for standard input")
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    add_timeout(p)
     p.set_defaults(run=run_invert)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import replace
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.cli._common import print_json, read_input
-from verified_indexing.engines.api import ENGINES, answer, equality_question, expr_equality_question
+from verified_indexing.cli._common import add_timeout, print_json, read_input
+from verified_indexing.engines.api import ENGINES, answer, equality_question, expr_equality_question, is_empty
 from verified_indexing.engines.cache import ProofCache, default_cache
 from verified_indexing.engines.smtlib import write_smt2
 from verified_indexing.engines.subset import pointwise_equality_question
@@ -58,13 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--engine", choices=[e for e in ENGINES], default="auto", help="proof engine (default: auto = isl)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.add_argument("--smt2", metavar="DIR", help="also write the z3 query as an SMT-LIB 2 file into DIR")
-    p.add_argument(
-        "--timeout",
-        metavar="S",
-        type=float,
-        default=10.0,
-        help="wall-clock limit per engine in seconds (inf: none; z3 also has a deterministic resource limit)",
-    )
+    add_timeout(p)
     p.add_argument("--cache", metavar="PATH", help="proof cache file (default: $VERIFIED_INDEXING_CACHE or ~/.cache)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the proof cache")
     p.set_defaults(run=run)
@@ -136,20 +131,30 @@ def _exit_code(v: Verdict) -> int:
     return 3 if v.engine == "none" else 4
 
 
+def _check_vacuity(verdict: Verdict, source: IndexingMap, timeout: float) -> Verdict:
+    """A proof over an empty domain holds of nothing: say so (``vacuous``)."""
+    if source.state != "ok" or verdict.vacuous:
+        return verdict
+    empty = is_empty(source, timeout=timeout)
+    if not empty.proved:
+        return verdict
+    why = "the domain is empty (no point satisfies its bounds and constraints)"
+    return replace(verdict, vacuous=True, reason="; ".join(x for x in (why, verdict.reason) if x))
+
+
 def run(args: argparse.Namespace) -> int:
-    if not args.timeout > 0:  # also rejects NaN; inf means no wall-clock limit
-        raise VerifiedIndexingError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    source: IndexingMap | None = None
     if args.domain is not None:
         ta, sa = read_input(args.a)
         tb, sb = read_input(args.b)
         ta, tb = ta.strip(), tb.strip()
         e1 = parse_expr(ta, source=sa)
         e2 = parse_expr(tb, source=sb)
-        q = expr_equality_question(e1, e2, _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)]))
-    elif args.pointwise:
-        q = pointwise_equality_question(_read_map(args.a), _read_map(args.b))
+        source = _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)])
+        q = expr_equality_question(e1, e2, source)
     else:
-        q = equality_question(_read_map(args.a), _read_map(args.b))
+        source, target = _read_map(args.a), _read_map(args.b)
+        q = (pointwise_equality_question if args.pointwise else equality_question)(source, target)
     cache: ProofCache | None
     if args.no_cache:
         cache = None
@@ -170,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
                     raise VerifiedIndexingError(f"--smt2 {args.smt2}: cannot write the query: {exc.strerror}") from None
                 print(f"wrote {path}", file=sys.stderr)
         verdict = answer(q, args.engine, args.timeout, cache)
+        if verdict.proved and source is not None:
+            verdict = _check_vacuity(verdict, source, args.timeout)
     if cache is not None and cache.disabled:
         print(f"note: {cache.disabled_reason}", file=sys.stderr)
     if args.json:

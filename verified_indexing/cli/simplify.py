@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from verified_indexing.cli._common import print_json, read_input
-from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.cli._common import add_timeout, print_json, read_input
 from verified_indexing.syntax import parse_indexing_map
 
 SIMPLIFY_EXAMPLES = """examples:
@@ -55,7 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--rescale-range-vars", action="store_true",
                    help="replace a range variable s with s mod c = r by c*t + r (proven as a relation, as XLA's "
                    "RescaleSymbols)")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per proof query (default 10)")
+    add_timeout(p)
     p.set_defaults(run=run_simplify)
 
     c = sub.add_parser(
@@ -69,7 +68,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("rule", metavar="'LHS -> RHS'")
     c.add_argument("--where", default="", metavar="CONDITIONS", help="side conditions, e.g. 'c0 > 0, c1 != 0'")
     c.add_argument("--domain", default="", metavar="DOMAIN", help="bounds, e.g. 'x in [0, 9], y in [0, 3]'")
-    c.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
+    add_timeout(c)
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
     c.add_argument("--lemma", action="append", default=[], metavar="FACTS",
                    help="a proof hint (comparisons like --where), proven first and then assumed; repeatable")
@@ -83,7 +82,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=KNOWN_BUGS_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    k.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
+    add_timeout(k, 120.0)
     k.set_defaults(run=run_known_bugs)
 
     r = sub.add_parser(
@@ -101,8 +100,6 @@ def run_simplify(args: argparse.Namespace) -> int:
 
     text, source = read_input(args.map)
     m = parse_indexing_map(text, source)
-    if args.timeout <= 0:
-        raise VerifiedIndexingError("--timeout must be positive")
     rep = simplify_with_report(
         m, verify=not args.no_verify, timeout=args.timeout, replace_point_dims=args.point_dims,
         rescale_range_vars=args.rescale_range_vars,
@@ -130,14 +127,14 @@ def run_simplify(args: argparse.Namespace) -> int:
         else:
             print(f"result: {rep.verdict.status} equal to the input by {rep.verdict.engine} ({rep.mode})")
         print(f"cost: {rep.cost_before} -> {rep.cost_after}")
+        if rep.rounds > 1 or rep.note:
+            print(f"rounds: {rep.rounds}" + (f" ({rep.note})" if rep.note else ""))
     return 0
 
 
 def run_check_rule(args: argparse.Namespace) -> int:
     from proofs.user_rule import check_user_rule
 
-    if args.timeout <= 0:
-        raise VerifiedIndexingError("--timeout must be positive")
     v = check_user_rule(args.rule, where=args.where, domain=args.domain, timeout=args.timeout, lemmas=args.lemma)
     if args.json:
         print_json(v.to_json())
@@ -149,8 +146,6 @@ def run_check_rule(args: argparse.Namespace) -> int:
 def run_known_bugs(args: argparse.Namespace) -> int:
     from proofs.known_bugs import check_known_bugs, format_known_bugs
 
-    if args.timeout <= 0:
-        raise VerifiedIndexingError("--timeout must be positive")
     checks = check_known_bugs(timeout=args.timeout)
     print(format_known_bugs(checks))
     return 0 if all(c.ok for c in checks) else 1

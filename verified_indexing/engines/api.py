@@ -18,11 +18,14 @@ refutation is re-checked with the evaluator before it is returned.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import islpy as isl
 import z3
@@ -30,7 +33,14 @@ import z3
 from verified_indexing.engines import enumerate as en
 from verified_indexing.engines import z3_queries as zq
 from verified_indexing.engines.cache import ProofCache, default_cache
-from verified_indexing.engines.deadline import RISKY_DIVISOR, largest_divisor, run_bounded
+from verified_indexing.engines.deadline import (
+    DeadlineExceeded,
+    command_budget,
+    remaining,
+    risky_maps,
+    run_bounded,
+    run_in_worker,
+)
 from verified_indexing.engines.isl import (
     IslLimitExceeded,
     _read,
@@ -144,6 +154,111 @@ class Question:
     engines: dict[str, Callable[[float], EngineResult]]
     confirm: Callable[[Evidence], Counterexample | None]
     z3_query: Callable[[], zq.Z3Query] | None = None
+    recipe: tuple[Callable[..., Question], tuple[Any, ...]] | None = None
+    """A module-level builder and picklable arguments that rebuild this question
+    (in the worker process, see :mod:`~verified_indexing.engines.deadline`)."""
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_REBUILDERS: dict[str, Callable[..., Any]] = {}
+"""Question builders by name: the only functions a cache row may ask to call."""
+
+
+def _rebuildable(build: _F) -> _F:
+    """Record how a question was built (a module-level builder and its arguments),
+    so the worker process can rebuild it."""
+    sig = inspect.signature(build)
+
+    @functools.wraps(build)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        q = build(*bound.args)
+        if isinstance(q, Question):
+            q.recipe = (wrapper, tuple(bound.args))
+        return q
+
+    _REBUILDERS[f"{build.__module__}.{build.__qualname__}"] = wrapper
+    return cast(_F, wrapper)
+
+
+def _arg_to_json(x: Any) -> Any:
+    if isinstance(x, IndexingMap):
+        return {"map": x.format(one_line=True)}
+    if isinstance(x, AffineExpr):
+        return {"expr": str(x)}
+    if isinstance(x, Interval):
+        return {"interval": [x.lo, x.hi]}
+    if isinstance(x, tuple):
+        return {"tuple": [_arg_to_json(y) for y in x]}
+    if isinstance(x, (str, int, float)) and not isinstance(x, bool):
+        return x
+    raise TypeError(f"cannot store an argument of type {type(x).__name__}")
+
+
+def _arg_from_json(x: Any) -> Any:
+    from verified_indexing.syntax import parse_expr, parse_indexing_map
+
+    if isinstance(x, dict):
+        if "map" in x:
+            return parse_indexing_map(str(x["map"]), "<cache>")
+        if "expr" in x:
+            return parse_expr(str(x["expr"]), source="<cache>")
+        if "interval" in x:
+            lo, hi = x["interval"]
+            return Interval(int(lo), int(hi))
+        if "tuple" in x:
+            return tuple(_arg_from_json(y) for y in x["tuple"])
+        raise ValueError(f"unknown argument {x!r}")
+    if isinstance(x, (str, int, float)):
+        return x
+    raise ValueError(f"unknown argument {x!r}")
+
+
+def replay_of(q: Question, engine: str) -> dict[str, Any] | None:
+    """How to rebuild ``q`` from text (stored in the cache for ``verify-cache``), or ``None``."""
+    if q.recipe is None:
+        return None
+    build, args = q.recipe
+    try:
+        return {
+            "engine": engine,
+            "builder": f"{build.__module__}.{build.__qualname__}",
+            "args": [_arg_to_json(a) for a in args],
+        }
+    except TypeError:
+        return None
+
+
+def question_from_replay(replay: dict[str, Any]) -> Question:
+    """The question a cache row's ``replay`` describes (only registered builders are called)."""
+    build = _REBUILDERS.get(str(replay.get("builder")))
+    if build is None:
+        raise ValueError(f"unknown question builder {replay.get('builder')!r}")
+    q = build(*[_arg_from_json(a) for a in replay["args"]])
+    if not isinstance(q, Question):
+        raise ValueError("the builder did not give a question")
+    return q
+
+
+def _is_risky(q: Question) -> bool:
+    if q.recipe is None:
+        return False
+    args = q.recipe[1]
+    maps = [a for a in args if isinstance(a, IndexingMap)]
+    exprs = [a for a in args if isinstance(a, AffineExpr)]
+    # range variables are existential (projected out) only in these questions
+    existential = q.kind in ("equal-relation", "injective", "bijective") or q.kind.startswith("subset-")
+    return risky_maps(maps, exprs, existential=existential)
+
+
+Recipe = tuple[Callable[..., "Question"], tuple[Any, ...]]
+
+
+def _remote_engine(recipe: Recipe, engine: str, timeout: float) -> EngineResult:
+    """In the worker process: rebuild the question and run one engine."""
+    build, args = recipe
+    return _engine_result(build(*args), engine, timeout)
 
 
 class CannotConfirm(Exception):
@@ -173,6 +288,25 @@ def _run_engine(q: Question, engine: str, timeout: float) -> tuple[Verdict, Evid
     if fn is None:
         return Verdict("unknown", engine, 0.0, q.text, f"the {engine} engine does not answer this question"), None
     t0 = time.perf_counter()
+    timeout = remaining(timeout)
+    if timeout <= 0:
+        status, evidence, reason = "unknown", None, "the time budget was exhausted before it could start"
+    elif engine == "isl" and not math.isinf(timeout) and _is_risky(q):
+        # isl can run away where its operation limit is not consulted: a worker process with a hard deadline
+        assert q.recipe is not None
+        try:
+            status, evidence, reason = run_in_worker(_remote_engine, (q.recipe, engine, timeout), timeout)
+        except DeadlineExceeded as exc:
+            status, evidence, reason = "unknown", None, f"isl {exc}"
+    else:
+        status, evidence, reason = _engine_result(q, engine, timeout)
+    v = _verdict(q, engine, status, evidence, reason)
+    return v.with_time(time.perf_counter() - t0), evidence
+
+
+def _engine_result(q: Question, engine: str, timeout: float) -> EngineResult:
+    """One engine's answer, its failures turned into ``unknown`` with the reason."""
+    fn = q.engines[engine]
     try:
         if engine == "isl":
             with limited_context():
@@ -189,8 +323,7 @@ def _run_engine(q: Question, engine: str, timeout: float) -> tuple[Verdict, Evid
             status, evidence, reason = "unknown", None, f"isl failed: {exc}"
     except z3.Z3Exception as exc:
         status, evidence, reason = "unknown", None, f"z3 failed: {exc}"
-    v = _verdict(q, engine, status, evidence, reason)
-    return v.with_time(time.perf_counter() - t0), evidence
+    return status, evidence, reason
 
 
 def _resolve_cache(cache: CacheArg) -> ProofCache | None:
@@ -223,21 +356,55 @@ def answer(q: Question, engine: str = "auto", timeout: float = 10.0, cache: Cach
             store.delete(key)
     verdict: Verdict
     evidence: Evidence | None
+    with command_budget(timeout):  # the timeout bounds the whole answer, every engine included
+        verdict, evidence = _answer_engines(q, engine, timeout)
+    verdict = verdict.with_time(time.perf_counter() - t0)
+    if store is not None and verdict.status in ("proved", "refuted"):
+        store.put(key, verdict, evidence, replay_of(q, engine))
+    return verdict
+
+
+def _answer_engines(q: Question, engine: str, timeout: float) -> tuple[Verdict, Evidence | None]:
+    verdict: Verdict
+    evidence: Evidence | None
     if engine == "all":
         verdict, evidence = _run_all(q, timeout)
     elif engine == "auto":
-        verdict, evidence = _run_engine(q, "isl" if "isl" in q.engines else "z3", timeout)
-        if verdict.unknown and "z3" in q.engines and verdict.engine != "z3":
-            first = verdict
-            verdict, evidence = _run_engine(q, "z3", timeout)
-            if verdict.unknown:  # keep why isl gave up too
-                verdict = replace(verdict, reason=f"{first.engine}: {first.reason}; then z3: {verdict.reason}")
+        verdict, evidence = _run_auto(q, timeout)
     else:
         verdict, evidence = _run_engine(q, engine, timeout)
-    verdict = verdict.with_time(time.perf_counter() - t0)
-    if store is not None and verdict.status in ("proved", "refuted"):
-        store.put(key, verdict, evidence)
-    return verdict
+    return verdict, evidence
+
+
+AUTO_SHARES = {"isl": 0.5, "z3": 0.6, "enum": 1.0}
+"""Under a finite budget, the share of what is left that each engine of ``auto``
+may use (isl half, z3 60% of the rest, enumeration the remainder), so a later
+engine still has time when an earlier one runs away."""
+
+
+def _run_auto(q: Question, timeout: float) -> tuple[Verdict, Evidence | None]:
+    """isl, then z3 when isl says ``unknown``, then enumeration (small boxes only)
+    when z3 does too; an ``unknown`` names every engine's reason."""
+    ladder = [e for e in ("isl", "z3", "enum") if e in q.engines]
+    tried: list[Verdict] = []
+    verdict: Verdict | None = None
+    evidence: Evidence | None = None
+    for i, name in enumerate(ladder):
+        left = remaining(timeout)
+        last = i == len(ladder) - 1
+        share = left if (last or math.isinf(left)) else left * AUTO_SHARES[name]
+        if name == "enum" and tried and left <= 0:
+            break
+        verdict, evidence = _run_engine(q, name, share)
+        if not verdict.unknown:
+            return verdict, evidence
+        tried.append(verdict)
+    assert verdict is not None
+    if len(tried) > 1:
+        first = tried[0]
+        reason = f"{first.engine}: {first.reason}" + "".join(f"; then {v.engine}: {v.reason}" for v in tried[1:])
+        verdict = replace(verdict, reason=reason)
+    return verdict, evidence
 
 
 def _safe_confirm(q: Question, evidence: Evidence) -> Counterexample | None:
@@ -395,6 +562,7 @@ def _point_question_confirm(a: IndexingMap, b: IndexingMap) -> Callable[[Evidenc
     return confirm
 
 
+@_rebuildable
 def _pointwise_question(a: IndexingMap, b: IndexingMap, text: str, kind: str) -> Question:
     def run_isl(timeout: float) -> EngineResult:
         da, db = to_isl_domain(a, ctx=_ctx()), to_isl_domain(b, ctx=_ctx())
@@ -443,6 +611,7 @@ timeout_for_confirm = 10.0
 """Wall-clock limit of a z3 query that confirms a counterexample."""
 
 
+@_rebuildable
 def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
     """Equality of the relations {(d, rt) -> results : exists s}."""
 
@@ -493,7 +662,7 @@ def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
         return "unknown", None, "isl: relations differ but no difference point was found"  # pragma: no cover
 
     def run_enum(timeout: float) -> EngineResult:
-        found = en.relation_difference(a, b)
+        found = en.relation_difference(a, b, timeout=timeout)
         if found is None:
             return "proved", None, ""
         side, pt, res = found
@@ -531,6 +700,7 @@ def _relation_question(a: IndexingMap, b: IndexingMap, text: str) -> Question:
     return Question("equal-relation", text, engines, confirm, z3_query)
 
 
+@_rebuildable
 def _empty_vs(m: IndexingMap, side: str, text: str) -> Question:
     """KNOWN EMPTY compared with ``m``: equal iff ``m``'s domain is empty."""
     base = _nonempty_question(m, text)
@@ -558,7 +728,7 @@ def equality_question(a: IndexingMap, b: IndexingMap) -> Question | Verdict:
     if a.is_undefined or b.is_undefined:
         return Verdict("error", "none", 0.0, text, "an UNDEFINED map cannot be compared")
     if a.is_known_empty and b.is_known_empty:
-        return Verdict("proved", "none", 0.0, text, "both maps are KNOWN EMPTY")
+        return Verdict("proved", "none", 0.0, text, "both maps are KNOWN EMPTY", vacuous=True)
     if a.is_known_empty:
         return _empty_vs(b, "target", text)
     if b.is_known_empty:
@@ -630,7 +800,7 @@ def expr_equality_question(e1: AffineExpr, e2: AffineExpr, domain: IndexingMap) 
     t2 = format_expr(e2, names) if names else str(e2)
     text = f"expr-equal: {t1} == {t2} over {_domain_text(domain)}"
     if domain.is_known_empty:
-        return Verdict("proved", "none", 0.0, text, "the domain is KNOWN EMPTY")
+        return Verdict("proved", "none", 0.0, text, "the domain is KNOWN EMPTY", vacuous=True)
     try:
         a, b = _domain_only(domain, [e1]), _domain_only(domain, [e2])
     except MapError as exc:
@@ -677,9 +847,12 @@ def prove_implies(
     shown = format_expr(expr, domain.var_name) if domain.state == "ok" else str(expr)
     text = f"implies: {shown} in {interval} over {_domain_text(domain)}"
     if domain.is_known_empty:
-        return Verdict("proved", "none", 0.0, text, "the domain is KNOWN EMPTY")
-    m = domain
+        return Verdict("proved", "none", 0.0, text, "the domain is KNOWN EMPTY", vacuous=True)
+    return answer(_implies_question(domain, expr, interval, text), engine, timeout, cache)
 
+
+@_rebuildable
+def _implies_question(m: IndexingMap, expr: AffineExpr, interval: Interval, text: str) -> Question:
     def confirm(ev: Evidence) -> Counterexample | None:
         pt = _pt_from(ev["point"])
         if not m.contains(*pt):
@@ -715,10 +888,10 @@ def prove_implies(
         return zq.implies_query(m, expr, interval, text)
 
     run_z3 = _z3_engine(build, lambda vals: {"point": _pt_json(_split(m, vals))})
-    q = Question("implies", text, {"isl": run_isl, "z3": run_z3, "enum": run_enum}, confirm, build)
-    return answer(q, engine, timeout, cache)
+    return Question("implies", text, {"isl": run_isl, "z3": run_z3, "enum": run_enum}, confirm, build)
 
 
+@_rebuildable
 def _nonempty_question(m: IndexingMap, text: str) -> Question:
     n = m.num_dims + m.num_range_vars + m.num_rt_vars
 
@@ -775,19 +948,21 @@ def exact_range(expr: AffineExpr, m: IndexingMap, *, limited: bool = False) -> I
     if not limited:
         return _exact_range(pointwise_map(m, (expr,)))
 
-    def compute() -> Interval | None:
-        with limited_context() as ctx:
-            return _exact_range(pointwise_map(m, (expr,), ctx=ctx))
-
     try:
-        # isl's integer search ignores the operation limit; large divisors get a wall-clock deadline too.
-        return run_bounded(compute, largest_divisor(m, (expr,)) >= RISKY_DIVISOR)
+        # isl's reading and integer search ignore the operation limit: risky queries get a wall-clock deadline too.
+        risky = risky_maps([m], [expr], existential=False, results=False)  # a pointwise query of expr alone
+        return run_bounded(_limited_exact_range, risky, args=(expr, m))
     except isl.Error as exc:
         if is_quota_error(exc):
             raise IslLimitExceeded(
                 f"isl gave up: the operation limit ({get_max_operations()} operations) was exceeded"
             ) from None
         raise
+
+
+def _limited_exact_range(expr: AffineExpr, m: IndexingMap) -> Interval | None:
+    with limited_context() as ctx:
+        return _exact_range(pointwise_map(m, (expr,), ctx=ctx))
 
 
 def _exact_range(pm: Any) -> Interval | None:
@@ -818,6 +993,11 @@ def is_injective(
         return Verdict("error", "none", 0.0, text, "an UNDEFINED map has no relation")
     if m.is_known_empty:
         return Verdict("proved", "none", 0.0, text, "the map is KNOWN EMPTY")
+    return answer(_injective_question(m, text), engine, timeout, cache)
+
+
+@_rebuildable
+def _injective_question(m: IndexingMap, text: str) -> Question:
     n = m.num_dims + m.num_range_vars + m.num_rt_vars
 
     def confirm(ev: Evidence) -> Counterexample | None:
@@ -845,7 +1025,7 @@ def is_injective(
         return "refuted", {"first": _pt_json(first), "second": _pt_json(second)}, ""
 
     def run_enum(timeout: float) -> EngineResult:
-        found = en.find_injectivity_violation(m)
+        found = en.find_injectivity_violation(m, timeout=timeout)
         if found is None:
             return "proved", None, ""
         return "refuted", {"first": _pt_json(found[0]), "second": _pt_json(found[1])}, ""
@@ -856,8 +1036,7 @@ def is_injective(
     run_z3 = _z3_engine(
         build, lambda vals: {"first": _pt_json(_split(m, vals[:n])), "second": _pt_json(_split(m, vals[n:]))}
     )
-    q = Question("injective", text, {"isl": run_isl, "z3": run_z3, "enum": run_enum}, confirm, build)
-    return answer(q, engine, timeout, cache)
+    return Question("injective", text, {"isl": run_isl, "z3": run_z3, "enum": run_enum}, confirm, build)
 
 
 def is_bijective_onto(
@@ -889,6 +1068,11 @@ def _is_bijective_onto(
     if len(box) != m.num_results:
         why = f"the box has {len(box)} dimensions, the map {m.num_results} results"
         return Verdict("error", "none", 0.0, text, why)
+    return answer(_bijective_question(m, tuple(box), text), engine, timeout, cache)
+
+
+@_rebuildable
+def _bijective_question(m: IndexingMap, box: tuple[Interval, ...], text: str) -> Question:
     n = m.num_dims + m.num_range_vars + m.num_rt_vars
     box_set_text = (
         "{ ["
@@ -969,7 +1153,7 @@ def _is_bijective_onto(
         return "refuted", ev, ""
 
     def run_z3(timeout: float) -> EngineResult:
-        status, vals, _ = zq.solve(zq.image_outside_query(m, box, text), timeout)
+        status, vals, _ = zq.solve(zq.image_outside_query(m, list(box), text), timeout)
         if status == "sat":
             return "refuted", {"reason": "outside the box", "first": _pt_json(_split(m, vals))}, ""
         if m.num_range_vars == 0:
@@ -986,5 +1170,4 @@ def _is_bijective_onto(
                 )
         return "unknown", None, "z3 cannot prove surjectivity (a quantifier alternation); use isl or enum"
 
-    q = Question("bijective", text, {"isl": run_isl, "z3": run_z3, "enum": run_enum}, confirm)
-    return answer(q, engine, timeout, cache)
+    return Question("bijective", text, {"isl": run_isl, "z3": run_z3, "enum": run_enum}, confirm)

@@ -1,8 +1,10 @@
 """A persistent, content-addressed proof cache in SQLite.
 
-Key: sha256 of the canonical question text (which includes the engine), the z3
-and isl versions and :data:`SEMANTICS_VERSION`. Value: the verdict and the
-engine-independent evidence of a refutation. Promises:
+Key: sha256 of the canonical question text (which includes the engine), the
+package version (``verified_indexing.__version__``), the z3 and isl versions and
+:data:`SEMANTICS_VERSION`: a result proven by other code is never looked up.
+Value: the verdict, the engine-independent evidence of a refutation, and how to
+rebuild the question (``replay``, for ``verify-cache``). Promises:
 
 * only ``proved`` and ``refuted`` are stored (``put`` ignores anything else);
 * every row carries a sha256 checksum of its key and payload; a row whose
@@ -47,7 +49,12 @@ _FORMAT = "proof-cache-1"
 
 
 def _versions() -> str:
-    return f"z3 {z3.get_version_string()}; isl {islpy.version.VERSION_TEXT}; {SEMANTICS_VERSION}"
+    from verified_indexing import __version__
+
+    return (
+        f"verified-indexing {__version__}; z3 {z3.get_version_string()}; isl {islpy.version.VERSION_TEXT}; "
+        f"{SEMANTICS_VERSION}"
+    )
 
 
 def default_cache_path() -> Path:
@@ -206,19 +213,24 @@ class ProofCache:
         self.hits += 1
         return verdict, evidence
 
-    def put(self, question: str, verdict: Verdict, evidence: dict[str, Any] | None) -> None:
-        """Store a ``proved`` or ``refuted`` verdict (anything else is ignored)."""
+    def put(
+        self, question: str, verdict: Verdict, evidence: dict[str, Any] | None, replay: dict[str, Any] | None = None
+    ) -> None:
+        """Store a ``proved`` or ``refuted`` verdict (anything else is ignored);
+        ``replay`` says how to rebuild and re-ask the question (``verify-cache``)."""
         with self._lock:
-            self._put(question, verdict, evidence)
+            self._put(question, verdict, evidence, replay)
 
-    def _put(self, question: str, verdict: Verdict, evidence: dict[str, Any] | None) -> None:
+    def _put(
+        self, question: str, verdict: Verdict, evidence: dict[str, Any] | None, replay: dict[str, Any] | None = None
+    ) -> None:
         if verdict.status not in ("proved", "refuted"):
             return
         conn = self._open()
         if conn is None:
             return
         key = self.key_of(question)
-        payload = json.dumps({"verdict": verdict.to_json(), "evidence": evidence}, sort_keys=True)
+        payload = json.dumps({"verdict": verdict.to_json(), "evidence": evidence, "replay": replay}, sort_keys=True)
         try:
             self._retry(
                 lambda: conn.execute(
@@ -242,6 +254,30 @@ class ProofCache:
             self._retry(lambda: conn.execute("DELETE FROM proofs WHERE key = ?", (self.key_of(question),)))
         except sqlite3.Error:
             pass
+
+    def rows(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every stored row of this code's versions as ``(key, payload)``, payloads
+        whose checksum matches only (rows of other versions are never read back)."""
+        with self._lock:
+            conn = self._open()
+            if conn is None:
+                return []
+            out = []
+            for key, payload, checksum in conn.execute("SELECT key, payload, checksum FROM proofs").fetchall():
+                if checksum != self._checksum(key, payload):
+                    continue
+                try:
+                    out.append((str(key), json.loads(payload)))
+                except ValueError:
+                    continue
+            return out
+
+    def delete_key(self, key: str) -> None:
+        """Forget a row by its key (see :meth:`rows`)."""
+        with self._lock:
+            conn = self._open()
+            if conn is not None:
+                self._retry(lambda: conn.execute("DELETE FROM proofs WHERE key = ?", (key,)))
 
     def __len__(self) -> int:
         with self._lock:

@@ -307,23 +307,27 @@ def find_violation(
 Relation = dict[tuple[tuple[int, ...], tuple[int, ...]], dict[tuple[int, ...], Point]]
 
 
-def _relation(m: IndexingMap, limit: int) -> Relation:
-    """``{(dims, rts): {results: a witness point}}`` over the whole domain."""
+def _relation(m: IndexingMap, limit: int, deadline: float | None = None) -> Relation:
+    """``{(dims, rts): {results: a witness point}}`` over the whole domain; raises
+    :class:`TooLarge` once ``deadline`` (``time.monotonic()``) passes."""
     if m.box_size() > limit:
         raise TooLarge(f"the box has {m.box_size()} points, more than the enumeration limit {limit}")
     rel: dict[tuple[tuple[int, ...], tuple[int, ...]], dict[tuple[int, ...], Point]] = {}
-    for d, s, r in m.domain_points(limit):
+    for n, (d, s, r) in enumerate(m.domain_points(limit)):
+        if deadline is not None and n % 1024 == 0 and time.monotonic() > deadline:
+            raise TooLarge("enumeration ran out of time")
         res = m.evaluate(d, s, r)
         rel.setdefault((d, r), {}).setdefault(res, (d, s, r))
     return rel
 
 
 def relation_difference(
-    a: IndexingMap, b: IndexingMap, limit: int = RELATION_LIMIT
+    a: IndexingMap, b: IndexingMap, limit: int = RELATION_LIMIT, timeout: float | None = None
 ) -> tuple[str, Point, tuple[int, ...]] | None:
     """A pair ``(dims, rts) -> results`` related by one map and not the other, as
     ``(side, witness point of that side, results)``; ``None`` if the relations are equal."""
-    ra, rb = _relation(a, limit), _relation(b, limit)
+    deadline = _deadline(timeout)
+    ra, rb = _relation(a, limit, deadline), _relation(b, limit, deadline)
     for side, x, y in (("source", ra, rb), ("target", rb, ra)):
         for key in sorted(x):
             other = y.get(key, {})
@@ -333,10 +337,12 @@ def relation_difference(
     return None
 
 
-def find_injectivity_violation(m: IndexingMap, limit: int = RELATION_LIMIT) -> tuple[Point, Point] | None:
+def find_injectivity_violation(
+    m: IndexingMap, limit: int = RELATION_LIMIT, timeout: float | None = None
+) -> tuple[Point, Point] | None:
     """Two domain points with different ``(dims, rts)`` and the same results, or ``None``."""
     seen: dict[tuple[int, ...], Point] = {}
-    for key, outs in sorted(_relation(m, limit).items()):
+    for key, outs in sorted(_relation(m, limit, _deadline(timeout)).items()):
         for res, witness in sorted(outs.items()):
             prev = seen.get(res)
             if prev is not None and (prev[0], prev[2]) != key:

@@ -35,6 +35,7 @@ from verified_indexing.engines.api import (
     _named,
     _pt_from,
     _pt_json,
+    _rebuildable,
     _split,
     _subexprs,
     _z3_engine,
@@ -96,6 +97,7 @@ def _lacks(b: IndexingMap, of: str, element: Any, timeout: float) -> bool:
     return z3_lacks(b, results, inputs, timeout)
 
 
+@_rebuildable
 def subset_question(a: IndexingMap, b: IndexingMap, of: str = "relation", timeout: float = 10.0) -> Question | Verdict:
     """The question "``a``'s domain/image/relation is a subset of ``b``'s", or a
     verdict when it is decided at once (KNOWN EMPTY ``a``) or ill-formed."""

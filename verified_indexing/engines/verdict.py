@@ -126,6 +126,10 @@ class Verdict:
     reason: str = ""
     counterexample: Counterexample | None = None
     cached: bool = field(default=False, compare=False)
+    vacuous: bool = False
+    """A proof that holds only because there is nothing to check: the assumptions
+    are unsatisfiable or the domain is empty (reported, as Alive2 warns; the
+    status stays ``proved``)."""
 
     @property
     def proved(self) -> bool:
@@ -156,6 +160,7 @@ class Verdict:
             "reason": self.reason,
             "counterexample": self.counterexample.to_json() if self.counterexample is not None else None,
             "cached": self.cached,
+            "vacuous": self.vacuous,
         }
 
     @staticmethod
@@ -169,6 +174,7 @@ class Verdict:
             reason=str(data.get("reason", "")),
             counterexample=Counterexample.from_json(ce) if ce is not None else None,
             cached=bool(data.get("cached", False)),
+            vacuous=bool(data.get("vacuous", False)),
         )
 
     def __str__(self) -> str:
@@ -179,6 +185,9 @@ class Verdict:
             "error": "Error: the question could not be answered.",
         }[self.status]
         lines = ["-" * 40, self.question, "", head]
+        if self.vacuous:
+            lines.append("Warning: the proof is VACUOUS: the assumptions have no solution (or the domain is empty), "
+                         "so nothing was checked.")
         if self.reason:
             lines.append(f"Reason: {self.reason}")
         if self.counterexample is not None:

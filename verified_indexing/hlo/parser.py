@@ -28,6 +28,7 @@ import re
 
 from verified_indexing.errors import ParseError
 from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
+from verified_indexing.syntax.limits import check_limits
 
 __all__ = ["parse_module", "parse_hlo_snippet", "parse_shape"]
 
@@ -515,6 +516,7 @@ def parse_module(text: str, source: str = "<input>") -> Module:
     """Parse an HLO module. The ``HloModule`` header may be omitted (the module is
     then named after ``source``); without ``ENTRY`` the last computation is the
     entry. Raises :class:`ParseError` on malformed text."""
+    check_limits(text, source)
     cur = _Cursor(text, source)
     cur.skip()
     if cur.text.startswith("HloModule", cur.pos):
@@ -529,6 +531,7 @@ def parse_hlo_snippet(text: str, source: str = "<input>") -> Computation:
     instruction lines (the root is the ``ROOT`` one, else the last), one or
     more ``name { ... }`` blocks (the ``ENTRY`` one, else the last, is returned),
     or a whole module (its entry computation)."""
+    check_limits(text, source)
     cur = _Cursor(text, source)
     cur.skip()
     if cur.text.startswith("HloModule", cur.pos):

@@ -49,6 +49,7 @@ from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval
 from verified_indexing.legality._scanner import Scanner
 from verified_indexing.syntax import format_expr
+from verified_indexing.syntax.limits import check_limits
 
 __all__ = [
     "Value",
@@ -718,6 +719,7 @@ _FUNCTION_RE = re.compile(rf"function\s+{_IDENT}\s*\([^()]*\)")
 def parse_program(text: str, source: str = "<input>") -> Stmt:
     """The program of ``text``: one top-level statement (usually ``ScheduleBlock(root)``),
     optionally wrapped in CINN's ``function NAME (args) { ... }``."""
+    check_limits(text, source)
     r = _Reader(text, source)
     r.skip_ws()
     fm = _FUNCTION_RE.match(text, r.pos)

@@ -31,6 +31,8 @@ from verified_indexing.engines import (
     to_isl_map,
 )
 from verified_indexing.engines import is_injective as _engine_is_injective
+from verified_indexing.engines.deadline import risky_maps, run_bounded
+from verified_indexing.engines.isl import IslLimitExceeded
 from verified_indexing.engines.sizes import with_sizes_in_results
 from verified_indexing.errors import UnsupportedError
 from verified_indexing.expr import Dim
@@ -173,6 +175,11 @@ def _tidy(candidate: IndexingMap) -> IndexingMap:
     return out if isinstance(out, IndexingMap) and out.state == "ok" else candidate
 
 
+def _isl_inverse(m: IndexingMap) -> IndexingMap | None:
+    """isl's inverse relation of ``m`` as a map (in the worker process when risky)."""
+    return indexing_map_from_isl(to_isl_map(m).reverse())
+
+
 def inverse(m: IndexingMap, *, timeout: float = 10.0, sizes: int = 0) -> InverseResult:
     """The proven inverse of an injective map (see the module docstring).
 
@@ -193,8 +200,10 @@ def inverse(m: IndexingMap, *, timeout: float = 10.0, sizes: int = 0) -> Inverse
                              "the map is not injective: two domain points have the same image")
     if not inj.proved:
         return InverseResult(inj.status, m, None, inj, None, None, None, inj.reason or "injectivity not proved")
-    rel = to_isl_map(m).reverse()
-    inv = indexing_map_from_isl(rel)
+    try:
+        inv = run_bounded(_isl_inverse, risky_maps([m]), timeout, args=(m,))
+    except IslLimitExceeded as exc:
+        return InverseResult("unknown", m, None, inj, None, None, None, f"isl could not invert the map: {exc}")
     if inv is None or inv.state != "ok":
         return InverseResult("unknown", m, None, inj, None, None, None,
                              "isl's inverse is not a single quasi-affine piece on a bounded domain")

@@ -52,6 +52,7 @@ from verified_indexing.expr import Dim
 from verified_indexing.interval import Interval
 from verified_indexing.legality._mlir_text import Cursor, ShapedType, parse_affine_span, parse_type
 from verified_indexing.legality._scanner import mask_mlir_noise
+from verified_indexing.syntax.limits import check_limits
 
 __all__ = ["Operand", "GenericOp", "LinalgModule", "SkippedOp", "parse_linalg", "parse_linalg_module", "loop_bounds"]
 
@@ -543,6 +544,7 @@ def parse_linalg_module(text: str, source: str = "<input>") -> LinalgModule:
     named ops with a fixed definition, read as their equivalent generics; other
     ``linalg`` ops are listed in ``skipped`` with the reason. ``//`` comments and
     ``loc(...)`` annotations are ignored (errors keep their original position)."""
+    check_limits(text, source)
     masked = mask_mlir_noise(text)
     try:
         return _parse_module(masked, source)

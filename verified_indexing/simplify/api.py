@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from verified_indexing.expr import AffineExpr, Sym
+from verified_indexing.expr import AffineExpr, Sym, _BinaryDiv, _MinMax
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.simplify.constraints import simplify_domain
 from verified_indexing.simplify.cost import cost, map_cost
@@ -54,6 +54,8 @@ class SimplifyReport:
     mode: str = "whole"
     seconds_rewrite: float = 0.0
     seconds_proof: float = 0.0
+    rounds: int = 1
+    note: str = ""
 
     @property
     def cost_before(self) -> int:
@@ -78,6 +80,8 @@ class SimplifyReport:
             "rejected": [s.to_json() for s in self.rejected],
             "seconds_rewrite": self.seconds_rewrite,
             "seconds_proof": self.seconds_proof,
+            "rounds": self.rounds,
+            "note": self.note,
         }
 
 
@@ -181,6 +185,57 @@ def simplify_with_report(
             existential, :func:`~verified_indexing.engines.prove_equal`), not point
             by point; off by default (needs ``verify``).
     """
+    kwargs = dict(verify=verify, timeout=timeout, exact=exact, replace_point_dims=replace_point_dims, rules=rules,
+                  isl_candidate=isl_candidate, per_rewrite=per_rewrite, cache=cache,
+                  rescale_range_vars=rescale_range_vars)
+    report = _simplify_once(m, **kwargs)
+    # Iterate to a fixpoint: one pass can enable another rewrite (e.g. after isl's
+    # quasi-affine form or a dropped range variable), so simplify(simplify(m)) == simplify(m).
+    from verified_indexing.engines.deadline import budget_exhausted
+
+    while report.map != m and report.map.state == "ok":
+        if report.rounds >= MAX_ROUNDS:
+            report.note = f"stopped after {MAX_ROUNDS} rounds without reaching a fixpoint"
+            break
+        if budget_exhausted():
+            report.note = f"stopped after {report.rounds} rounds: the time budget is exhausted"
+            break
+        prev = report.map
+        nxt = _simplify_once(prev, **kwargs)
+        if nxt.map == prev:
+            break
+        # each round is proven equal to its input (when verify): the chain is proven by transitivity
+        report.map = nxt.map
+        report.steps += nxt.steps
+        report.rejected += nxt.rejected
+        report.verdict = nxt.verdict if nxt.verdict is not None else report.verdict
+        report.verified = report.verified and nxt.verified
+        if nxt.mode == "per-rewrite":
+            report.mode = "per-rewrite"
+        report.seconds_rewrite += nxt.seconds_rewrite
+        report.seconds_proof += nxt.seconds_proof
+        report.rounds += 1
+    return report
+
+
+MAX_ROUNDS = 8
+"""Rounds of :func:`simplify_with_report` before it stops short of a fixpoint (with a note)."""
+
+
+def _simplify_once(
+    m: IndexingMap,
+    *,
+    verify: bool,
+    timeout: float,
+    exact: bool | None,
+    replace_point_dims: bool,
+    rules: Sequence[Rule],
+    isl_candidate: bool,
+    per_rewrite: bool,
+    cache: Any,
+    rescale_range_vars: bool,
+) -> SimplifyReport:
+    """One pass of the simplifier (see :func:`simplify_with_report`)."""
     use_exact = verify if exact is None else exact
     mode = ("per-rewrite" if per_rewrite else "whole") if verify else "unverified"
     report = SimplifyReport(input=m, map=m, mode=mode)
@@ -356,22 +411,49 @@ def _finish(m: IndexingMap) -> IndexingMap:
     return m.remove_unused_symbols() if m.state == "ok" else m
 
 
+def _isl_quasi_affine(m: IndexingMap) -> IndexingMap | None:
+    from verified_indexing.engines import indexing_map_from_isl, to_isl_map
+    from verified_indexing.engines.isl import limited_context
+
+    with limited_context() as ctx:
+        return indexing_map_from_isl(to_isl_map(m, ctx=ctx))
+
+
+_ISL_CANDIDATES: dict[tuple[IndexingMap, str, int], IndexingMap | None] = {}
+"""Finished :func:`_isl_candidate` answers (the fixpoint's later rounds ask again); a
+failure (a limit, a deadline) is never remembered."""
+
+
 def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
-    """isl's quasi-affine form of ``m``'s results, over ``m``'s own variables."""
+    """isl's quasi-affine form of ``m``'s results, over ``m``'s own variables.
+    Not asked when every result is linear and the domain is a plain box with no
+    point dimension: isl's form is then that linear result (the question, a text
+    round trip through isl, costs more than the rest of the simplification)."""
     if m.num_range_vars or m.num_rt_vars:
         return None
+    linear = not any(isinstance(n, (_BinaryDiv, _MinMax)) for r in m.results for n in r.walk())
+    if linear and not m.constraints and not any(v.bounds.is_point() for v in m.dims):
+        return None
+    from verified_indexing.engines.isl import get_max_operations
+
+    key = (m, m.format(one_line=True), get_max_operations())  # a lower isl limit may give no candidate
+    if key in _ISL_CANDIDATES:
+        return _ISL_CANDIDATES[key]
     try:
-        from verified_indexing.engines import indexing_map_from_isl, to_isl_map
-        from verified_indexing.engines.deadline import RISKY_DIVISOR, largest_divisor, run_bounded
-        from verified_indexing.engines.isl import limited_context
+        from verified_indexing.engines.deadline import risky_maps, run_bounded
 
-        def compute() -> IndexingMap | None:
-            with limited_context() as ctx:  # under isl's operation limit, and a deadline: never a hang
-                return indexing_map_from_isl(to_isl_map(m, ctx=ctx))
-
-        alt = run_bounded(compute, largest_divisor(m) >= RISKY_DIVISOR)
+        # under isl's operation limit, and (for risky maps) a deadline in the worker process: never a hang
+        alt = run_bounded(_isl_quasi_affine, risky_maps([m]), args=(m,))
     except Exception:
         return None
+    out = _polish_isl_candidate(m, alt)
+    if len(_ISL_CANDIDATES) >= 4096:
+        _ISL_CANDIDATES.clear()
+    _ISL_CANDIDATES[key] = out
+    return out
+
+
+def _polish_isl_candidate(m: IndexingMap, alt: IndexingMap | None) -> IndexingMap | None:
     if alt is None or alt.state != "ok" or alt.num_dims != m.num_dims or alt.num_results != m.num_results:
         return None
     if alt.num_range_vars or alt.num_rt_vars:

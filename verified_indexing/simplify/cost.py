@@ -5,10 +5,13 @@ constant other than 1 (including negation) 4, each ``floordiv``/``ceildiv``/``mo
 10 (plus the cost of its dividend), each ``min``/``max`` 10 (plus both operands).
 The simplifier only applies a rewrite that strictly decreases :func:`measure`
 (cost first, then two tie-breakers), so it terminates and the result never costs
-more than the input.
+more than the input. Expressions are immutable values, so ``cost`` and
+``measure`` are memoised (the engine asks them before every rule match).
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 from verified_indexing.expr import AffineExpr, CeilDiv, Const, FloorDiv, Max, Min, Mod, Sum, _BinaryDiv, _MinMax
 from verified_indexing.indexing_map import IndexingMap
@@ -23,6 +26,7 @@ COST_DIV = 10
 COST_MINMAX = 10
 
 
+@lru_cache(maxsize=1 << 16)
 def cost(e: AffineExpr) -> int:
     """The cost of an expression under the model above."""
     if isinstance(e, Const):
@@ -61,6 +65,7 @@ def _weight(e: AffineExpr) -> tuple[int, int]:
     return w, nested
 
 
+@lru_cache(maxsize=1 << 16)
 def measure(e: AffineExpr) -> tuple[int, int, int]:
     """The well-founded order of rewrites: cost, then the cost under divisions
     (moves work out of floordiv/mod), then mods nested under floordivs."""

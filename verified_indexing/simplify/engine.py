@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from verified_indexing.engines.deadline import budget_exhausted
 from verified_indexing.expr import AffineExpr
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval, range_of
@@ -134,6 +135,8 @@ class Rewriter:
             return hit
         if e in self._active:  # a rewrite cycle: stop here
             return e
+        if budget_exhausted():  # the command's time is up: no more rewriting (what is done is still proven)
+            return e
         self._active.add(e)
         try:
             cur = e.map_children(self.simplify)
@@ -147,7 +150,7 @@ class Rewriter:
     def _try(self, rule: Rule, e: AffineExpr, rng: Callable[[AffineExpr], Interval]) -> tuple[AffineExpr | None, bool]:
         """(rewritten, whether some binding matched but failed its condition)."""
         failed = False
-        base = measure(e)
+        base: tuple[int, int, int] | None = None
         for b in rule.match(e, rng):
             ranges = {n: rng(x) for n, x in b.variables.items()} if rule.uses_ranges else {}
             if rule.uses_ranges and any(iv.is_empty() for iv in ranges.values()):
@@ -164,6 +167,8 @@ class Rewriter:
             if (e, rhs) in self._banned:
                 continue
             mark = len(self.steps)
+            if base is None:
+                base = measure(e)
             if measure(rhs) >= base:
                 # Not cheaper by itself: keep it only if simplifying it further pays.
                 if len(self.steps) >= self.max_steps:

@@ -78,8 +78,7 @@ def tokenize(text: str, source: str = "<input>", start: int = 0, stop: int | Non
 
 _DEFAULT_NAME_RE = re.compile(r"(d|s|rt)(\d+)\Z")
 
-MAX_NESTING = 100
-"""Deepest nesting of parentheses, unary minus and min/max the parser accepts."""
+from verified_indexing.syntax.limits import MAX_NESTING, check_limits  # noqa: E402  (one limit for every parser)
 
 
 def _default_lookup(name: str) -> AffineExpr | None:
@@ -351,6 +350,7 @@ def _unwrap(text: str, regex: re.Pattern[str], group: int) -> tuple[int, int]:
 
 def parse_indexing_map(text: str, source: str = "<input>") -> IndexingMap:
     """An :class:`IndexingMap` from XLA's text (see the module docstring)."""
+    check_limits(text, source)
     start, stop = _unwrap(text, _WRAPPER_RE, 2)
     return _Parser(text, source, start, stop).indexing_map()
 
@@ -358,6 +358,7 @@ def parse_indexing_map(text: str, source: str = "<input>") -> IndexingMap:
 def parse_affine_map(text: str, source: str = "<input>") -> AffineMap:
     """An :class:`AffineMap` from ``affine_map<(d0)[s0] -> (...)>`` (the wrapper
     and a ``#name =`` alias prefix are optional)."""
+    check_limits(text, source)
     start, stop = _unwrap(text, _AFFINE_RE, 1)
     p = _Parser(text, source, start, stop)
     m = p.affine_map()
@@ -381,6 +382,7 @@ def parse_expr(
 ) -> AffineExpr:
     """An expression. Variables are looked up in ``names``, or by their
     positional names (``d0``, ``s1``, ``rt2``) when ``names`` is None."""
+    check_limits(text, source)
     p = _Parser(text, source)
     if names is not None:
         p.lookup = names.get
@@ -396,6 +398,7 @@ def parse_domain(
 ) -> list[tuple[AffineExpr, Interval]]:
     """Entries ``expr in [lo, hi]`` separated by commas or line breaks (a
     ``domain:`` prefix is optional), e.g. ``"d0 in [0, 9], d1 + s0 in [0, 20]"``."""
+    check_limits(text, source)
     p = _Parser(text, source)
     if names is not None:
         p.lookup = names.get

@@ -1,0 +1,79 @@
+"""Re-prove what the proof cache stores (``verified-indexing verify-cache``).
+
+The cache trusts a ``proved`` row of the same code: its key includes the package,
+z3 and isl versions and :data:`~verified_indexing.engines.cache.SEMANTICS_VERSION`,
+and a checksum guards the row against corruption. :func:`verify_cache` does not
+trust: it rebuilds each sampled ``proved`` question from its stored text (only
+the registered question builders are called), asks the same engine again without
+the cache, and removes the row when the answer is no longer ``proved``-compatible
+(``refuted`` or ``error``). A row that cannot be rebuilt, or whose re-proof is
+``unknown``, is reported and kept.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from verified_indexing.engines import subset as _subset  # noqa: F401  (registers the subset questions)
+from verified_indexing.engines.api import answer, question_from_replay
+from verified_indexing.engines.cache import ProofCache
+from verified_indexing.errors import VerifiedIndexingError
+
+__all__ = ["CacheCheck", "verify_cache"]
+
+
+@dataclass(frozen=True)
+class CacheCheck:
+    """One re-proved row: ``outcome`` is ``confirmed``, ``mismatch`` (removed
+    unless a dry run), ``unconfirmed`` (the engine said unknown) or ``skipped``."""
+
+    key: str
+    question: str
+    outcome: str
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "question": self.question, "outcome": self.outcome, "detail": self.detail}
+
+
+def verify_cache(
+    cache: ProofCache,
+    *,
+    sample: int | None = None,
+    seed: int = 0,
+    timeout: float = 10.0,
+    remove: bool = True,
+) -> list[CacheCheck]:
+    """Re-prove ``sample`` stored ``proved`` rows (all when ``None``), chosen with ``seed``."""
+    rows = [(k, p) for k, p in cache.rows() if isinstance(p, dict) and p.get("verdict", {}).get("status") == "proved"]
+    rows.sort(key=lambda r: r[0])
+    if sample is not None and sample < len(rows):
+        rows = random.Random(seed).sample(rows, sample)
+    out: list[CacheCheck] = []
+    for key, payload in rows:
+        text = str(payload["verdict"].get("question", ""))
+        replay = payload.get("replay")
+        if not isinstance(replay, dict):
+            out.append(CacheCheck(key, text, "skipped", "no replay information in the row"))
+            continue
+        try:
+            q = question_from_replay(replay)
+        except (VerifiedIndexingError, ValueError, TypeError, KeyError) as exc:
+            out.append(CacheCheck(key, text, "skipped", f"cannot rebuild the question: {exc}"))
+            continue
+        if q.text != text:
+            out.append(CacheCheck(key, text, "skipped", "the rebuilt question differs from the stored one"))
+            continue
+        v = answer(q, str(replay.get("engine", "auto")), timeout, cache=None)
+        if v.proved:
+            out.append(CacheCheck(key, text, "confirmed", f"proved again by {v.engine}"))
+        elif v.unknown:
+            out.append(CacheCheck(key, text, "unconfirmed", f"{v.engine}: {v.reason}"))
+        else:
+            if remove:
+                cache.delete_key(key)
+            why = v.reason or (v.counterexample.note if v.counterexample is not None else "")
+            out.append(CacheCheck(key, text, "mismatch", f"now {v.status} by {v.engine}: {why}"))
+    return out
