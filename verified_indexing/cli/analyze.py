@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 from verified_indexing.cli._common import print_json, read_input
@@ -32,7 +34,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="HLO text: a file, or - for standard input")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="HLO text: a file (one module, or a lit-test file split by // -----), an --xla_dump_to directory "
+        "(its after-optimization modules), or - for standard input",
+    )
     p.add_argument("--computation", metavar="NAME", help="analyze this computation (fused or not)")
     p.add_argument(
         "--instruction",
@@ -55,24 +62,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.fusion import analyze_module
-    from verified_indexing.hlo.report import exit_code, format_results, load_hlo, results_to_json, summary_line
+    from verified_indexing.hlo.loader import dump_modules
+    from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
 
     if args.operand is not None and args.operand < 0:
         raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
-    text, source = read_input(args.file)
     start = time.perf_counter()
-    module = load_hlo(text, source)
-    computation = args.computation
-    if computation is None and args.instruction is None and not module.fusions():
-        computation = module.entry_name
-    results = analyze_module(
-        module,
-        computation=computation,
-        instruction=args.instruction,
-        direction=args.direction,
-        operand=args.operand,
-        verify=not args.no_verify,
-    )
+    if os.path.isdir(args.file):
+        selection = dump_modules(args.file)
+        print(selection.note, file=sys.stderr)
+        inputs = [read_input(f) for f in selection.files]
+    else:
+        inputs = [read_input(args.file)]
+    modules = [m for text, source in inputs for m in load_hlo_modules(text, source)]
+    results = []
+    for module in modules:
+        computation = args.computation
+        if computation is None and args.instruction is None and not module.fusions():
+            computation = module.entry_name
+        if len(modules) > 1 and computation is not None and computation not in module.computations:
+            continue  # --computation names a computation of another module of the file
+        results += analyze_module(
+            module,
+            computation=computation,
+            instruction=args.instruction,
+            direction=args.direction,
+            operand=args.operand,
+            verify=not args.no_verify,
+        )
     seconds = time.perf_counter() - start
     if args.json:
         print_json(results_to_json(results, seconds))

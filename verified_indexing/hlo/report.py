@@ -15,12 +15,14 @@ from typing import Any
 
 from verified_indexing.hlo.fusion import ComputationIndexing, analyze_module
 from verified_indexing.hlo.ir import Computation, Module
-from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module
+from verified_indexing.hlo.loader import split_modules
+from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module, parse_modules
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.syntax import format_expr
 
 __all__ = [
     "load_hlo",
+    "load_hlo_modules",
     "format_result",
     "format_results",
     "summary",
@@ -30,6 +32,14 @@ __all__ = [
 ]
 
 _MODULE_START = re.compile(r"\s*(//[^\n]*\n\s*)*(HloModule\b|(ENTRY\s+)?%?[A-Za-z_][\w.\-]*\s*[({])")
+
+
+def load_hlo_modules(text: str, source: str = "<input>") -> list[Module]:
+    """Like :func:`load_hlo`, for every module of the text (lit-test files split
+    by ``// -----`` hold several)."""
+    if _MODULE_START.match(text) and len(split_modules(text)) > 1:
+        return parse_modules(text, source)
+    return [load_hlo(text, source)]
 
 
 def load_hlo(text: str, source: str = "<input>") -> Module:
