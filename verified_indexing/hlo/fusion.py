@@ -87,6 +87,9 @@ class AccessMap:
     paths: int = 1
     verdict: Verdict | None = None
     merges: list[Verdict] = field(default_factory=list)
+    #: Empty when the map is exact (its image is exactly the elements read); else why it may
+    #: claim reads that do not happen ("instruction: reason", one per over-approximating op).
+    over_approximation: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         from verified_indexing.serialize import map_to_json
@@ -98,6 +101,8 @@ class AccessMap:
             "verdict": self.verdict.to_json() if self.verdict is not None else None,
             "merge_proofs": [v.to_json() for v in self.merges],
             "rt_origins": [_origin_json(v.origin) for v in self.map.rt_vars],
+            "exact": not self.over_approximation,
+            "over_approximation": list(self.over_approximation),
         }
 
 
@@ -446,6 +451,11 @@ class _Entry:
     rel: Any  # the exact relation (isl) when verifying
     paths: int = 1
     merges: list[Verdict] = field(default_factory=list)
+    approx: tuple[str, ...] = ()  # the over-approximating steps on the way (empty: exact)
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*a, *b)))
 
 
 class _Walker:
@@ -455,9 +465,16 @@ class _Walker:
         self.verify = verify
         self.simplify = _simplifier() if simplify else None
 
-    def step(self, entry: _Entry, op_map: IndexingMap) -> _Entry | None:
-        """``entry`` followed by ``op_map``, simplified; None when the result is
-        KNOWN EMPTY (the path reads nothing)."""
+    def step(self, entry: _Entry, op_map: IndexingMap, approx: tuple[str, ...] = ()) -> _Entry | None:
+        """``entry`` followed by ``op_map`` (over-approximating for the reasons
+        ``approx``), simplified; None when the result is KNOWN EMPTY (the path reads
+        nothing)."""
+        new = self._step(entry, op_map)
+        if new is not None:
+            new.approx = _union(entry.approx, approx)
+        return new
+
+    def _step(self, entry: _Entry, op_map: IndexingMap) -> _Entry | None:
         if entry.map.state == "ok" and _is_box_identity(op_map) and _results_within(entry.map, op_map):
             # An identity on a box that holds every result (elementwise ops, copy, ...):
             # the composition is ``entry.map`` itself. The exact relation is kept as it is:
@@ -496,6 +513,7 @@ class _Walker:
             if not self.verify:
                 if e.map == new.map:
                     e.paths += new.paths
+                    e.approx = _union(e.approx, new.approx) if e.approx and new.approx else ()
                     return
                 continue
             start = time.perf_counter()
@@ -505,6 +523,8 @@ class _Walker:
                 e.merges.append(verdict)
                 self.merge_proofs.append(verdict)
                 e.paths += new.paths
+                # One exact path with this relation makes the merged map exact.
+                e.approx = _union(e.approx, new.approx) if e.approx and new.approx else ()
                 return
         entries.append(new)
 
@@ -659,7 +679,7 @@ def output_to_input_maps(
                     UnsupportedOp(inst.name, inst.opcode, str(exc), _reachable_parameters(comp, inst))
                 )
                 continue
-            for operand_name, operand_output, op_map, why in steps:
+            for operand_name, operand_output, op_map, why, approx in steps:
                 if op_map.is_undefined:
                     hides = _reachable_parameters(comp, comp.by_name[operand_name])
                     reason = why or f"no indexing for operand {operand_name}"
@@ -667,7 +687,7 @@ def output_to_input_maps(
                     continue
                 bucket = maps.setdefault((operand_name, operand_output), [])
                 for entry in entries:
-                    new = walker.step(entry, op_map)
+                    new = walker.step(entry, op_map, approx)
                     if new is not None:
                         walker.add(bucket, new)
     unsupported = _merge_unsupported(unsupported)
@@ -692,7 +712,9 @@ def output_to_input_maps(
                     verdict = rel_mod.check_equal(
                         final, entry.rel, f"{comp.name}: composed map to {label} == exact composition"
                     )
-                target.maps.append(AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges))
+                target.maps.append(
+                    AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges, entry.approx)
+                )
             target.maps.sort(key=lambda a: str(a.map))
             target.unsupported = sorted(set(hidden.get(param.name, [])))
             targets.append(target)
@@ -786,45 +808,60 @@ def _operand_steps(
     module: Module | None = None,
     verify: bool = True,
     simplify: bool = True,
-) -> list[tuple[str, int, IndexingMap, str]]:
-    """``(operand name, operand output index, map, reason)`` for each map by
-    which output ``output_index`` of ``inst`` reads an operand (an UNDEFINED map,
-    with the reason, for an operand whose indexing is unknown)."""
+) -> list[tuple[str, int, IndexingMap, str, tuple[str, ...]]]:
+    """``(operand name, operand output index, map, reason, over-approximations)``
+    for each map by which output ``output_index`` of ``inst`` reads an operand
+    (an UNDEFINED map, with the reason, for an operand whose indexing is
+    unknown; the over-approximations are empty for an exact map)."""
     if inst.opcode == "tuple":
         _check_tuple(inst, comp)
         operand = inst.operands[output_index]
         shape = _output_shape(inst, output_index)
         if comp.by_name[operand].shape.is_tuple:
             raise UnsupportedError("a tuple of tuples")
-        return [(operand, 0, IndexingMap.identity(shape.dims), "")]
+        return [(operand, 0, IndexingMap.identity(shape.dims), "", ())]
     if inst.opcode == "get-tuple-element":
         _check_get_tuple_element(inst, comp)
         assert inst.tuple_index is not None
-        return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims), "")]
+        return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims), "", ())]
     called = inst.called_computation()
     if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
         with _entering(inst, comp, module.computations[called]):
             sub = output_to_input_maps(
                 module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
             )
-        steps: list[tuple[str, int, IndexingMap, str]] = []
+        steps: list[tuple[str, int, IndexingMap, str, tuple[str, ...]]] = []
         for target in sub.targets:
             if not 0 <= target.index < len(inst.operands):
                 raise UnsupportedError(f"{called} has parameter {target.index}, {inst.name} has no such operand")
             operand = inst.operands[target.index]
             if target.unsupported:
                 why = f"unknown indexing through {', '.join(target.unsupported)} in {called}" + _details(sub, target)
-                steps.append((operand, target.element or 0, IndexingMap.undefined(), why))
+                steps.append((operand, target.element or 0, IndexingMap.undefined(), why, ()))
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:
                     raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
                 lifted = lift_origins(access.map, inst, module.computations[called])
-                steps.append((operand, target.element or 0, lifted, ""))
+                approx = tuple(f"{called}/{a}" for a in access.over_approximation)
+                steps.append((operand, target.element or 0, lifted, "", approx))
         return steps
     op_maps = per_op(inst, comp, output_index)
     if len(op_maps) != len(inst.operands):
         raise UnsupportedError(f"the model gave {len(op_maps)} maps for {len(inst.operands)} operands")
-    return [(name, 0, m, "") for name, m in zip(inst.operands, op_maps)]
+    return [(name, 0, m, "", _approx(inst, comp, k, module)) for k, (name, m) in enumerate(zip(inst.operands, op_maps))]
+
+
+def _approx(inst: Instruction, comp: Computation, operand_index: int, module: Module | None) -> tuple[str, ...]:
+    """``("instruction: reason",)`` when the per-op maps of ``inst`` for operand
+    ``operand_index`` over-approximate (empty when exact); the ``to_apply``
+    computation, when the module has it, makes sort and scatter maps exact where
+    it can."""
+    from verified_indexing.hlo.ops import over_approximation
+
+    name = inst.called_computation()
+    called = module.computations.get(name) if module is not None and name else None
+    reason = over_approximation(inst, comp, operand_index, called)
+    return (f"{inst.name} ({inst.opcode}): {reason}",) if reason else ()
 
 
 def input_to_output_maps(
@@ -877,14 +914,14 @@ def input_to_output_maps(
                     except UnsupportedError as exc:
                         unsupported.append(UnsupportedOp(user.name, user.opcode, str(exc), (root.name,)))
                         continue
-                    for out_index, op_map, why in steps:
+                    for out_index, op_map, why, approx in steps:
                         if op_map.is_undefined:
                             reason = why or f"no indexing from operand {j}"
                             unsupported.append(UnsupportedOp(user.name, user.opcode, reason, (root.name,)))
                             continue
                         bucket = maps.setdefault((user.name, out_index), [])
                         for entry in entries:
-                            new = walker.step(entry, op_map)
+                            new = walker.step(entry, op_map, approx)
                             if new is not None:
                                 walker.add(bucket, new)
     unsupported = _merge_unsupported(unsupported)
@@ -900,7 +937,7 @@ def input_to_output_maps(
                 verdict = rel_mod.check_equal(
                     final, entry.rel, f"{comp.name}: composed map from {param.name} == exact composition"
                 )
-            target.maps.append(AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges))
+            target.maps.append(AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges, entry.approx))
         target.maps.sort(key=lambda a: str(a.map))
         target.unsupported = sorted({u.instruction for u in unsupported})
         targets.append(target)
@@ -925,21 +962,21 @@ def _user_steps(
     module: Module | None = None,
     verify: bool = True,
     simplify: bool = True,
-) -> list[tuple[int, IndexingMap, str]]:
-    """``(output index of user, map, reason)`` from output ``operand_output`` of
-    operand ``operand_index`` of ``user`` (an UNDEFINED map, with the reason, for
-    an output whose indexing is unknown)."""
+) -> list[tuple[int, IndexingMap, str, tuple[str, ...]]]:
+    """``(output index of user, map, reason, over-approximations)`` from output
+    ``operand_output`` of operand ``operand_index`` of ``user`` (an UNDEFINED map,
+    with the reason, for an output whose indexing is unknown)."""
     operand = comp.by_name[user.operands[operand_index]]
     if user.opcode == "tuple":
         _check_tuple(user, comp)
         if operand.shape.is_tuple:
             raise UnsupportedError("a tuple of tuples")
-        return [(operand_index, IndexingMap.identity(operand.shape.dims), "")]
+        return [(operand_index, IndexingMap.identity(operand.shape.dims), "", ())]
     if user.opcode == "get-tuple-element":
         _check_get_tuple_element(user, comp)
         if user.tuple_index != operand_output:
             return []
-        return [(0, IndexingMap.identity(user.shape.dims), "")]
+        return [(0, IndexingMap.identity(user.shape.dims), "", ())]
     if operand.shape.is_tuple:
         raise UnsupportedError(f"{user.opcode} of a tuple-shaped operand")
     called = user.called_computation()
@@ -948,18 +985,20 @@ def _user_steps(
             sub = input_to_output_maps(
                 module.computations[called], operand_index, verify=verify, simplify=simplify, module=module
             )
-        steps: list[tuple[int, IndexingMap, str]] = []
+        steps: list[tuple[int, IndexingMap, str, tuple[str, ...]]] = []
         for target in sub.targets:
             if target.unsupported:
                 why = f"unknown indexing through {', '.join(target.unsupported)} in {called}" + _details(sub, target)
-                steps.append((target.index, IndexingMap.undefined(), why))
+                steps.append((target.index, IndexingMap.undefined(), why, ()))
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:
                     raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
-                steps.append((target.index, lift_origins(access.map, user, module.computations[called]), ""))
+                approx = tuple(f"{called}/{a}" for a in access.over_approximation)
+                steps.append((target.index, lift_origins(access.map, user, module.computations[called]), "", approx))
         return steps
     maps: list[IndexingMap] = per_op(user, comp, operand_index)
-    return [(k, m, "") for k, m in enumerate(maps)]
+    approx = _approx(user, comp, operand_index, module)
+    return [(k, m, "", approx) for k, m in enumerate(maps)]
 
 
 def analyze_module(

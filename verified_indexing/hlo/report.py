@@ -90,6 +90,8 @@ def format_result(result: ComputationIndexing) -> str:
             else:
                 status = a.verdict.status if a.verdict.proved else f"{a.verdict.status.upper()}: {a.verdict.reason}"
                 lines.append(f"    ({paths}; {status} by {a.verdict.engine})")
+            for reason in a.over_approximation:
+                lines.append(f"    over-approximation: {reason}")
         if t.unsupported:
             lines.append(f"    unknown indexing through: {', '.join(t.unsupported)}")
     for u in result.unsupported:
@@ -115,6 +117,7 @@ def summary(results: Sequence[ComputationIndexing], seconds: float) -> dict[str,
         "proofs": len(verdicts),
         "proof_status": statuses,
         "unsupported_ops": [{"computation": c, "instruction": i, "opcode": o} for c, i, o in unsupported],
+        "over_approximations": sum(1 for r in results for t in r.targets for a in t.maps if a.over_approximation),
         "seconds": seconds,
     }
 
@@ -127,8 +130,10 @@ def summary_line(results: Sequence[ComputationIndexing], seconds: float) -> str:
     unsupported = f"{len(ops)} unsupported ops" + (
         ": " + ", ".join(f"{u['instruction']} ({u['opcode']})" for u in ops) if ops else ""
     )
+    over = s["over_approximations"]
+    maps = f"{s['maps']} maps" + (f" ({over} over-approximations)" if over else "")
     return (
-        f"summary: {s['fusions']} fusions, {s['computations']} computations, {s['maps']} maps, {proofs}, "
+        f"summary: {s['fusions']} fusions, {s['computations']} computations, {maps}, {proofs}, "
         f"{unsupported}, {seconds * 1000:.1f} ms"
     )
 

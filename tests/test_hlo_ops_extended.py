@@ -1,0 +1,132 @@
+"""The ops modeled for issue 15, against the numpy oracle (tests/hlo_oracle.py) in
+both directions: sort, scatter (its over-approximations checked as inclusions),
+pass-through custom-calls, batch-group convolution (also against XLA's own CPU
+result), reduce-window with window reversal; and the over-approximation labels."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from test_hlo_ops_oracle import _ints, _shape, build, check
+
+from verified_indexing.errors import UnsupportedError
+from verified_indexing.hlo.ops import input_to_output, output_to_input, over_approximation
+from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module
+
+
+@settings(max_examples=60)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(1, 3), st.data())
+def test_sort(dims: list[int], n: int, data: st.DataObject) -> None:
+    d = data.draw(st.integers(0, len(dims) - 1))
+    out = _shape(dims) if n == 1 else _shape([]).__class__("tuple", tuple_shapes=tuple(_shape(dims) for _ in range(n)))
+    check(*build("sort", out, [_shape(dims)] * n, {"dimensions": _ints([d])}))
+
+
+@settings(max_examples=80)
+@given(st.data())
+def test_scatter(data: st.DataObject) -> None:
+    rank = data.draw(st.integers(1, 2))
+    operand = [data.draw(st.integers(1, 4)) for _ in range(rank)]
+    sdod = data.draw(st.permutations(list(range(rank))))[: data.draw(st.integers(1, rank))]
+    inserted = sorted(d for d in sdod if data.draw(st.booleans()))
+    window = [1 if d in inserted else data.draw(st.integers(1, operand[d])) for d in range(rank)]
+    nu = data.draw(st.integers(1, 3))
+    n = data.draw(st.integers(1, 2))
+    upd = [nu] + [window[d] for d in range(rank) if d not in inserted]
+    uwd = list(range(1, len(upd)))
+    attrs = {
+        "update_window_dims": _ints(uwd), "inserted_window_dims": _ints(inserted),
+        "scatter_dims_to_operand_dims": _ints(sdod), "index_vector_dim": "1", "to_apply": "add",
+    }
+    idx_shape = [nu, len(sdod)]
+    values = np.array(
+        data.draw(st.lists(st.integers(-1, max(operand)), min_size=nu * len(sdod), max_size=nu * len(sdod)))
+    ).reshape(idx_shape)
+    out = _shape(operand) if n == 1 else _shape([]).__class__("tuple", tuple_shapes=(_shape(operand),) * n)
+    inst, comp = build("scatter", out, [_shape(operand)] * n + [_shape(idx_shape, "s32")] + [_shape(upd)] * n, attrs)
+    # The operand is read exactly (one operand); updates and indices: inclusion.
+    over = frozenset(range(n, 2 * n + 1)) | (frozenset(range(n)) if n > 1 else frozenset())
+    check(inst, comp, {n: values}, over=over)
+    assert all(over_approximation(inst, comp, k) for k in range(n, 2 * n + 1))
+
+
+@given(st.lists(st.integers(1, 4), min_size=0, max_size=3), st.sampled_from(["Sharding", "xla.sdy.Sharding"]))
+def test_pass_through_custom_calls(dims: list[int], target: str) -> None:
+    check(*build("custom-call", _shape(dims), [_shape(dims)], {"custom_call_target": f'"{target}"'}))
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('p = f32[4] parameter(0)\nc = f32[4] custom-call(p), custom_call_target="my_kernel"', "opaque target 'my_kernel'"),
+        ('p = f32[8] parameter(0)\nc = f32[4] custom-call(p), custom_call_target="xla.sdy.GlobalToLocalShape"',
+         "changes the shape"),
+        ('p = f32[4] parameter(0)\nq = f32[4] parameter(1)\nc = f32[4] custom-call(p, q), custom_call_target="Sharding"',
+         "2 operands"),
+    ],
+)
+def test_other_custom_calls_are_named(text: str, needle: str) -> None:
+    comp = parse_hlo_snippet(text)
+    with pytest.raises(UnsupportedError, match=needle):
+        output_to_input(comp.root, comp)
+    with pytest.raises(UnsupportedError, match=needle):
+        input_to_output(comp.root, comp, 0)
+
+
+@settings(max_examples=40)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=2), st.data())
+def test_reduce_window_with_reversal(src: list[int], data: st.DataObject) -> None:
+    fields: dict[str, list[str]] = defaultdict(list)
+    out = []
+    for n in src:
+        size, stride, lo, hi = (data.draw(st.integers(a, b)) for a, b in ((1, 3), (1, 2), (0, 2), (0, 2)))
+        assume(lo + hi + n >= size)
+        out.append((lo + hi + n - size) // stride + 1)
+        fields["size"].append(str(size))
+        fields["stride"].append(str(stride))
+        fields["pad"].append(f"{lo}_{hi}")
+        fields["rhs_reversal"].append("1" if data.draw(st.booleans()) else "0")
+    window = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
+    check(*build("reduce-window", _shape(out), [_shape(src), _shape([])], {"window": window}))
+
+
+# XLA's CPU result for lax.conv_general_dilated(lhs f32[4,3,1], rhs f32[6,3,1], batch_group_count=2)
+# (tests/hlo_corpus/jax/conv_batch_group.*: recorded with one-hot inputs): output (b, f) reads the lhs
+# batch row below, every input feature.
+XLA_BATCH_GROUP_READS = {(b, f): (2 if f >= 3 else 0) + b for b in range(2) for f in range(6)}
+
+
+def test_batch_group_convolution_matches_xla() -> None:
+    comp = parse_hlo_snippet(
+        "l = f32[4,3,1] parameter(0)\nr = f32[6,3,1] parameter(1)\n"
+        "ROOT c = f32[2,6,1] convolution(l, r), window={size=1}, dim_labels=bf0_oi0->bf0, batch_group_count=2"
+    )
+    lhs_map, _rhs_map = output_to_input(comp.root, comp)
+    reads: dict[tuple[int, int], set[tuple[int, ...]]] = defaultdict(set)
+    for d, s, r in lhs_map.domain_points(10_000):
+        reads[(d[0], d[1])].add(lhs_map.evaluate(d, s, r))
+    for (b, f), row in XLA_BATCH_GROUP_READS.items():
+        assert reads[(b, f)] == {(row, c, 0) for c in range(3)}
+    check(comp.root, comp)
+
+
+def test_over_approximation_labels_use_the_computation() -> None:
+    module = parse_module((__import__("pathlib").Path(__file__).parent / "hlo_corpus/jax/argsort.pre.hlo").read_text())
+    sort = next(i for c in module.computations.values() for i in c.instructions if i.opcode == "sort")
+    comp = next(c for c in module.computations.values() if sort in c.instructions)
+    cmp = module.computations[sort.called_computation() or ""]
+    assert over_approximation(sort, comp, 0, cmp) is None  # the keys: the comparator reads them
+    assert "payload" in (over_approximation(sort, comp, 1, cmp) or "")
+    assert "not known" in (over_approximation(sort, comp, 1) or "")
+    add = parse_module((__import__("pathlib").Path(__file__).parent / "hlo_corpus/jax/scatter_add.pre.hlo").read_text())
+    setm = parse_module((__import__("pathlib").Path(__file__).parent / "hlo_corpus/jax/scatter_set.pre.hlo").read_text())
+    for module, exact in ((add, True), (setm, False)):
+        sc = next(i for c in module.computations.values() for i in c.instructions if i.opcode == "scatter")
+        comp = next(c for c in module.computations.values() if sc in c.instructions)
+        combiner = module.computations[sc.called_computation() or ""]
+        assert (over_approximation(sc, comp, 0, combiner) is None) == exact
+        assert over_approximation(sc, comp, 2, combiner)
