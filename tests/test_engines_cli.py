@@ -60,10 +60,27 @@ def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_unknown_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, REL_A, REL_B, "--engine", "z3")
+    code, out, _ = _run(capsys, REL_A, REL_B, "--engine", "z3", "--relation")
     assert code == 2 and "Unknown" in out and "isl" in out
-    code, _, _ = _run(capsys, REL_A, REL_B, "--engine", "isl")
+    code, _, _ = _run(capsys, REL_A, REL_B, "--engine", "isl", "--relation")
     assert code == 0
+    # Without --relation, maps declaring the same variables are compared pointwise (the reason printed);
+    # the note says the relations are equal all the same.
+    code, out, err = _run(capsys, REL_A, REL_B)
+    assert code == 1 and "pointwise-equal:" in out and "s0 = 0" in out
+    assert "comparing pointwise: both maps declare the same variables (1 dim, 1 range variable)" in err
+    assert "the relations are equal (--relation proves it)" in err
+
+
+def test_unused_range_variable_with_another_range_is_refuted(capsys: pytest.CaptureFixture[str]) -> None:
+    a = "(d0)[s0] -> (d0), domain: d0 in [0, 5], s0 in [0, 3]"
+    b = "(d0)[s0] -> (d0), domain: d0 in [0, 5], s0 in [0, 7]"
+    code, out, err = _run(capsys, a, b)
+    assert code == 1 and "s0 = 4" in out and "target domain only" in out
+    assert _run(capsys, a, b, "--relation")[0] == 0
+    # Different numbers of range variables: the relations are compared (no note).
+    code, _, err = _run(capsys, a, "(d0) -> (d0), domain: d0 in [0, 5]")
+    assert code == 0 and "pointwise" not in err
 
 
 def test_expressions_with_domain(capsys: pytest.CaptureFixture[str]) -> None:

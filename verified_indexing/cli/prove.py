@@ -36,8 +36,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "prove-equal",
         help="prove two indexing maps (or two expressions over a domain) equal, or refute with a counterexample",
         description=(
-            "Prove that two indexing maps are equal (same domain, same results; range variables existential), "
-            "or, with --domain, that two expressions are equal at every point of the domain."
+            "Prove that two indexing maps are equal (same domain, same results; pointwise when both declare the "
+            "same variables, else range variables existential), or, with --domain, that two expressions are "
+            "equal at every point of the domain."
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -49,11 +50,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="DOMAIN",
         help="compare A and B as expressions over this domain, e.g. 'd0 in [0, 9], d1 in [0, 10], d0 + d1 in [0, 12]'",
     )
-    p.add_argument(
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
         "--pointwise",
         action="store_true",
-        help="compare the maps pointwise: range variables universally quantified, like dims "
-        "(default: range variables existential, the relations are compared)",
+        help="compare the maps pointwise: range variables universally quantified, like dims (the default when "
+        "both maps declare the same numbers of dims, range variables and runtime variables)",
+    )
+    how.add_argument(
+        "--relation",
+        action="store_true",
+        help="compare the relations: range variables existential (the default when the maps declare "
+        "different numbers of range variables)",
     )
     p.add_argument("--engine", choices=[e for e in ENGINES], default="auto", help="proof engine (default: auto = isl)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
@@ -126,6 +134,34 @@ def _read_map(arg: str) -> IndexingMap:
     return m
 
 
+#: Why prove-equal compares pointwise by default when both maps declare the same variables.
+POINTWISE_NOTE = (
+    "comparing pointwise: both maps declare the same variables ({variables}), so each range variable is "
+    "matched with the other map's (XLA keeps range variables as loop variables: their exact sets matter); "
+    "--relation compares the relations (range variables existential)"
+)
+
+
+def same_variables(a: IndexingMap, b: IndexingMap) -> bool:
+    """Both maps are defined and declare the same numbers of dims, range variables
+    (at least one: without any, both comparisons are the same) and runtime variables."""
+    return (
+        a.state == b.state == "ok"
+        and a.num_range_vars > 0
+        and (a.num_dims, a.num_range_vars, a.num_rt_vars) == (b.num_dims, b.num_range_vars, b.num_rt_vars)
+    )
+
+
+def _declared(m: IndexingMap) -> str:
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}" + ("" if n == 1 else "s")
+
+    parts = [count(m.num_dims, "dim"), count(m.num_range_vars, "range variable")]
+    if m.num_rt_vars:
+        parts.append(count(m.num_rt_vars, "runtime variable"))
+    return ", ".join(parts)
+
+
 def _exit_code(v: Verdict) -> int:
     if v.proved:
         return 0
@@ -139,6 +175,7 @@ def _exit_code(v: Verdict) -> int:
 def run(args: argparse.Namespace) -> int:
     if not args.timeout > 0:  # also rejects NaN; inf means no wall-clock limit
         raise VerifiedIndexingError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    relation_pair: tuple[IndexingMap, IndexingMap] | None = None
     if args.domain is not None:
         ta, sa = read_input(args.a)
         tb, sb = read_input(args.b)
@@ -146,10 +183,14 @@ def run(args: argparse.Namespace) -> int:
         e1 = parse_expr(ta, source=sa)
         e2 = parse_expr(tb, source=sb)
         q = expr_equality_question(e1, e2, _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)]))
-    elif args.pointwise:
-        q = pointwise_equality_question(_read_map(args.a), _read_map(args.b))
     else:
-        q = equality_question(_read_map(args.a), _read_map(args.b))
+        a, b = _read_map(args.a), _read_map(args.b)
+        pointwise = args.pointwise
+        if not args.pointwise and not args.relation and same_variables(a, b):
+            pointwise = True
+            print(f"note: {POINTWISE_NOTE.format(variables=_declared(a))}", file=sys.stderr)
+        q = pointwise_equality_question(a, b) if pointwise else equality_question(a, b)
+        relation_pair = (a, b) if pointwise and not args.pointwise else None
     cache: ProofCache | None
     if args.no_cache:
         cache = None
@@ -170,6 +211,15 @@ def run(args: argparse.Namespace) -> int:
                     raise VerifiedIndexingError(f"--smt2 {args.smt2}: cannot write the query: {exc.strerror}") from None
                 print(f"wrote {path}", file=sys.stderr)
         verdict = answer(q, args.engine, args.timeout, cache)
+    if args.domain is None and relation_pair is not None and verdict.refuted:
+        rel = equality_question(*relation_pair)
+        rel_verdict = rel if isinstance(rel, Verdict) else answer(rel, "auto", args.timeout, cache)
+        if rel_verdict.proved:
+            print(
+                "note: the relations are equal (--relation proves it): the maps differ only in the values or "
+                "ranges of their range variables",
+                file=sys.stderr,
+            )
     if cache is not None and cache.disabled:
         print(f"note: {cache.disabled_reason}", file=sys.stderr)
     if args.json:
