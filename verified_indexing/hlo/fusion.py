@@ -298,13 +298,14 @@ def _needed_vars(m: IndexingMap) -> frozenset[tuple[str, int]]:
     return frozenset(needed)
 
 
-def _drop_unneeded(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
+def _drop_unneeded(m: IndexingMap, keep_range_vars: bool = False) -> tuple[IndexingMap, list[int]]:
     """``m`` without the range and runtime variables nothing needs (origins
-    renumbered alike); also returns the indices of the dropped runtime variables."""
+    renumbered alike; every range variable kept with ``keep_range_vars``); also
+    returns the indices of the dropped runtime variables."""
     if m.state != "ok":
         return m, []
     needed = _needed_vars(m)
-    keep_s = [i for i in range(m.num_range_vars) if ("s", i) in needed]
+    keep_s = [i for i in range(m.num_range_vars) if keep_range_vars or ("s", i) in needed]
     keep_rt = [k for k in range(m.num_rt_vars) if ("rt", k) in needed]
     dropped = [k for k in range(m.num_rt_vars) if ("rt", k) not in needed]
     if len(keep_s) == m.num_range_vars and not dropped:
@@ -459,7 +460,8 @@ def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 
 class _Walker:
-    def __init__(self, comp: Computation, verify: bool, simplify: bool) -> None:
+    def __init__(self, comp: Computation, verify: bool, simplify: bool, keep_loops: bool = False) -> None:
+        self.keep_loops = keep_loops
         self.comp = comp
         self.merge_proofs: list[Verdict] = []
         self.verify = verify
@@ -494,7 +496,7 @@ class _Walker:
                     return None
             else:
                 m = s
-        m, dropped = _drop_unneeded(m)
+        m, dropped = _drop_unneeded(m, self.keep_loops)
         if dropped and rel is not None:
             rel = rel_mod.drop_rt_inputs(rel, m.num_dims, dropped)
         return _Entry(m, rel, entry.paths)
@@ -642,8 +644,13 @@ def output_to_input_maps(
     simplify: bool = True,
     op_maps: OpMapsFn | None = None,
     module: Module | None = None,
+    keep_loops: bool = False,
 ) -> ComputationIndexing:
     """The maps from output ``output_index`` of ``comp``'s root to each parameter.
+
+    With ``keep_loops`` every range variable of the composition is kept, used in
+    the results or not (XLA keeps them as loop variables; ``audit`` compares
+    against them), and the final simplification that may drop them is skipped.
 
     ``op_maps`` replaces the per-op model (default: ``hlo.ops.output_to_input``).
     With ``verify`` each map is proven equal to the exact composition (isl) and
@@ -653,7 +660,7 @@ def output_to_input_maps(
     """
     start = time.perf_counter()
     per_op = op_maps or _default_output_to_input
-    walker = _Walker(comp, verify, simplify)
+    walker = _Walker(comp, verify, simplify, keep_loops)
     root = comp.root
     order = topological_order(comp)
     maps: dict[tuple[str, int], list[_Entry]] = {}
@@ -706,7 +713,7 @@ def output_to_input_maps(
         for element, label, shape in parts:
             target = TargetIndexing(param.parameter_number or 0, label, shape, element=element)
             for entry in maps.get((param.name, element or 0), []):
-                final = _polish(entry.map, verify) if simplify else entry.map
+                final = _polish(entry.map, verify) if simplify and not keep_loops else entry.map
                 verdict = None
                 if verify:
                     verdict = rel_mod.check_equal(
