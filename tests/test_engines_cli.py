@@ -244,3 +244,28 @@ def test_smt2_into_an_unwritable_directory_is_bad_input(tmp_path: Path, capsys: 
     code = main(["prove-equal", m, m, "--engine", "z3", "--no-cache", "--smt2", str(blocker / "sub")])
     err = capsys.readouterr().err
     assert code == 3 and "cannot write the query" in err and "Traceback" not in err
+
+
+XLA_FULL = """(d0){rt0} -> (d0 + rt0),
+domain:
+d0 in [0, 3],
+rt0 in [0, 5]
+runtime variables:
+rt0: %p = s32[2] parameter(1)
+  (d0) -> (0),
+  domain:
+  d0 in [0, 3]
+"""
+
+
+def test_xla_full_printed_form_with_runtime_variables(capsys: pytest.CaptureFixture[str]) -> None:
+    # XLA's printer adds a 'runtime variables:' section: read, and the bindings compared too.
+    code, out, _ = _run(capsys, XLA_FULL, XLA_FULL)
+    assert code == 0 and "runtime variable rt0 (A: p, B: p):" in out
+    code, out, _ = _run(capsys, XLA_FULL, XLA_FULL.replace("(d0) -> (0)", "(d0) -> (1)"))
+    assert code == 1 and "pointwise-equal: (d0) -> (0)" in out and "Refuted" in out
+    code, out, _ = _run(capsys, XLA_FULL, XLA_FULL.replace("rt0: %p = s32[2]", "rt0: %q = s32[2]"))
+    assert code == 1 and "bound to p in A and to q in B" in out
+    plain = XLA_FULL.split("runtime variables")[0]
+    code, out, _ = _run(capsys, XLA_FULL, plain)
+    assert code == 3 and "rt0 is bound in A only" in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from typing import Any
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import print_json, read_input
@@ -124,8 +125,17 @@ def _domain_map(text: str, exprs: list[AffineExpr], texts: list[tuple[str, str]]
     return IndexingMap(lists["d"], [], lists["s"], lists["rt"], constraints)
 
 
-def _read_map(arg: str) -> IndexingMap:
+def _read_map(arg: str, bindings: list[Any] | None = None) -> IndexingMap:
+    """The map of ``arg``; XLA's full printed form is accepted: its ``runtime
+    variables:`` section (each ``rtN`` bound to an instruction and a map) goes to
+    ``bindings``."""
     text, source = read_input(arg)
+    if "runtime variables" in text:
+        from verified_indexing.hlo.audit import split_runtime_variables
+
+        text, found = split_runtime_variables(text, source)
+        if bindings is not None:
+            bindings.extend(found)
     m = parse_map(text.strip(), source)
     if isinstance(m, AffineMap):
         raise VerifiedIndexingError(
@@ -176,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.timeout > 0:  # also rejects NaN; inf means no wall-clock limit
         raise VerifiedIndexingError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     relation_pair: tuple[IndexingMap, IndexingMap] | None = None
+    bindings_a: list[Any] = []
+    bindings_b: list[Any] = []
     if args.domain is not None:
         ta, sa = read_input(args.a)
         tb, sb = read_input(args.b)
@@ -184,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         e2 = parse_expr(tb, source=sb)
         q = expr_equality_question(e1, e2, _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)]))
     else:
-        a, b = _read_map(args.a), _read_map(args.b)
+        a, b = _read_map(args.a, bindings_a), _read_map(args.b, bindings_b)
         pointwise = args.pointwise
         if not args.pointwise and not args.relation and same_variables(a, b):
             pointwise = True
@@ -222,8 +234,43 @@ def run(args: argparse.Namespace) -> int:
             )
     if cache is not None and cache.disabled:
         print(f"note: {cache.disabled_reason}", file=sys.stderr)
+    extra: list[tuple[str, Verdict]] = []
+    if args.domain is None and (bindings_a or bindings_b):
+        extra = _compare_bindings(bindings_a, bindings_b, args.engine, args.timeout, cache)
     if args.json:
-        print_json(verdict.to_json())
+        data = verdict.to_json()
+        if extra:
+            data["runtime_variables"] = [{"binding": t, "verdict": v.to_json()} for t, v in extra]
+        print_json(data)
     else:
         print(verdict)
-    return _exit_code(verdict)
+        for text, v in extra:
+            print(f"runtime variable {text}:")
+            print(v)
+    codes = [_exit_code(verdict), *(_exit_code(v) for _, v in extra)]
+    for worst in (4, 3, 1, 2):
+        if worst in codes:
+            return worst
+    return 0
+
+
+def _compare_bindings(a: list[Any], b: list[Any], engine: str, timeout: float, cache: Any) -> list[tuple[str, Verdict]]:
+    """Each ``rtN`` of XLA's ``runtime variables:`` sections: bound to the same
+    instruction by pointwise-equal maps (a binding on one side only is an error)."""
+    out: list[tuple[str, Verdict]] = []
+    by_a, by_b = {x.index: x for x in a}, {x.index: x for x in b}
+    for k in sorted(set(by_a) | set(by_b)):
+        x, y = by_a.get(k), by_b.get(k)
+        if x is None or y is None:
+            side = "A" if x is not None else "B"
+            text = f"rt{k}"
+            out.append((text, Verdict("error", "none", 0.0, text, f"rt{k} is bound in {side} only")))
+            continue
+        text = f"rt{k} (A: {x.instruction}, B: {y.instruction})"
+        if x.instruction != y.instruction:
+            out.append((text, Verdict("refuted", "none", 0.0, text,
+                                      f"rt{k} is bound to {x.instruction} in A and to {y.instruction} in B")))
+            continue
+        q = pointwise_equality_question(x.map, y.map)
+        out.append((text, q if isinstance(q, Verdict) else answer(q, engine, timeout, cache)))
+    return out

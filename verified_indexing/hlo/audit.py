@@ -57,7 +57,9 @@ from verified_indexing.hlo.ir import Computation, Module
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.syntax import parse_indexing_map
 
-__all__ = ["Claim", "RuntimeBinding", "AuditResult", "parse_claims", "audit", "format_audit"]
+__all__ = [
+    "Claim", "RuntimeBinding", "AuditResult", "parse_claims", "audit", "format_audit", "split_runtime_variables",
+]
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,19 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
     if not claims:
         raise ParseError("no claim in the file (expected 'operand id = K' and a map)", text, 0, 1, source)
     return claims
+
+
+def split_runtime_variables(text: str, source: str = "<input>") -> tuple[str, list[RuntimeBinding]]:
+    """XLA's full printed form of a map: the map's text (before ``runtime variables:``)
+    and the bindings of that section (``rtN: INSTRUCTION`` then the map)."""
+    m = re.search(r"^\s*runtime variables\s*:\s*$", text, re.MULTILINE)
+    if m is None:
+        return text, []
+    head = text[: m.start()]
+    claims = parse_claims("operand id = 0\n" + "\n".join(
+        ln if ln.strip() else "" for ln in (head.strip().splitlines() + text[m.start():].strip().splitlines())
+    ), source)
+    return head, claims[0].bindings
 
 
 def _claims_from_json(text: str, source: str) -> list[Claim]:
