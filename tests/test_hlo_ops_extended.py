@@ -130,3 +130,64 @@ def test_over_approximation_labels_use_the_computation() -> None:
         combiner = module.computations[sc.called_computation() or ""]
         assert (over_approximation(sc, comp, 0, combiner) is None) == exact
         assert over_approximation(sc, comp, 2, combiner)
+
+
+COND = """HloModule cond
+branch_t {
+  a = f32[4,6] parameter(0)
+  ROOT t = f32[6,4] transpose(a), dimensions={1,0}
+}
+branch_r {
+  b = f32[4,6] parameter(0)
+  s = f32[4,6] reverse(b), dimensions={0}
+  ROOT r = f32[6,4] reshape(s)
+}
+branch_c {
+  c = f32[4,6] parameter(0)
+  ROOT k = f32[6,4] broadcast(f32[] constant(0)), dimensions={}
+}
+ENTRY main {
+  i = s32[] parameter(0)
+  x = f32[4,6] parameter(1)
+  y = f32[4,6] parameter(2)
+  ROOT c = f32[6,4] conditional(i, x, y, x), branch_computations={branch_t, branch_r, branch_c}
+}
+"""
+
+
+def test_conditional_reads_the_union_of_its_branches_marked() -> None:
+    from test_hlo_fusion import _reads_from_maps, _run_computation
+
+    from verified_indexing.hlo.fusion import analyze_module
+
+    module = parse_module(COND)
+    (result,) = analyze_module(module, computation="main")
+    assert not result.unsupported
+    reads = _reads_from_maps(result)
+    # The oracle: each branch run on its operand (tagged with the conditional's operand number).
+    want: dict[tuple[int, ...], set[tuple[int, tuple[int, ...]]]] = defaultdict(set)
+    operand_of = {"branch_t": 1, "branch_r": 2, "branch_c": 1}
+    for name, k in operand_of.items():
+        comp = module.computations[name]
+        values = _run_computation(comp)[comp.root.name]
+        for idx in np.ndindex(*values.shape):
+            want[tuple(idx)] |= {(k, x) for _, x in values[idx]}
+            want[tuple(idx)].add((0, ()))  # the selector is read by every element
+    assert {o: s for o, s in reads.items()} == dict(want)
+    for t in result.targets[1:]:
+        assert all(a.over_approximation and "only one branch runs" in a.over_approximation[0] for a in t.maps)
+    assert all(not a.over_approximation for a in result.targets[0].maps)  # the selector: exact
+
+
+def test_opt_barrier_passes_its_tuple_through() -> None:
+    from verified_indexing.hlo.fusion import output_to_input_maps
+
+    module = parse_module(
+        "HloModule ob\nENTRY e {\n  p = f32[4] parameter(0)\n  q = f32[3] parameter(1)\n  t = tuple(p, q)\n"
+        "  o = (f32[4], f32[3]) opt-barrier(t)\n  ROOT g = f32[3] get-tuple-element(o), index=1\n}\n"
+    )
+    result = output_to_input_maps(module.entry, module=module)
+    assert not result.unsupported
+    assert result.targets[0].maps == []
+    (a,) = result.targets[1].maps
+    assert a.map.format(one_line=True) == "(d0) -> (d0), domain: d0 in [0, 2]" and not a.over_approximation

@@ -39,6 +39,7 @@ from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
 from verified_indexing.hlo import relation as rel_mod
 from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
 from verified_indexing.indexing_map import IndexingMap, Variable, compose
+from verified_indexing.interval import Interval
 
 __all__ = [
     "Direction",
@@ -831,6 +832,14 @@ def _operand_steps(
         _check_get_tuple_element(inst, comp)
         assert inst.tuple_index is not None
         return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims), "", ())]
+    if inst.opcode == "opt-barrier" and inst.shape.is_tuple:
+        # An optimization barrier passes its tuple operand through unchanged, element by element.
+        shape = _output_shape(inst, output_index) if inst.shape.is_tuple else inst.shape
+        if len(inst.operands) != 1 or _strip_layout(comp.by_name[inst.operands[0]].shape) != _strip_layout(inst.shape):
+            raise _bad(inst, "expected one operand of the barrier's shape")
+        return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
+    if inst.opcode == "conditional" and module is not None:
+        return _conditional_steps(inst, comp, output_index, module, verify, simplify)
     called = inst.called_computation()
     if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
         with _entering(inst, comp, module.computations[called]):
@@ -856,6 +865,73 @@ def _operand_steps(
     if len(op_maps) != len(inst.operands):
         raise UnsupportedError(f"the model gave {len(op_maps)} maps for {len(inst.operands)} operands")
     return [(name, 0, m, "", _approx(inst, comp, k, module)) for k, (name, m) in enumerate(zip(inst.operands, op_maps))]
+
+
+def conditional_branches(inst: Instruction) -> list[str]:
+    """The branch computations of a ``conditional``, in operand order (branch ``k``
+    takes operand ``k + 1``): ``branch_computations={...}``, or
+    ``true_computation=`` then ``false_computation=``."""
+    raw = inst.attributes.get("branch_computations")
+    if raw is not None:
+        return [b.strip().lstrip("%") for b in raw.strip().strip("{}").split(",") if b.strip()]
+    t, f = inst.attributes.get("true_computation"), inst.attributes.get("false_computation")
+    if t is None or f is None:
+        raise _bad(inst, "expected branch_computations= or true_computation= and false_computation=")
+    return [t.strip().lstrip("%"), f.strip().lstrip("%")]
+
+
+_ONE_BRANCH = "only one branch runs, chosen when the program runs: each branch's reads are taken as reads"
+
+
+def _conditional_steps(
+    inst: Instruction, comp: Computation, output_index: int, module: Module, verify: bool, simplify: bool
+) -> list[tuple[str, int, IndexingMap, str, tuple[str, ...]]]:
+    """Output ``output_index`` of a conditional reads the selector (every element
+    reads it: exact) and, through each branch computation, that branch's operand;
+    the union over branches is an over-approximation (marked)."""
+    branches = conditional_branches(inst)
+    if len(inst.operands) != len(branches) + 1:
+        raise _bad(inst, f"{len(inst.operands)} operands for {len(branches)} branches")
+    out_shape = _output_shape(inst, output_index)
+    selector = comp.by_name[inst.operands[0]].shape
+    if selector.is_tuple or selector.rank:
+        raise _bad(inst, "the branch selector must be a scalar")
+    scalar = IndexingMap(
+        [Variable(Interval(0, n - 1)) for n in out_shape.dims], [], [], [], []
+    ) if 0 not in out_shape.dims else IndexingMap.known_empty()
+    steps: list[tuple[str, int, IndexingMap, str, tuple[str, ...]]] = [(inst.operands[0], 0, scalar, "", ())]
+    approx = (f"{inst.name} (conditional): {_ONE_BRANCH}",) if len(branches) > 1 else ()
+    for k, name in enumerate(branches):
+        if name not in module.computations:
+            raise _bad(inst, f"unknown branch computation {name!r}")
+        branch = module.computations[name]
+        params = branch.parameters()
+        if len(params) != 1:
+            raise _bad(inst, f"branch {name} has {len(params)} parameters, expected 1")
+        if _strip_layout(params[0].shape) != _strip_layout(comp.by_name[inst.operands[k + 1]].shape):
+            raise _bad(inst, f"operand {k + 1} does not have the shape of {name}'s parameter")
+        active: set[str] = getattr(_ACTIVE, "names", set())
+        if name in active:
+            raise UnsupportedError(f"{name} calls itself (recursion through {inst.name})")
+        _ACTIVE.names = active | {name}
+        try:
+            sub = output_to_input_maps(branch, output_index=output_index, verify=verify, simplify=simplify,
+                                       module=module)
+        finally:
+            _ACTIVE.names = active
+        operand = inst.operands[k + 1]
+        for target in sub.targets:
+            if target.unsupported:
+                why = f"unknown indexing through {', '.join(target.unsupported)} in {name}" + _details(sub, target)
+                steps.append((operand, target.element or 0, IndexingMap.undefined(), why, ()))
+            for access in target.maps:
+                if access.verdict is not None and not access.verdict.proved:
+                    raise UnsupportedError(f"the maps of {name} are not proven: {access.verdict.reason}")
+                inner = tuple(f"{name}/{a}" for a in access.over_approximation)
+                as_call = dataclasses.replace(inst, operands=[operand])  # the branch's parameter 0 is operand k+1
+                steps.append((operand, target.element or 0, lift_origins(access.map, as_call, branch), "",
+                              approx + inner))
+    return steps
 
 
 def _approx(inst: Instruction, comp: Computation, operand_index: int, module: Module | None) -> tuple[str, ...]:

@@ -96,7 +96,8 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "topk": "each output element comes from a data-dependent position",
     "ragged-dot": "the groups of rows have data-dependent sizes",
     "while": "a loop: the body runs a data-dependent number of times",
-    "conditional": "the branch is chosen when the program runs",
+    "conditional": "the branch is chosen when the program runs (the fusion walk, given the module, reads "
+    "through every branch and marks the maps as over-approximations)",
     "call": "a call: analyze its computation (the fusion walk goes through calls)",
     "fusion": "a fusion: analyze its computation (the fusion walk goes through fusions)",
     "all-reduce": _COLLECTIVE, "all-reduce-start": _COLLECTIVE, "all-reduce-done": _ASYNC,
@@ -111,7 +112,6 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "rng-bit-generator": "a random-state update whose output shape is not its operand's",
     "rng-get-and-update-state": "a random-state update",
     "after-all": "a token join: tokens hold no elements",
-    "opt-barrier": "an optimization barrier over a tuple (not modeled)",
     "cholesky": "a factorization: each output element reads a triangular, data-independent but non-affine region",
     "triangular-solve": "a solve: each output element reads a triangular region (not modeled)",
     "fft": "a transform: each output element reads a whole FFT dimension (not modeled)",
@@ -1494,7 +1494,27 @@ def over_approximation(
     return None
 
 
+def _opt_barrier_dims(inst: Instruction, comp: Computation) -> tuple[int, ...]:
+    if len(inst.operands) != 1:
+        raise _bad(inst, "expected one operand")
+    if inst.shape.is_tuple:
+        raise _unsupported(inst, "a barrier over a tuple: the fusion walk follows it element by element")
+    dims = _operand_dims(inst, comp, 0)
+    if dims != inst.shape.dims:
+        raise _bad(inst, f"the operand has shape {list(dims)}, the barrier {list(inst.shape.dims)}")
+    return dims
+
+
+def _opt_barrier_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    return [_identity(_opt_barrier_dims(inst, comp))]
+
+
+def _opt_barrier_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    return [_identity(_opt_barrier_dims(inst, comp))]
+
+
 _OPS: dict[str, tuple[_O2I, _I2O]] = {
+    "opt-barrier": (_opt_barrier_o2i, _opt_barrier_i2o),
     "custom-call": (_custom_call_o2i, _custom_call_i2o),
     "sort": (_sort_o2i, _sort_i2o),
     "scatter": (_scatter_o2i, _scatter_i2o),
