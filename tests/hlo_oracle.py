@@ -144,6 +144,12 @@ def run(
         return [ops[0]]  # an annotation: each element passes through
     if op == "sort":
         return _sort(inst, ops)
+    if op in ("topk", "top-k"):
+        # The k largest of each row (last dimension) and their indices: chosen by comparing the row.
+        res = _empty(out[0])
+        for idx in np.ndindex(*out[0]):
+            res[idx] = frozenset().union(*(ops[0][(*idx[:-1], j)] for j in range(ops[0].shape[-1])))
+        return [res, res.copy()]
     if op == "scatter":
         n = (len(ops) - 1) // 2
         return _scatter(inst, ops, values[n], n)

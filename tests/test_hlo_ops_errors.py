@@ -27,7 +27,7 @@ def _root(text: str) -> tuple[Instruction, Computation]:
     [
         # sort, scatter, batch-group convolution, reduce-window reversal and pass-through custom-calls
         # are modeled now: tests/test_hlo_ops_extended.py.
-        ("p0 = f32[8] parameter(0)\ns = (f32[2], s32[2]) topk(p0), k=2, largest=true", "data-dependent"),
+        ("p0 = f32[8] parameter(0)\ns = f32[8] select-and-scatter(p0), window={size=2}", "data-dependent"),
         # Every gather form (collapsed dims, batching dims, implicit index vector) is modeled now:
         # test_hlo_ops_oracle.py::test_general_gather and ::test_gather_with_batching_dims.
         ("p0 = f32[<=8,16] parameter(0)\nn = f32[<=8,16] negate(p0)", "dynamic shape"),

@@ -26,6 +26,14 @@ def test_sort(dims: list[int], n: int, data: st.DataObject) -> None:
     check(*build("sort", out, [_shape(dims)] * n, {"dimensions": _ints([d])}))
 
 
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_topk(dims: list[int], data: st.DataObject) -> None:
+    k = data.draw(st.integers(1, dims[-1]))
+    out = [*dims[:-1], k]
+    shape = _shape([]).__class__("tuple", tuple_shapes=(_shape(out), _shape(out, "s32")))
+    check(*build("topk", shape, [_shape(dims)], {"k": str(k), "largest": "true"}))
+
+
 @settings(max_examples=80)
 @given(st.data())
 def test_scatter(data: st.DataObject) -> None:

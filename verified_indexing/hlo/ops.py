@@ -92,8 +92,6 @@ _DYNAMIC = "dynamic shapes: the sizes are known only when the program runs"
 #: Opcodes that stay without an indexing model, with the reason the analysis reports.
 UNSUPPORTED_OPCODES: dict[str, str] = {
     "select-and-scatter": "the source lands at data-dependent positions chosen by the select computation",
-    "top-k": "each output element comes from a data-dependent position",
-    "topk": "each output element comes from a data-dependent position",
     "ragged-dot": "the groups of rows have data-dependent sizes",
     "while": "a loop: the body runs a data-dependent number of times",
     "conditional": "the branch is chosen when the program runs (the fusion walk, given the module, reads "
@@ -1385,6 +1383,40 @@ def _sort_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]
     return [b.build(results)] * n
 
 
+# -- top-k -------------------------------------------------------------------------------------------
+
+
+def _topk_parts(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if len(inst.operands) != 1:
+        raise _bad(inst, "topk takes one operand")
+    dims = _operand_dims(inst, comp, 0)
+    outs = _output_shapes(inst)
+    if not dims or len(outs) != 2 or any(len(_array(o, inst, "output")) != len(dims) for o in outs):
+        raise _bad(inst, "expected (values, indices) outputs of the operand's rank")
+    out = outs[0].dims
+    if outs[1].dims != out or out[:-1] != dims[:-1] or out[-1] > dims[-1]:
+        raise _bad(inst, f"outputs {list(out)} do not fit the operand {list(dims)}")
+    return dims, out
+
+
+def _topk_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    # Both outputs (the k largest values and their indices) are chosen by comparing the
+    # whole last dimension: every element of the row is read.
+    dims, out = _topk_parts(inst, comp)
+    if _known_empty_if_no_elements(dims, out):
+        return [IndexingMap.known_empty()]
+    b = _Builder(_boxes(out))
+    return [b.build([*(Dim(i) for i in range(len(out) - 1)), b.sym(Interval(0, dims[-1] - 1))])]
+
+
+def _topk_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    dims, out = _topk_parts(inst, comp)
+    if _known_empty_if_no_elements(dims, out):
+        return [IndexingMap.known_empty()] * 2
+    b = _Builder(_boxes(dims))
+    return [b.build([*(Dim(i) for i in range(len(dims) - 1)), b.sym(Interval(0, out[-1] - 1))])] * 2
+
+
 # -- scatter -------------------------------------------------------------------------------------------
 
 
@@ -1517,6 +1549,8 @@ _OPS: dict[str, tuple[_O2I, _I2O]] = {
     "opt-barrier": (_opt_barrier_o2i, _opt_barrier_i2o),
     "custom-call": (_custom_call_o2i, _custom_call_i2o),
     "sort": (_sort_o2i, _sort_i2o),
+    "topk": (_topk_o2i, _topk_i2o),
+    "top-k": (_topk_o2i, _topk_i2o),
     "scatter": (_scatter_o2i, _scatter_i2o),
     "broadcast": (_broadcast_o2i, _broadcast_i2o),
     "transpose": (_transpose_o2i, _transpose_i2o),
