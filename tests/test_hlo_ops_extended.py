@@ -199,3 +199,15 @@ def test_opt_barrier_passes_its_tuple_through() -> None:
     assert result.targets[0].maps == []
     (a,) = result.targets[1].maps
     assert a.map.format(one_line=True) == "(d0) -> (d0), domain: d0 in [0, 2]" and not a.over_approximation
+
+
+def test_the_docs_table_names_every_opcode() -> None:
+    import re
+    from pathlib import Path
+
+    from verified_indexing.hlo.ops import UNSUPPORTED_OPCODES, supported_opcodes
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "hlo-ops.md").read_text()
+    section = text[text.index("## Every opcode"): text.index("## Unsupported ops and bad input")]
+    named = set(re.findall(r"`([a-z][a-z0-9\-]*)`", section))
+    assert (supported_opcodes() | set(UNSUPPORTED_OPCODES)) <= named
