@@ -211,3 +211,37 @@ def test_the_docs_table_names_every_opcode() -> None:
     section = text[text.index("## Every opcode"): text.index("## Unsupported ops and bad input")]
     named = set(re.findall(r"`([a-z][a-z0-9\-]*)`", section))
     assert (supported_opcodes() | set(UNSUPPORTED_OPCODES)) <= named
+
+
+def test_physical_maps_and_from_instruction_against_the_oracle() -> None:
+    from pathlib import Path
+
+    from test_hlo_fusion import _reads_from_maps, _run_computation
+
+    from verified_indexing.hlo.fusion import analyze_module
+
+    path = Path(__file__).resolve().parent / "hlo_corpus" / "handwritten" / "physical_layouts.hlo"
+    module = parse_module(path.read_text())
+    comp = module.computations["fused"]
+
+    def physical(index: tuple[int, ...], layout: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(index[d] for d in reversed(layout))  # major to minor
+
+    for start in ("s", "e", "t"):
+        (result,) = analyze_module(module, from_instruction=start, physical=True)
+        assert all(a.verdict is not None and a.verdict.proved for t in result.targets for a in t.maps)
+        inst = comp.by_name[start]
+        values = _run_computation(comp)[start]
+        want = {
+            physical(tuple(int(i) for i in idx), inst.shape.minor_to_major()): {
+                (k, physical(x, comp.by_name["p0"].shape.minor_to_major())) for k, x in values[idx]
+            }
+            for idx in np.ndindex(*values.shape)
+        }
+        assert _reads_from_maps(result) == want, start
+    # A tiled layout has no plain physical order: named, no map.
+    tiled = parse_hlo_snippet("p = f32[8,128]{1,0:T(8,128)} parameter(0)\nROOT n = f32[8,128] negate(p)")
+    from verified_indexing.hlo.fusion import output_to_input_maps, to_physical
+
+    r = to_physical(output_to_input_maps(tiled), tiled)
+    assert r.targets[0].maps == [] and "tiled layout" in r.unsupported[-1].reason

@@ -14,6 +14,7 @@ EXAMPLES = """examples:
   verified-indexing analyze examples/jax_hlo/softmax.post.hlo
   verified-indexing analyze model.hlo --computation fused_computation.2 --direction input-to-output
   verified-indexing analyze model.hlo --instruction gather.3 --computation fused_computation --json
+  verified-indexing analyze model.hlo --from transpose.1 --physical
   echo 'p0 = f32[20] parameter(0)
   bc = f32[10,20,30] broadcast(p0), dimensions={1}' | verified-indexing analyze -
 
@@ -55,6 +56,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--operand", metavar="K", type=int, help="only operand/parameter K (input-to-output: map from it)"
     )
+    p.add_argument(
+        "--from",
+        dest="from_instruction",
+        metavar="INSTRUCTION",
+        help="the maps from this instruction's output (as if it were the root) to the parameters of its computation",
+    )
+    p.add_argument(
+        "--physical",
+        action="store_true",
+        help="maps between physical indices: each shape's dimensions in its layout's major-to-minor order",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-verify", action="store_true", help="skip the isl proofs (merge only identical maps)")
     p.set_defaults(run=run)
@@ -78,10 +90,14 @@ def run(args: argparse.Namespace) -> int:
     results = []
     for module in modules:
         computation = args.computation
-        if computation is None and args.instruction is None and not module.fusions():
+        if computation is None and args.instruction is None and args.from_instruction is None and not module.fusions():
             computation = module.entry_name
         if len(modules) > 1 and computation is not None and computation not in module.computations:
             continue  # --computation names a computation of another module of the file
+        if len(modules) > 1 and args.from_instruction is not None and not any(
+            args.from_instruction in c.by_name for c in module.computations.values()
+        ):
+            continue
         results += analyze_module(
             module,
             computation=computation,
@@ -89,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
             direction=args.direction,
             operand=args.operand,
             verify=not args.no_verify,
+            from_instruction=args.from_instruction,
+            physical=args.physical,
         )
     seconds = time.perf_counter() - start
     if args.json:

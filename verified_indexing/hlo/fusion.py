@@ -1093,6 +1093,8 @@ def analyze_module(
     operand: int | None = None,
     verify: bool = True,
     simplify: bool = True,
+    from_instruction: str | None = None,
+    physical: bool = False,
 ) -> list[ComputationIndexing]:
     """The analyses the ``analyze`` command prints.
 
@@ -1104,9 +1106,33 @@ def analyze_module(
     ``direction`` and ``operand`` choose output-to-input (every output of the
     root; ``operand`` restricts the parameters shown) or input-to-output (from
     parameter ``operand``, default every parameter).
+
+    ``from_instruction``: the maps between that instruction's output (as if it
+    were the root) and the parameters of its computation (``computation``, or
+    the one computation holding it). ``physical``: every map between physical
+    indices (each shape's dimensions in its layout's major-to-minor order; see
+    :func:`to_physical`).
     """
     jobs: list[tuple[Computation, str | None]] = []
-    if instruction is not None:
+    if from_instruction is not None:
+        if instruction is not None:
+            raise VerifiedIndexingError("give --from or --instruction, not both")
+        if computation is not None:
+            holders = [_computation(module, computation)]
+        else:
+            holders = [c for c in module.computations.values() if from_instruction in c.by_name]
+        if not holders or from_instruction not in holders[0].by_name:
+            where = f"computation {holders[0].name!r}" if holders else "the module"
+            raise VerifiedIndexingError(f"no instruction {from_instruction!r} in {where}")
+        if len(holders) > 1:
+            raise VerifiedIndexingError(
+                f"{from_instruction!r} is in {len(holders)} computations ({', '.join(c.name for c in holders)}): "
+                "give --computation"
+            )
+        comp = holders[0]
+        rerooted = [dataclasses.replace(i, is_root=i.name == from_instruction) for i in comp.instructions]
+        jobs.append((Computation(comp.name, rerooted, is_entry=comp.is_entry, offset=comp.offset), None))
+    elif instruction is not None:
         comp = _computation(module, computation or module.entry_name)
         if instruction not in comp.by_name:
             raise VerifiedIndexingError(f"no instruction {instruction!r} in computation {comp.name!r}")
@@ -1119,8 +1145,69 @@ def analyze_module(
     for comp, fusion_name in jobs:
         for result in _analyze(module, comp, direction, operand, verify, simplify):
             result.fusion = fusion_name
-            results.append(result)
+            results.append(to_physical(result, comp) if physical else result)
     return results
+
+
+def _physical_order(shape: Shape, what: str) -> list[int]:
+    """The logical dimension at each physical position (major to minor)."""
+    if shape.is_tuple:
+        raise UnsupportedError(f"{what}: a tuple shape has no physical index space")
+    if shape.is_tiled:
+        raise UnsupportedError(f"{what}: the tiled layout {shape} stores tiles one after the other (not modeled)")
+    return list(reversed(shape.minor_to_major()))
+
+
+def to_physical(result: ComputationIndexing, comp: Computation) -> ComputationIndexing:
+    """``result`` with every map between physical indices: the source's dims and
+    the target's results listed in their layouts' major-to-minor order (row-major
+    without a layout). A renaming of variables and a permutation of results, so
+    each map is exact exactly when the logical one is, and its proof carries over;
+    origins are renamed alike. A tiled layout is reported unsupported."""
+    root = comp.root
+    if result.direction == "output-to-input":
+        src_shape = root.shape.tuple_shapes[result.source] if root.shape.is_tuple else root.shape
+        src_what = f"output {result.source} of {root.name}"
+    else:
+        param = next(p for p in comp.parameters() if p.parameter_number == result.source)
+        src_shape, src_what = param.shape, f"parameter {param.name}"
+    try:
+        src_order = _physical_order(src_shape, src_what)
+    except UnsupportedError as exc:
+        result.unsupported.append(UnsupportedOp(src_what, "layout", str(exc), tuple(t.name for t in result.targets)))
+        for t in result.targets:
+            t.maps, t.unsupported = [], [*t.unsupported, src_what]
+        return result
+    pos = [0] * len(src_order)
+    for i, d in enumerate(src_order):
+        pos[d] = i
+    rename = [Dim(pos[j]) for j in range(len(src_order))]
+    for t in result.targets:
+        try:
+            order = _physical_order(t.shape, t.name)
+        except UnsupportedError as exc:
+            result.unsupported.append(UnsupportedOp(t.name, "layout", str(exc), (t.name,)))
+            t.maps, t.unsupported = [], [*t.unsupported, t.name]
+            continue
+        for a in t.maps:
+            m = a.map
+            if m.state != "ok":
+                continue
+            new = IndexingMap(
+                [m.dims[d] for d in src_order],
+                [m.results[d].substitute(dims=rename) for d in order],
+                m.range_vars,
+                m.rt_vars,
+                [(e.substitute(dims=rename), iv) for e, iv in m.constraints],
+            )
+            rts = list(new.rt_vars)
+            for k, v in enumerate(rts):
+                om = _origin_map(v.origin)
+                if om is not None:
+                    res = [r.substitute(dims=rename) for r in om.results]
+                    rts[k] = dataclasses.replace(v, origin=_with_origin_map(v.origin, res, new))
+            a.map = new.replace(rt_vars=rts) if rts else new
+    return result
 
 
 def _analyze(
