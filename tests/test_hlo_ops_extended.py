@@ -245,3 +245,46 @@ def test_physical_maps_and_from_instruction_against_the_oracle() -> None:
 
     r = to_physical(output_to_input_maps(tiled), tiled)
     assert r.targets[0].maps == [] and "tiled layout" in r.unsupported[-1].reason
+
+
+WHILE = """HloModule loop
+cond {
+  s = (s32[], f32[4], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(5)), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  w = f32[3] get-tuple-element(s), index=2
+  n = s32[] add(i, s32[] constant(1))
+  y = f32[4] exponential(x)
+  ROOT t = (s32[], f32[4], f32[3]) tuple(n, y, w)
+}
+ENTRY main {
+  a = f32[4] parameter(0)
+  b = f32[3] parameter(1)
+  z = s32[] constant(0)
+  init = (s32[], f32[4], f32[3]) tuple(z, a, b)
+  l = (s32[], f32[4], f32[3]) while(init), condition=cond, body=body
+  g = f32[3] get-tuple-element(l), index=2
+  h = f32[4] get-tuple-element(l), index=1
+  ROOT r = (f32[3], f32[4]) tuple(g, h)
+}
+"""
+
+
+def test_while_passes_loop_invariant_elements_through() -> None:
+    from verified_indexing.hlo.fusion import output_to_input_maps
+
+    module = parse_module(WHILE)
+    invariant = output_to_input_maps(module.entry, output_index=0, module=module)
+    assert not invariant.unsupported
+    assert invariant.targets[0].maps == []
+    (a,) = invariant.targets[1].maps
+    assert a.map.format(one_line=True) == "(d0) -> (d0), domain: d0 in [0, 2]" and not a.over_approximation
+    changing = output_to_input_maps(module.entry, output_index=1, module=module)
+    assert [u.instruction for u in changing.unsupported] == ["l"]
+    assert "element 1 of the loop state changes in the body body" in changing.unsupported[0].reason
+    assert changing.targets[0].unsupported == ["l"] and changing.targets[0].maps == []

@@ -840,6 +840,8 @@ def _operand_steps(
         return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
     if inst.opcode == "conditional" and module is not None:
         return _conditional_steps(inst, comp, output_index, module, verify, simplify)
+    if inst.opcode == "while" and module is not None:
+        return _while_steps(inst, comp, output_index, module)
     called = inst.called_computation()
     if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
         with _entering(inst, comp, module.computations[called]):
@@ -932,6 +934,43 @@ def _conditional_steps(
                 steps.append((operand, target.element or 0, lift_origins(access.map, as_call, branch), "",
                               approx + inner))
     return steps
+
+
+def _while_steps(
+    inst: Instruction, comp: Computation, output_index: int, module: Module
+) -> list[tuple[str, int, IndexingMap, str, tuple[str, ...]]]:
+    """Output element ``output_index`` of a ``while`` is its initial value when the
+    body passes that element of its state through unchanged (a loop-invariant
+    element: the body's root tuple holds ``get-tuple-element(state), index=k``);
+    any other element is the result of a data-dependent number of iterations:
+    unsupported, named."""
+    body_name = (inst.attributes.get("body") or "").strip().lstrip("%")
+    if len(inst.operands) != 1 or body_name not in module.computations:
+        raise _bad(inst, "expected one operand and body= naming a computation of the module")
+    body = module.computations[body_name]
+    params = body.parameters()
+    root = body.root
+    state = comp.by_name[inst.operands[0]].shape
+    if len(params) != 1 or _strip_layout(params[0].shape) != _strip_layout(state):
+        raise _bad(inst, f"the body {body_name} does not take the loop state {state}")
+    if not inst.shape.is_tuple:
+        raise UnsupportedError(f"while {inst.name}: a non-tuple loop state changes in every iteration")
+    element = root.operands[output_index] if root.opcode == "tuple" and output_index < len(root.operands) else None
+    source = body.by_name.get(element) if element is not None else None
+    if (
+        source is None
+        or source.opcode != "get-tuple-element"
+        or source.tuple_index != output_index
+        or source.operands != [params[0].name]
+    ):
+        from verified_indexing.hlo.ops import UNSUPPORTED_OPCODES
+
+        raise UnsupportedError(
+            f"unknown indexing for while ({inst.name}): {UNSUPPORTED_OPCODES['while']}: element {output_index} of "
+            f"the loop state changes in the body {body_name}"
+        )
+    shape = _output_shape(inst, output_index)
+    return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
 
 
 def _approx(inst: Instruction, comp: Computation, operand_index: int, module: Module | None) -> tuple[str, ...]:

@@ -93,7 +93,8 @@ _DYNAMIC = "dynamic shapes: the sizes are known only when the program runs"
 UNSUPPORTED_OPCODES: dict[str, str] = {
     "select-and-scatter": "the source lands at data-dependent positions chosen by the select computation",
     "ragged-dot": "the groups of rows have data-dependent sizes",
-    "while": "a loop: the body runs a data-dependent number of times",
+    "while": "a loop: the body runs a data-dependent number of times (the fusion walk, given the module, "
+    "passes the loop-invariant elements of the state through)",
     "conditional": "the branch is chosen when the program runs (the fusion walk, given the module, reads "
     "through every branch and marks the maps as over-approximations)",
     "call": "a call: analyze its computation (the fusion walk goes through calls)",
