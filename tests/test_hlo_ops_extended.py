@@ -288,3 +288,25 @@ def test_while_passes_loop_invariant_elements_through() -> None:
     assert [u.instruction for u in changing.unsupported] == ["l"]
     assert "element 1 of the loop state changes in the body body" in changing.unsupported[0].reason
     assert changing.targets[0].unsupported == ["l"] and changing.targets[0].maps == []
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('p = f32[4] parameter(0)\nc = f32[4] custom-call(p), custom_call_target="xla.sdy.ManualComputation", '
+         "called_computations={body}", "calls a computation"),
+        ('p = f32[4] parameter(0)\nc = s32[4] custom-call(p), custom_call_target="Sharding"', "element type"),
+    ],
+)
+def test_pass_through_needs_the_same_values(text: str, needle: str) -> None:
+    comp = parse_hlo_snippet(text)
+    with pytest.raises(UnsupportedError, match=needle):
+        output_to_input(comp.root, comp)
+
+
+def test_shapes_that_cannot_be_inferred_are_asked_for() -> None:
+    from verified_indexing.errors import ParseError
+
+    for rhs in ("bitcast(a)", "map(a), to_apply=f", "convert(a)", "reshape(a)"):
+        with pytest.raises(ParseError, match="cannot infer the shape"):
+            parse_hlo_snippet(f"a = f32[4,2] parameter(0)\nROOT b = {rhs}")

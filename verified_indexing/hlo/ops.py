@@ -1326,7 +1326,11 @@ def _custom_call_parts(inst: Instruction, comp: Computation) -> tuple[int, ...]:
     if len(inst.operands) != 1 or inst.shape.is_tuple:
         raise _unsupported(inst, f"pass-through custom-call {custom_call_target(inst)!r} with "
                            f"{len(inst.operands)} operands or a tuple result (only one array operand is modeled)")
+    if any(k in inst.attributes for k in ("called_computations", "to_apply", "calls")):
+        raise _unsupported(inst, f"custom-call {custom_call_target(inst)!r} calls a computation: not a pass-through")
     dims = _operand_dims(inst, comp, 0)
+    if _operand_shape(inst, comp, 0).element_type != inst.shape.element_type:
+        raise _unsupported(inst, f"custom-call {custom_call_target(inst)!r} changes the element type")
     if dims != inst.shape.dims:
         raise _unsupported(
             inst, f"custom-call {custom_call_target(inst)!r} changes the shape {list(dims)} -> "

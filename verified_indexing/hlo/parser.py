@@ -281,8 +281,10 @@ def parse_shape(text: str, source: str = "<input>") -> Shape:
 
 _ATTR_START_RE = re.compile(r"[A-Za-z_][\w\-.]*[ \t]*=")
 _NESTED_RE = re.compile(r"[a-z][a-z0-9\-_]*[ \t]*\(")
+# Opcodes whose result has the shape (element type included) of their first array operand.
 _SAME_SHAPE_OPCODES = ELEMENTWISE_OPCODES - {"compare", "convert", "is-finite", "real", "imag", "complex",
-                                             "stochastic-convert", "rng", "select", "clamp"}
+                                             "stochastic-convert", "rng", "select", "clamp", "map",
+                                             "bitcast-convert"}
 
 
 class _Instructions:
@@ -440,7 +442,7 @@ def _infer_shape(cur: _Cursor, inst: Instruction, sink: _Instructions, at: int) 
         k = inst.attributes.get("index", "")
         if re.fullmatch(r"\d+", k) and int(k) < len(shapes[0].tuple_shapes):
             return shapes[0].tuple_shapes[int(k)]
-    if op in _SAME_SHAPE_OPCODES | {"bitcast", "add-dependency", "opt-barrier"} and shapes:
+    if op in _SAME_SHAPE_OPCODES | {"add-dependency", "opt-barrier"} and shapes:
         ranked = [s for s in shapes if s.is_tuple or s.rank > 0] or shapes
         return ranked[0]
     if op in ("compare", "is-finite") and shapes and not shapes[0].is_tuple:
