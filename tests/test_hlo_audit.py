@@ -119,3 +119,23 @@ def test_json_claims_and_bad_input() -> None:
     assert info.value.line == 3
     code, _, err = _cli("audit", str(HERE / "module.hlo"), "operand id = 0\n(d0) -> (d0), domain: d0 in [0, 3]")
     assert code == 3 and "3 fusions" in err
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "rt0: %b0 = s32[] bitcast(s32[1] %s0)\n  (d0, d1) -> (),\n  domain:\n  d0 in [0, 3],\n  d1 in [0, 31]",
+        "rt0: %b0 = s32[] bitcast(s32[1] %s0): (d0, d1) -> (), domain: d0 in [0, 3], d1 in [0, 31]",
+        "rt0: hlo: b0\n(d0, d1) -> (),\ndomain:\nd0 in [0, 3],\nd1 in [0, 31]",
+        "rt0:\n  %b0 = s32[] bitcast(s32[1] %s0)\n  (d0, d1) -> (), domain: d0 in [0, 3], d1 in [0, 31]",
+    ],
+)
+def test_runtime_variable_sections_in_several_layouts(binding: str) -> None:
+    text = (
+        "fusion f1\noperand id = 0\n(d0, d1){rt0} -> (d0 + rt0, d1),\ndomain:\nd0 in [0, 3],\nd1 in [0, 31],\n"
+        f"rt0 in [0, 12]\nruntime variables:\n{binding}\n"
+    )
+    (claim,) = parse_claims(text)
+    assert [(b.index, b.instruction, b.map.num_results) for b in claim.bindings] == [(0, "b0", 0)]
+    (r,) = audit(MODULE, [claim])
+    assert r.status == "proved"

@@ -118,13 +118,15 @@ _OUTPUT_RE = re.compile(r"^\s*output\s+(?:id\s*=\s*)?(\d+)\s*:?\s*$")
 _OPERAND_RE = re.compile(r"^\s*(?:operand id\s*=\s*|operand\s+)(\d+)\s*:?\s*$")
 _RT_RE = re.compile(r"^\s*rt(\d+)\s*:\s*(.*?)\s*$")
 _RT_SECTION_RE = re.compile(r"^\s*runtime variables\s*:\s*$")
+# Where a map starts: "(d0, d1)", optional "[s0]" and "{rt0}", then "->".
+_MAP_START_RE = re.compile(r"\((?:\s*d\d+\s*(?:,\s*d\d+\s*)*)?\)\s*(?:\[[^\]]*\])?\s*(?:\{[^}]*\})?\s*->")
 
 
 def _instruction_name(text: str) -> str:
     """``%p1 = s32[] parameter(1)`` -> ``p1``; ``ROOT %x = ...`` -> ``x``; ``p1`` -> ``p1``."""
     text = text.strip()
     head = text.split("=", 1)[0] if "=" in text else text
-    head = re.sub(r"^ROOT\s+", "", head.strip())
+    head = re.sub(r"^(hlo\s*:\s*)?(ROOT\s+)?", "", head.strip())
     return head.strip().lstrip("%")
 
 
@@ -201,10 +203,20 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
                 if i >= len(lines) or not (rm := _RT_RE.match(lines[i])):
                     break
                 k, inst_text = int(rm.group(1)), rm.group(2)
+                line_at = offsets[i] + rm.start(2)
                 i += 1
                 if not inst_text:  # the instruction on the next line
                     inst_text = lines[i].strip() if i < len(lines) else ""
                     i += 1
+                inline = _MAP_START_RE.search(inst_text)
+                if inline is not None:  # "rt0: NAME: (d0, d1) -> (), domain: ..." on one line (and more lines)
+                    head = inst_text[: inline.start()].rstrip(" :,")
+                    more, _, i = block(i) if i < len(lines) and lines[i].strip() and not _RT_RE.match(lines[i]) \
+                        else ("", 0, i)
+                    body = inst_text[inline.start():] + ("\n" + more if more else "")
+                    claim.bindings.append(RuntimeBinding(k, _instruction_name(head),
+                                                         parse_map(body, line_at + inline.start())))
+                    continue
                 body, at, i = block(i)
                 claim.bindings.append(RuntimeBinding(k, _instruction_name(inst_text), parse_map(body, at)))
         claims.append(claim)
