@@ -310,3 +310,29 @@ def test_shapes_that_cannot_be_inferred_are_asked_for() -> None:
     for rhs in ("bitcast(a)", "map(a), to_apply=f", "convert(a)", "reshape(a)"):
         with pytest.raises(ParseError, match="cannot infer the shape"):
             parse_hlo_snippet(f"a = f32[4,2] parameter(0)\nROOT b = {rhs}")
+
+
+def test_conditional_input_to_output_is_the_inverse_of_the_reads() -> None:
+    from verified_indexing.hlo.fusion import analyze_module
+
+    module = parse_module(COND)
+    (back,) = analyze_module(module, computation="main", direction="output-to-input")
+    forward = {
+        o: s for o, s in
+        ((r.source, r) for r in analyze_module(module, computation="main", direction="input-to-output"))
+    }
+    pairs = set()
+    for t in back.targets:
+        for a in t.maps:
+            for d, s, r in a.map.domain_points():
+                pairs.add((t.index, a.map.evaluate(d, s, r), d))
+    got = set()
+    for n, res in forward.items():
+        assert not res.unsupported
+        for t in res.targets:
+            for a in t.maps:
+                assert a.verdict is not None and a.verdict.proved
+                assert (n == 0) == (not a.over_approximation)
+                for d, s, r in a.map.domain_points():
+                    got.add((n, d, a.map.evaluate(d, s, r)))
+    assert got == pairs

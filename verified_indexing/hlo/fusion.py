@@ -936,6 +936,56 @@ def _conditional_steps(
     return steps
 
 
+def _conditional_user_steps(
+    user: Instruction, comp: Computation, operand_index: int, module: Module, verify: bool, simplify: bool
+) -> list[tuple[int, IndexingMap, str, tuple[str, ...]]]:
+    """Input to output through a conditional: the selector reaches every output
+    element (exact); operand ``k + 1`` reaches, through branch ``k``, the output
+    elements that branch reads it for (marked: only one branch runs)."""
+    branches = conditional_branches(user)
+    if len(user.operands) != len(branches) + 1:
+        raise _bad(user, f"{len(user.operands)} operands for {len(branches)} branches")
+    outputs = list(user.shape.tuple_shapes) if user.shape.is_tuple else [user.shape]
+    steps: list[tuple[int, IndexingMap, str, tuple[str, ...]]] = []
+    if operand_index == 0:
+        for j, shape in enumerate(outputs):
+            if shape.is_tuple:
+                raise UnsupportedError("a tuple of tuples")
+            m = (
+                IndexingMap([], [Sym(i) for i in range(shape.rank)], [Variable(Interval(0, n - 1)) for n in shape.dims])
+                if 0 not in shape.dims else IndexingMap.known_empty()
+            )
+            steps.append((j, m, "", ()))
+        return steps
+    approx = (f"{user.name} (conditional): {_ONE_BRANCH}",) if len(branches) > 1 else ()
+    # (An operand feeding several branches is walked once per operand position.)
+    for k, name in enumerate(branches):
+        if k + 1 != operand_index:
+            continue
+        if name not in module.computations:
+            raise _bad(user, f"unknown branch computation {name!r}")
+        branch = module.computations[name]
+        active: set[str] = getattr(_ACTIVE, "names", set())
+        if name in active:
+            raise UnsupportedError(f"{name} calls itself (recursion through {user.name})")
+        _ACTIVE.names = active | {name}
+        try:
+            sub = input_to_output_maps(branch, 0, verify=verify, simplify=simplify, module=module)
+        finally:
+            _ACTIVE.names = active
+        as_call = dataclasses.replace(user, operands=[user.operands[k + 1]])
+        for target in sub.targets:
+            if target.unsupported:
+                why = f"unknown indexing through {', '.join(target.unsupported)} in {name}" + _details(sub, target)
+                steps.append((target.index, IndexingMap.undefined(), why, ()))
+            for access in target.maps:
+                if access.verdict is not None and not access.verdict.proved:
+                    raise UnsupportedError(f"the maps of {name} are not proven: {access.verdict.reason}")
+                inner = tuple(f"{name}/{a}" for a in access.over_approximation)
+                steps.append((target.index, lift_origins(access.map, as_call, branch), "", approx + inner))
+    return steps
+
+
 def _while_steps(
     inst: Instruction, comp: Computation, output_index: int, module: Module
 ) -> list[tuple[str, int, IndexingMap, str, tuple[str, ...]]]:
@@ -1099,6 +1149,8 @@ def _user_steps(
         if user.tuple_index != operand_output:
             return []
         return [(0, IndexingMap.identity(user.shape.dims), "", ())]
+    if user.opcode == "conditional" and module is not None and not operand.shape.is_tuple:
+        return _conditional_user_steps(user, comp, operand_index, module, verify, simplify)
     if operand.shape.is_tuple:
         raise UnsupportedError(f"{user.opcode} of a tuple-shaped operand")
     called = user.called_computation()
