@@ -521,11 +521,11 @@ def _computation(cur: _Cursor) -> Computation:
     cur.skip(newlines=False)
     if cur.peek() == "(":
         cur.balanced()  # the signature's parameters (the parameter instructions say it all)
-        cur.skip(newlines=False)
+        cur.skip()  # a long signature may continue on the next lines
         if cur.accept("->"):
-            cur.skip(newlines=False)
+            cur.skip()
             cur.shape(spaced_layout=False)
-            cur.skip(newlines=False)
+            cur.skip()
     # Anything else before '{' (execution_thread=..., etc.) is skipped.
     while not cur.at_end() and cur.peek() != "{" and cur.peek() != "\n":
         if cur.peek() == '"':
