@@ -155,3 +155,27 @@ def test_header_forms() -> None:
     sig = parse_module("HloModule s\nENTRY e (p: f32[]) -> f32[] {\n  ROOT p = f32[] parameter(0)\n}\n")
     assert sig.entry.root.name == "p"
     assert parse_shape("(f32[2] {0},\n s32[])").tuple_shapes[0].layout == (0,)
+
+
+def test_dump_directory_fallbacks(tmp_path: Path) -> None:
+    import shutil
+
+    for p in (CORPUS / "dump").glob("*before_optimizations.txt"):
+        shutil.copy(p, tmp_path / p.name)
+    selection = dump_modules(str(tmp_path))
+    assert len(selection.files) == 2 and "no optimized ones" in selection.note
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = _cli("analyze", str(empty))
+    assert code == 3 and "no HLO module in the directory" in err
+
+
+def test_over_approximations_in_the_json_report() -> None:
+    import json
+
+    code, out, _ = _cli("analyze", str(CORPUS / "jax" / "scatter_set.post.hlo"), "--json", "--no-verify")
+    data = json.loads(out)
+    assert code == 0 and data["summary"]["over_approximations"] >= 2
+    maps = [a for r in data["results"] for t in r["targets"] for a in t["maps"]]
+    assert any(not a["exact"] and a["over_approximation"][0].startswith("scatter.1 (scatter): ") for a in maps)
+    assert any(a["exact"] and a["over_approximation"] == [] for a in maps)
