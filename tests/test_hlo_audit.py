@@ -139,3 +139,13 @@ def test_runtime_variable_sections_in_several_layouts(binding: str) -> None:
     assert [(b.index, b.instruction, b.map.num_results) for b in claim.bindings] == [(0, "b0", 0)]
     (r,) = audit(MODULE, [claim])
     assert r.status == "proved"
+
+
+def test_json_report_carries_the_counterexample() -> None:
+    planted = CLAIMS.replace("(d0)[s0] -> (d0, s0),", "(d0)[s0] -> (-d0 + 7, s0),")
+    code, out, _ = _cli("audit", str(HERE / "module.hlo"), planted, "--json")
+    assert code == 1
+    (bad,) = [r for r in json.loads(out)["results"] if r["status"] == "refuted"]
+    c = bad["counterexample"]
+    assert c["claimed"] == [7 - c["values"]["d0"], c["values"]["s0"]] and c["analysis"] is None
+    assert any("no range-variable value makes that output read it" in w for w in bad["witness"])

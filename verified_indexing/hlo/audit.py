@@ -107,6 +107,11 @@ class AuditResult:
             "status": self.status,
             "steps": [{"step": s, "result": r} for s, r in self.steps],
             "witness": self.witness,
+            "counterexample": None if self.counterexample is None else {
+                "values": dict(self.counterexample.values),
+                "claimed": None if self.counterexample.source is None else list(self.counterexample.source),
+                "analysis": None if self.counterexample.target is None else list(self.counterexample.target),
+            },
             "ours": [str(a.map) for a in self.ours],
         }
 
@@ -291,8 +296,18 @@ def _witness(v: Verdict, claimed: str = "source", actual: str = "target") -> lis
     if c is None:
         return []
     values = ", ".join(f"{k} = {x}" for k, x in c.values)
-    lines = [f"at {values}:"]
     side = {"source": c.source, "target": c.target}
+    if c.kind == "relation":
+        # A pair (output index -> element) in one relation only.
+        has, lacks = ("claimed", "the analysis") if c.source is not None else ("the analysis", "the claim")
+        element = c.source if c.source is not None else c.target
+        dims = ", ".join(f"{k} = {x}" for k, x in c.values if k.startswith("d") or k.startswith("rt"))
+        return [
+            f"at {values}:",
+            f"  {has}: output ({dims}) reads element ({', '.join(map(str, element or ()))})",
+            f"  {lacks}: no range-variable value makes that output read it",
+        ]
+    lines = [f"at {values}:"]
     for name, who in ((claimed, "claimed"), (actual, "analysis")):
         res = side[name]
         lines.append(f"  {who}: " + ("not in the domain" if res is None else f"element ({', '.join(map(str, res))})"))
