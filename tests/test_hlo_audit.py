@@ -149,3 +149,27 @@ def test_json_report_carries_the_counterexample() -> None:
     c = bad["counterexample"]
     assert c["claimed"] == [7 - c["values"]["d0"], c["values"]["s0"]] and c["analysis"] is None
     assert any("no range-variable value makes that output read it" in w for w in bad["witness"])
+
+
+def test_mutated_claims_give_only_our_errors() -> None:
+    """A small fuzzer over the claims file: parse and audit raise nothing but
+    VerifiedIndexingError (ParseError positioned in the file)."""
+    import random
+
+    from verified_indexing.errors import VerifiedIndexingError
+
+    rng = random.Random(7)
+    tokens = ["(", ")", "{", "}", ",", "\n", " ", "rt0: ", "runtime variables:\n", "operand id = 1\n", "fusion f9\n",
+              "d0", "s0", "rt1", "->", "[0, 3]", "output 1\n", "%p1 = s32[2] parameter(1)"]
+    for _ in range(80):
+        text = CLAIMS
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(text))
+            if rng.random() < 0.5:
+                text = text[:i] + text[i + rng.randint(1, 4):]
+            else:
+                text = text[:i] + rng.choice(tokens) + text[i:]
+        try:
+            audit(MODULE, parse_claims(text))
+        except VerifiedIndexingError:
+            pass
