@@ -173,3 +173,33 @@ def test_mutated_claims_give_only_our_errors() -> None:
             audit(MODULE, parse_claims(text))
         except VerifiedIndexingError:
             pass
+
+
+I2O = """fusion f1
+input-to-output
+operand id = 0
+(d0, d1){rt0} -> (d0 - rt0, d1),
+domain:
+d0 in [0, 15],
+d1 in [0, 31],
+rt0 in [0, 12],
+d0 - rt0 in [0, 3]
+runtime variables:
+rt0: %p1 = s32[2] parameter(1)
+  (d0, d1) -> (0),
+  domain:
+  d0 in [0, 15],
+  d1 in [0, 31]
+"""
+
+
+def test_input_to_output_claims() -> None:
+    (claim,) = parse_claims(I2O)
+    assert claim.direction == "input-to-output"
+    (r,) = audit(MODULE, [claim])
+    assert r.status == "proved", r.steps
+    (bad,) = audit(MODULE, parse_claims(I2O.replace("d0 - rt0 in [0, 3]", "d0 - rt0 in [0, 4]")))
+    assert bad.status == "refuted" and bad.counterexample is not None
+    # The witness: an input row the claim sends to output row 4, which does not exist in f32[4,32].
+    c = bad.counterexample
+    assert c.source is not None and c.source[0] == 4 and c.target is None

@@ -26,6 +26,7 @@ step, e.g. different numbers of range variables; no counterexample is claimed),
 The claims file (text) is a sequence of blocks::
 
     fusion NAME               (or: computation NAME; optional for a module with one fusion)
+    input-to-output           (optional: from parameter K to output N; default output-to-input)
     output N                  (optional, default 0)
     operand id = K
     (d0, d1){rt0} -> (d0 + rt0, d1),
@@ -51,8 +52,8 @@ from typing import Any
 
 from verified_indexing.engines import prove_equal, prove_pointwise_equal, prove_subset
 from verified_indexing.engines.verdict import Counterexample, Verdict
-from verified_indexing.errors import ParseError, VerifiedIndexingError
-from verified_indexing.hlo.fusion import AccessMap, _trace_step, output_to_input_maps
+from verified_indexing.errors import ParseError, UnsupportedError, VerifiedIndexingError
+from verified_indexing.hlo.fusion import AccessMap, _trace_step, input_to_output_maps, output_to_input_maps
 from verified_indexing.hlo.ir import Computation, Module
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.syntax import parse_indexing_map
@@ -81,12 +82,17 @@ class Claim:
     computation: str | None = None
     output: int = 0
     line: int = 1
+    #: ``output-to-input`` (operand = the parameter read) or ``input-to-output``
+    #: (operand = the parameter mapped from, output = the root output mapped to).
+    direction: str = "output-to-input"
 
     def label(self) -> str:
         where = f"fusion {self.fusion}" if self.fusion else ""
         if self.computation:
             where = f"computation {self.computation}"
         parts = [p for p in (where, f"output {self.output}" if self.output else "", f"operand {self.operand}") if p]
+        if self.direction != "output-to-input":
+            parts.append(self.direction)
         return ", ".join(parts)
 
 
@@ -120,6 +126,7 @@ class AuditResult:
 
 _HEADER_RE = re.compile(r"^\s*(fusion|computation)\s+%?([\w.\-]+)\s*:?\s*$")
 _OUTPUT_RE = re.compile(r"^\s*output\s+(?:id\s*=\s*)?(\d+)\s*:?\s*$")
+_DIRECTION_RE = re.compile(r"^\s*(?:direction\s*[:=]?\s*)?(output-to-input|input-to-output)\s*:?\s*$")
 _OPERAND_RE = re.compile(r"^\s*(?:operand id\s*=\s*|operand\s+)(\d+)\s*:?\s*$")
 _RT_RE = re.compile(r"^\s*rt(\d+)\s*:\s*(.*?)\s*$")
 _RT_SECTION_RE = re.compile(r"^\s*runtime variables\s*:\s*$")
@@ -148,6 +155,7 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
     fusion: str | None = None
     computation: str | None = None
     output = 0
+    direction = "output-to-input"
     i = 0
 
     def block(start: int) -> tuple[str, int, int]:
@@ -158,6 +166,7 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
             ln = lines[j]
             if j > start and (
                 _HEADER_RE.match(ln) or _OUTPUT_RE.match(ln) or _OPERAND_RE.match(ln) or _RT_RE.match(ln)
+                or _DIRECTION_RE.match(ln)
                 or _RT_SECTION_RE.match(ln) or not ln.strip()
             ):
                 break
@@ -182,6 +191,10 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
             output = 0
             i += 1
             continue
+        if m := _DIRECTION_RE.match(ln):
+            direction = m.group(1)
+            i += 1
+            continue
         if m := _OUTPUT_RE.match(ln):
             output = int(m.group(1))
             i += 1
@@ -197,7 +210,7 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
         if i >= len(lines):
             raise ParseError("a claim without its map", text, offsets[operand_line], 1, source)
         body, at, i = block(i)
-        claim = Claim(operand, parse_map(body, at), [], fusion, computation, output, operand_line + 1)
+        claim = Claim(operand, parse_map(body, at), [], fusion, computation, output, operand_line + 1, direction)
         while i < len(lines) and not lines[i].strip():
             i += 1
         if i < len(lines) and _RT_SECTION_RE.match(lines[i]):
@@ -262,7 +275,8 @@ def _claims_from_json(text: str, source: str) -> list[Claim]:
         ]
         claims.append(
             Claim(int(item["operand"]), parse_indexing_map(str(item["map"]), f"{source}: claim {n}"), bindings,
-                  item.get("fusion"), item.get("computation"), int(item.get("output", 0)), n + 1)
+                  item.get("fusion"), item.get("computation"), int(item.get("output", 0)), n + 1,
+                  str(item.get("direction", "output-to-input")))
         )
     return claims
 
@@ -375,14 +389,28 @@ def _compare_binding(
 def audit_claim(module: Module, claim: Claim, cache: dict[Any, Any] | None = None) -> AuditResult:
     """Check one claim (see the module docstring for the steps)."""
     comp = _resolve(module, claim)
-    key: Any = (comp.name, claim.output)
     cache = cache if cache is not None else {}
+    forward = claim.direction == "input-to-output"
+    if claim.direction not in ("output-to-input", "input-to-output"):
+        return AuditResult(claim, "error", [("direction", f"unknown direction {claim.direction!r}")])
+    key: Any = (comp.name, claim.direction, claim.operand if forward else claim.output)
     if key not in cache:
-        cache[key] = output_to_input_maps(comp, output_index=claim.output, module=module)
+        try:
+            cache[key] = (
+                input_to_output_maps(comp, claim.operand, module=module)
+                if forward
+                else output_to_input_maps(comp, output_index=claim.output, module=module)
+            )
+        except UnsupportedError as exc:
+            return AuditResult(claim, "unknown", [("relation", f"the analysis has no map: {exc}")])
     result = cache[key]
-    targets = [t for t in result.targets if t.index == claim.operand and t.element is None]
+    if forward:
+        targets = [t for t in result.targets if t.index == claim.output]
+    else:
+        targets = [t for t in result.targets if t.index == claim.operand and t.element is None]
     if not targets:
-        return AuditResult(claim, "error", [("operand", f"{comp.name} has no array parameter {claim.operand}")])
+        what = f"output {claim.output}" if forward else f"array parameter {claim.operand}"
+        return AuditResult(claim, "error", [("operand", f"{comp.name} has no {what}")])
     target = targets[0]
     ours = list(target.maps)
     res = AuditResult(claim, "unknown", ours=ours)
@@ -421,6 +449,11 @@ def audit_claim(module: Module, claim: Claim, cache: dict[Any, Any] | None = Non
     # 2. range variables, pointwise (against the composition with every loop variable kept when
     # XLA's claim keeps range variables our simplified map does without)
     pointwise_with = match
+    if claim.map.num_range_vars != match.map.num_range_vars and forward:
+        res.status = "mismatch"
+        res.steps.append(("range variables", f"the claim keeps {claim.map.num_range_vars} range variables, the "
+                          f"analysis {match.map.num_range_vars}: no pointwise comparison (input to output)"))
+        return res
     if claim.map.num_range_vars != match.map.num_range_vars:
         loops_key = (comp.name, claim.output, "loops")
         if loops_key not in cache:
