@@ -203,3 +203,32 @@ def test_input_to_output_claims() -> None:
     # The witness: an input row the claim sends to output row 4, which does not exist in f32[4,32].
     c = bad.counterexample
     assert c.source is not None and c.source[0] == 4 and c.target is None
+
+
+TWO_PATHS = """HloModule two
+fused {
+  p0 = f32[8] parameter(0)
+  r = f32[8] reverse(p0), dimensions={0}
+  ROOT a = f32[8] add(p0, r)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT f = f32[8] fusion(x), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_coverage_every_map_of_ours_must_be_claimed() -> None:
+    module = parse_module(TWO_PATHS)
+    both = "operand id = 0\n(d0) -> (d0),\ndomain:\nd0 in [0, 7]\n(d0) -> (-d0 + 7),\ndomain:\nd0 in [0, 7]\n"
+    claims = parse_claims(both)
+    assert [c.operand for c in claims] == [0, 0]
+    assert [r.status for r in audit(module, claims)] == ["proved", "proved"]
+    # XLA's set missing the reversed read: the coverage check refutes it, with the element we read.
+    (one, missing) = audit(module, parse_claims("operand id = 0\n(d0) -> (d0),\ndomain:\nd0 in [0, 7]\n"))
+    assert one.status == "proved" and missing.status == "refuted"
+    c = missing.counterexample
+    assert c is not None and c.source is None and c.target is not None
+    d0 = dict(c.values)["d0"]
+    assert c.target == (7 - d0,) and c.target != (d0,)  # the analysis reads x[7 - d0]; the claim does not
+    assert any("the analysis: output" in w for w in missing.witness)

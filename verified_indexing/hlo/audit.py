@@ -103,6 +103,8 @@ class AuditResult:
     steps: list[tuple[str, str]] = field(default_factory=list)  # (step, what happened)
     witness: list[str] = field(default_factory=list)
     ours: list[AccessMap] = field(default_factory=list)
+    #: Our map the claim was proved equal to (as a relation), if any.
+    matched: AccessMap | None = None
     #: The refutation's counterexample (claim = source, analysis = target), confirmed by the evaluator.
     counterexample: Counterexample | None = None
 
@@ -166,7 +168,7 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
             ln = lines[j]
             if j > start and (
                 _HEADER_RE.match(ln) or _OUTPUT_RE.match(ln) or _OPERAND_RE.match(ln) or _RT_RE.match(ln)
-                or _DIRECTION_RE.match(ln)
+                or _DIRECTION_RE.match(ln) or _MAP_START_RE.match(ln.lstrip())
                 or _RT_SECTION_RE.match(ln) or not ln.strip()
             ):
                 break
@@ -205,6 +207,9 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
             i += 1
             while i < len(lines) and not lines[i].strip():
                 i += 1
+        elif claims and ln.lstrip().startswith("(") and claims[-1].fusion == fusion and \
+                claims[-1].computation == computation:
+            operand = claims[-1].operand  # another map of the same operand's set
         else:
             raise ParseError("expected 'operand id = K' before a claimed map", text, offsets[i], len(ln), source)
         if i >= len(lines):
@@ -229,8 +234,13 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
                 inline = _MAP_START_RE.search(inst_text)
                 if inline is not None:  # "rt0: NAME: (d0, d1) -> (), domain: ..." on one line (and more lines)
                     head = inst_text[: inline.start()].rstrip(" :,")
-                    more, _, i = block(i) if i < len(lines) and lines[i].strip() and not _RT_RE.match(lines[i]) \
-                        else ("", 0, i)
+                    continues = (
+                        i < len(lines) and lines[i].strip() and not _RT_RE.match(lines[i])
+                        and not _MAP_START_RE.match(lines[i].lstrip()) and not _HEADER_RE.match(lines[i])
+                        and not _OPERAND_RE.match(lines[i]) and not _OUTPUT_RE.match(lines[i])
+                        and not _DIRECTION_RE.match(lines[i])
+                    )
+                    more, _, i = block(i) if continues else ("", 0, i)
                     body = inst_text[inline.start():] + ("\n" + more if more else "")
                     claim.bindings.append(RuntimeBinding(k, _instruction_name(head),
                                                          parse_map(body, line_at + inline.start())))
@@ -304,14 +314,16 @@ def _resolve(module: Module, claim: Claim) -> Computation:
     )
 
 
-def _witness(v: Verdict, claimed: str = "source", actual: str = "target") -> list[str]:
+def _witness(v: Verdict) -> list[str]:
     """The counterexample of ``v`` in words (claim = source side, ours = target)."""
-    c = v.counterexample
-    if c is None:
-        return []
+    return [] if v.counterexample is None else _witness_of(v.counterexample)
+
+
+def _witness_of(c: Counterexample) -> list[str]:
+    """A counterexample in words (claim = source side, ours = target)."""
     values = ", ".join(f"{k} = {x}" for k, x in c.values)
     side = {"source": c.source, "target": c.target}
-    if c.kind == "relation":
+    if c.kind in ("relation", "subset"):
         # A pair (output index -> element) in one relation only.
         has, lacks = ("claimed", "the analysis") if c.source is not None else ("the analysis", "the claim")
         element = c.source if c.source is not None else c.target
@@ -322,7 +334,7 @@ def _witness(v: Verdict, claimed: str = "source", actual: str = "target") -> lis
             f"  {lacks}: no range-variable value makes that output read it",
         ]
     lines = [f"at {values}:"]
-    for name, who in ((claimed, "claimed"), (actual, "analysis")):
+    for name, who in (("source", "claimed"), ("target", "analysis")):
         res = side[name]
         lines.append(f"  {who}: " + ("not in the domain" if res is None else f"element ({', '.join(map(str, res))})"))
     if c.note:
@@ -421,6 +433,7 @@ def audit_claim(module: Module, claim: Claim, cache: dict[Any, Any] | None = Non
     # 1. the relation
     verdicts = [prove_equal(claim.map, a.map, cache=None) for a in ours]
     match = next((a for a, v in zip(ours, verdicts) if v.proved), None)
+    res.matched = match
     if match is None:
         refuting = next(((a, v) for a, v in zip(ours, verdicts) if v.refuted), None)
         if refuting is None:
@@ -508,8 +521,53 @@ def audit_claim(module: Module, claim: Claim, cache: dict[Any, Any] | None = Non
 
 
 def audit(module: Module, claims: list[Claim]) -> list[AuditResult]:
+    """Each claim checked (:func:`audit_claim`), then, per operand with claims,
+    **coverage**: every map of ours must be among the claimed maps (XLA prints the
+    whole set of maps for an operand). A map of ours no claim equals is a read the
+    claims miss: refuted with a witness when one claim stands for the operand
+    (an element we read and the claim does not), a mismatch with several; not
+    a refutation when our map is an over-approximation (unknown)."""
     cache: dict[Any, Any] = {}
-    return [audit_claim(module, c, cache) for c in claims]
+    results = [audit_claim(module, c, cache) for c in claims]
+    groups: dict[tuple[Any, ...], list[AuditResult]] = {}
+    for r in results:
+        cl = r.claim
+        groups.setdefault((cl.fusion, cl.computation, cl.direction, cl.operand, cl.output), []).append(r)
+    for group in groups.values():
+        ours = group[0].ours
+        if not ours or any(r.matched is None for r in group):
+            continue  # a claim that matched none of our maps is reported already
+        matched = [r.matched for r in group]
+        for a in ours:
+            if any(m is a for m in matched):
+                continue
+            first = group[0].claim
+            out = AuditResult(first, "mismatch", ours=[a])
+            text = f"the analysis' map {a.map.format(one_line=True)} is not among the claimed maps"
+            if a.over_approximation:
+                out.status = "unknown"
+                out.steps.append(("coverage", text + " (it is an over-approximation: "
+                                  + "; ".join(a.over_approximation) + ")"))
+            elif len(group) == 1:
+                sub = prove_subset(a.map, first.map, cache=None)
+                if sub.refuted:
+                    out.status = "refuted"
+                    out.steps.append(("coverage", text + ": it reads elements the claim does not"))
+                    ce = sub.counterexample
+                    if ce is not None:
+                        # Swap the sides: the subset question had the analysis as its source.
+                        swapped = {"source": "target", "target": "source"}.get(ce.in_domain, ce.in_domain)
+                        out.counterexample = Counterexample(
+                            ce.kind, ce.values, ce.target, ce.source, ce.subexpressions, swapped, ce.other_values,
+                            ce.note,
+                        )
+                        out.witness = _witness_of(out.counterexample)
+                else:
+                    out.steps.append(("coverage", text))
+            else:
+                out.steps.append(("coverage", text))
+            results.append(out)
+    return results
 
 
 def format_audit(results: list[AuditResult]) -> str:
