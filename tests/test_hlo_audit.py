@@ -232,3 +232,27 @@ def test_coverage_every_map_of_ours_must_be_claimed() -> None:
     d0 = dict(c.values)["d0"]
     assert c.target == (7 - d0,) and c.target != (d0,)  # the analysis reads x[7 - d0]; the claim does not
     assert any("the analysis: output" in w for w in missing.witness)
+
+
+def test_a_claim_merging_two_of_our_maps_is_not_refuted() -> None:
+    # XLA may print one map where we keep two (or the other way round): no refutation without an element
+    # claimed that none of our maps reads.
+    halves = parse_module(
+        "HloModule h\nfused {\n  p0 = f32[8] parameter(0)\n  a = f32[4] slice(p0), slice={[0:4]}\n"
+        "  b = f32[4] slice(p0), slice={[4:8]}\n  ROOT s = f32[4] add(a, b)\n}\n"
+        "ENTRY e {\n  x = f32[8] parameter(0)\n  ROOT f = f32[4] fusion(x), kind=kLoop, calls=fused\n}\n"
+    )
+    union = "operand id = 0\n(d0)[s0] -> (d0 + s0 * 4),\ndomain:\nd0 in [0, 3],\ns0 in [0, 1]\n"
+    results = audit(halves, parse_claims(union))
+    assert len(results[0].ours) == 2 and results[0].status == "mismatch", results[0].steps
+    assert results[0].counterexample is None
+    assert "equals the union of our 2 maps" in results[0].steps[-1][1]
+    module = parse_module(TWO_PATHS)
+    # A claimed element that none of our maps reads is refuted, even with two maps of ours.
+    wrong = "operand id = 0\n(d0) -> (d0),\ndomain:\nd0 in [0, 7]\n(d0) -> ((d0 + 1) mod 8),\ndomain:\nd0 in [0, 7]\n"
+    results = audit(module, parse_claims(wrong))
+    assert results[0].status == "proved" and results[1].status == "refuted"
+    c = results[1].counterexample
+    assert c is not None and c.source is not None
+    d0 = dict(c.values)["d0"]
+    assert c.source[0] == (d0 + 1) % 8 and c.source[0] not in (d0, 7 - d0)
