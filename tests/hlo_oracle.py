@@ -140,7 +140,77 @@ def run(
         return [_dot(inst, ops, out[0])]
     if op == "convolution":
         return [_convolution(inst, ops, out[0])]
+    if op == "custom-call" and inst.attributes.get("custom_call_target", "").strip('"') in PASS_THROUGH_TARGETS:
+        return [ops[0]]  # an annotation: each element passes through
+    if op == "sort":
+        return _sort(inst, ops)
+    if op in ("topk", "top-k"):
+        # The k largest of each row (last dimension) and their indices: chosen by comparing the row.
+        res = _empty(out[0])
+        for idx in np.ndindex(*out[0]):
+            res[idx] = frozenset().union(*(ops[0][(*idx[:-1], j)] for j in range(ops[0].shape[-1])))
+        return [res, res.copy()]
+    if op == "scatter":
+        n = (len(ops) - 1) // 2
+        return _scatter(inst, ops, values[n], n)
     raise NotImplementedError(f"oracle: no interpreter for {op}")
+
+
+PASS_THROUGH_TARGETS = {"Sharding", "annotate_device_placement", "MoveToHost", "MoveToDevice", "xla.sdy.Sharding"}
+
+
+def _sort(inst: Instruction, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """Each output element is placed by comparing its whole row along the sorted
+    dimension, and the comparator (taken to read every operand) sees every
+    operand's row: output element (.., j, ..) reads every operand's row (.., :, ..)."""
+    (d,) = inst.dimensions()
+    res = _empty(ops[0].shape)
+    for idx in np.ndindex(*ops[0].shape):
+        acc: set[tuple[int, tuple[int, ...]]] = set()
+        for a in ops:
+            for j in range(a.shape[d]):
+                acc |= a[(*idx[:d], j, *idx[d + 1:])]
+        res[idx] = frozenset(acc)
+    return [res.copy() for _ in ops]
+
+
+def _scatter(inst: Instruction, ops: list[np.ndarray], indices: np.ndarray, n: int) -> list[np.ndarray]:
+    """XLA's scatter (operation semantics), without batching dims: update element U
+    lands at operand index W + S, W its window index (update_window_dims placed in the
+    operand dims that are not inserted_window_dims) and S the start index vector read
+    from ``indices`` at U's scatter dims (along scatter_dims_to_operand_dims); an
+    update whose index is out of bounds is skipped. Output element o reads operand[o]
+    (the combiner's first argument) and the updates landing at o with their index
+    vectors."""
+    uwd = inst.ints("update_window_dims", ())
+    iwd = inst.ints("inserted_window_dims", ())
+    sdod = inst.ints("scatter_dims_to_operand_dims", ())
+    ivd = int(inst.attributes["index_vector_dim"])
+    operand_shape = ops[0].shape
+    idx_tags = ops[n]
+    updates = ops[n + 1 :]
+    res = [a.copy() for a in ops[:n]]
+    window_operand_dims = [d for d in range(len(operand_shape)) if d not in iwd]
+    for u in np.ndindex(*updates[0].shape):
+        scatter_pos = [u[d] for d in range(len(u)) if d not in uwd]
+        vec_len = indices.shape[ivd] if ivd < indices.ndim else 1
+        s_in = [0] * len(operand_shape)
+        read_idx: set[tuple[int, tuple[int, ...]]] = set()
+        for i in range(vec_len):
+            at = list(scatter_pos)
+            if ivd < indices.ndim:
+                at.insert(ivd, i)
+            s_in[sdod[i]] = int(indices[tuple(at)])
+            read_idx |= idx_tags[tuple(at)]
+        target = list(s_in)
+        for w, od in zip(uwd, window_operand_dims):
+            target[od] += u[w]
+        if any(not 0 <= t < m for t, m in zip(target, operand_shape)):
+            continue
+        for k in range(n):
+            extra = frozenset(read_idx) | frozenset().union(*(up[u] for up in updates))
+            res[k][tuple(target)] = res[k][tuple(target)] | extra
+    return res
 
 
 def _add(a: np.ndarray, extra: Tag) -> np.ndarray:
@@ -278,6 +348,11 @@ def _convolution(inst: Instruction, ops: list[np.ndarray], out: tuple[int, ...])
         groups = int(inst.attributes.get("feature_group_count", "1"))
         per_group = lhs.shape[lhs_l.index("f")] // groups
         group = f // (out[out_l.index("f")] // groups)
+        # batch_group_count G: the lhs batch splits into G groups of B/G (group-major, as JAX's batching
+        # rule and XLA's CPU result agree); output feature f belongs to batch group f // (cout / G) and
+        # output batch b reads lhs batch group * (B/G) + b, over every input feature.
+        bgroups = int(inst.attributes.get("batch_group_count", "1"))
+        b = (f // (out[out_l.index("f")] // bgroups)) * (lhs.shape[lhs_l.index("b")] // bgroups) + b
         for kpos in itertools.product(*(range(w.size) for w in win)):
             for ci in range(per_group):
                 c = group * per_group + ci

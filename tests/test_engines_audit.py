@@ -356,7 +356,8 @@ def test_undefined_domain_in_prove_implies_is_an_error_verdict() -> None:
 def test_pointwise_flag(capsys: pytest.CaptureFixture[str]) -> None:
     a = "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 5], s0 in [0, 1]"
     b = "(d0)[s0] -> (d0 + 1 - s0), domain: d0 in [0, 5], s0 in [0, 1]"
-    assert _run(capsys, a, b)[0] == 0  # the relations are equal
+    assert _run(capsys, a, b, "--relation")[0] == 0  # the relations are equal
+    assert _run(capsys, a, b)[0] == 1  # the default when both declare the same variables: pointwise
     code, out, _ = _run(capsys, a, b, "--pointwise", "--engine", "all")
     assert code == 1 and "pointwise-equal:" in out and "s0 = 0" in out
     c = "(d0)[s0, s1] -> (d0 + s0 + s1), domain: d0 in [0, 5], s0 in [0, 1], s1 in [0, 0]"

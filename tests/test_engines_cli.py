@@ -60,10 +60,27 @@ def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_unknown_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, REL_A, REL_B, "--engine", "z3")
+    code, out, _ = _run(capsys, REL_A, REL_B, "--engine", "z3", "--relation")
     assert code == 2 and "Unknown" in out and "isl" in out
-    code, _, _ = _run(capsys, REL_A, REL_B, "--engine", "isl")
+    code, _, _ = _run(capsys, REL_A, REL_B, "--engine", "isl", "--relation")
     assert code == 0
+    # Without --relation, maps declaring the same variables are compared pointwise (the reason printed);
+    # the note says the relations are equal all the same.
+    code, out, err = _run(capsys, REL_A, REL_B)
+    assert code == 1 and "pointwise-equal:" in out and "s0 = 0" in out
+    assert "comparing pointwise: both maps declare the same variables (1 dim, 1 range variable)" in err
+    assert "the relations are equal (--relation proves it)" in err
+
+
+def test_unused_range_variable_with_another_range_is_refuted(capsys: pytest.CaptureFixture[str]) -> None:
+    a = "(d0)[s0] -> (d0), domain: d0 in [0, 5], s0 in [0, 3]"
+    b = "(d0)[s0] -> (d0), domain: d0 in [0, 5], s0 in [0, 7]"
+    code, out, err = _run(capsys, a, b)
+    assert code == 1 and "s0 = 4" in out and "target domain only" in out
+    assert _run(capsys, a, b, "--relation")[0] == 0
+    # Different numbers of range variables: the relations are compared (no note).
+    code, _, err = _run(capsys, a, "(d0) -> (d0), domain: d0 in [0, 5]")
+    assert code == 0 and "pointwise" not in err
 
 
 def test_expressions_with_domain(capsys: pytest.CaptureFixture[str]) -> None:
@@ -227,3 +244,28 @@ def test_smt2_into_an_unwritable_directory_is_bad_input(tmp_path: Path, capsys: 
     code = main(["prove-equal", m, m, "--engine", "z3", "--no-cache", "--smt2", str(blocker / "sub")])
     err = capsys.readouterr().err
     assert code == 3 and "cannot write the query" in err and "Traceback" not in err
+
+
+XLA_FULL = """(d0){rt0} -> (d0 + rt0),
+domain:
+d0 in [0, 3],
+rt0 in [0, 5]
+runtime variables:
+rt0: %p = s32[2] parameter(1)
+  (d0) -> (0),
+  domain:
+  d0 in [0, 3]
+"""
+
+
+def test_xla_full_printed_form_with_runtime_variables(capsys: pytest.CaptureFixture[str]) -> None:
+    # XLA's printer adds a 'runtime variables:' section: read, and the bindings compared too.
+    code, out, _ = _run(capsys, XLA_FULL, XLA_FULL)
+    assert code == 0 and "runtime variable rt0 (A: p, B: p):" in out
+    code, out, _ = _run(capsys, XLA_FULL, XLA_FULL.replace("(d0) -> (0)", "(d0) -> (1)"))
+    assert code == 1 and "pointwise-equal: (d0) -> (0)" in out and "Refuted" in out
+    code, out, _ = _run(capsys, XLA_FULL, XLA_FULL.replace("rt0: %p = s32[2]", "rt0: %q = s32[2]"))
+    assert code == 1 and "bound to p in A and to q in B" in out
+    plain = XLA_FULL.split("runtime variables")[0]
+    code, out, _ = _run(capsys, XLA_FULL, plain)
+    assert code == 3 and "rt0 is bound in A only" in out

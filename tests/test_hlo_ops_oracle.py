@@ -453,8 +453,10 @@ def test_dot(data: st.DataObject) -> None:
 def test_convolution(nsp: int, data: st.DataObject) -> None:
     # feature_group_count G (grouped and depthwise convolutions): cin and cout multiples of G.
     groups = data.draw(st.integers(1, 3))
+    # batch_group_count G (XLA's grouped filter gradients): the lhs batch is G * the output batch.
+    bgroups = 1 if groups > 1 else data.draw(st.integers(1, 3))
     batch = data.draw(st.integers(1, 2))
-    cin, cout = groups * data.draw(st.integers(1, 2)), groups * data.draw(st.integers(1, 2))
+    cin, cout = groups * data.draw(st.integers(1, 2)), groups * bgroups * data.draw(st.integers(1, 2))
     spatial, kernel, out_sp = [], [], []
     fields: dict[str, list[str]] = defaultdict(list)
     for _ in range(nsp):
@@ -478,12 +480,14 @@ def test_convolution(nsp: int, data: st.DataObject) -> None:
     def dims(labels: str, table: dict[str, int]) -> list[int]:
         return [table[c] for c in labels]
 
-    lhs = dims(lhs_l, {"b": batch, "f": cin, **{str(i): n for i, n in enumerate(spatial)}})
+    lhs = dims(lhs_l, {"b": batch * bgroups, "f": cin, **{str(i): n for i, n in enumerate(spatial)}})
     rhs = dims(rhs_l, {"i": cin // groups, "o": cout, **{str(i): n for i, n in enumerate(kernel)}})
     out = dims(out_l, {"b": batch, "f": cout, **{str(i): n for i, n in enumerate(out_sp)}})
     attrs = {"dim_labels": f"{lhs_l}_{rhs_l}->{out_l}"}
     if groups > 1:
         attrs["feature_group_count"] = str(groups)
+    if bgroups > 1:
+        attrs["batch_group_count"] = str(bgroups)
     if nsp:
         attrs["window"] = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
     check(*build("convolution", _shape(out), [_shape(lhs), _shape(rhs)], attrs))

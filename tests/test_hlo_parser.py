@@ -193,7 +193,9 @@ def test_spec_snippet_forms() -> None:
     [
         ("ENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] add(a, c)\n}\n", 3, 21, "operand 'c'"),
         ("ENTRY e {\n  a = f32[2 parameter(0)\n}\n", 2, 13, "',' or ']'"),
-        ("ENTRY e {\n  a = f32[2] parameter(0), dims={1\n}\n", 2, 33, "unclosed '{'"),
+        ("ENTRY e {\n  a = f32[2] parameter(0), dims={1\n", 2, 33, "unclosed '{'"),
+        # XLA continues a value over lines: the '}' closes dims={1 and the computation stays open.
+        ("ENTRY e {\n  a = f32[2] parameter(0), dims={1\n}\n", 2, 33, "unclosed?"),
         ("ENTRY e {\n  a = f32[2] parameter(0) junk\n}\n", 2, 27, "junk"),
         ("ENTRY e {\n  a = f32[2]{0,1} parameter(0)\n}\n", 2, 13, "layout"),
         ("HloModule x\n\nENTRY e {\n  a = f32[2] parameter(0)\n", 3, 1, "not closed"),

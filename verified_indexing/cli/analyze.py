@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 import time
 
 from verified_indexing.cli._common import add_timeout, count, print_json, read_input
@@ -13,6 +15,7 @@ EXAMPLES = """examples:
   verified-indexing analyze examples/jax_hlo/softmax.post.hlo
   verified-indexing analyze model.hlo --computation fused_computation.2 --direction input-to-output
   verified-indexing analyze model.hlo --instruction gather.3 --computation fused_computation --json
+  verified-indexing analyze model.hlo --from transpose.1 --physical
   echo 'p0 = f32[20] parameter(0)
   bc = f32[10,20,30] broadcast(p0), dimensions={1}' | verified-indexing analyze -
 
@@ -33,7 +36,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="HLO text: a file, or - for standard input")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="HLO text: a file (one module, or a lit-test file split by // -----), an --xla_dump_to directory "
+        "(its after-optimization modules), or - for standard input",
+    )
     p.add_argument("--computation", metavar="NAME", help="analyze this computation (fused or not)")
     p.add_argument(
         "--instruction",
@@ -49,6 +57,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--operand", metavar="K", type=count, help="only operand/parameter K (input-to-output: map from it)"
     )
+    p.add_argument(
+        "--from",
+        dest="from_instruction",
+        metavar="INSTRUCTION",
+        help="the maps from this instruction's output (as if it were the root) to the parameters of its computation",
+    )
+    p.add_argument(
+        "--physical",
+        action="store_true",
+        help="maps between physical indices: each shape's dimensions in its layout's major-to-minor order",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-verify", action="store_true", help="skip the isl proofs (merge only identical maps)")
     add_timeout(p, math.inf)
@@ -57,24 +76,40 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.fusion import analyze_module
-    from verified_indexing.hlo.report import exit_code, format_results, load_hlo, results_to_json, summary_line
+    from verified_indexing.hlo.loader import dump_modules
+    from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
 
     if args.operand is not None and args.operand < 0:
         raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
-    text, source = read_input(args.file)
     start = time.perf_counter()
-    module = load_hlo(text, source)
-    computation = args.computation
-    if computation is None and args.instruction is None and not module.fusions():
-        computation = module.entry_name
-    results = analyze_module(
-        module,
-        computation=computation,
-        instruction=args.instruction,
-        direction=args.direction,
-        operand=args.operand,
-        verify=not args.no_verify,
-    )
+    if os.path.isdir(args.file):
+        selection = dump_modules(args.file)
+        print(selection.note, file=sys.stderr)
+        inputs = [read_input(f) for f in selection.files]
+    else:
+        inputs = [read_input(args.file)]
+    modules = [m for text, source in inputs for m in load_hlo_modules(text, source)]
+    results = []
+    for module in modules:
+        computation = args.computation
+        if computation is None and args.instruction is None and args.from_instruction is None and not module.fusions():
+            computation = module.entry_name
+        if len(modules) > 1 and computation is not None and computation not in module.computations:
+            continue  # --computation names a computation of another module of the file
+        if len(modules) > 1 and args.from_instruction is not None and not any(
+            args.from_instruction in c.by_name for c in module.computations.values()
+        ):
+            continue
+        results += analyze_module(
+            module,
+            computation=computation,
+            instruction=args.instruction,
+            direction=args.direction,
+            operand=args.operand,
+            verify=not args.no_verify,
+            from_instruction=args.from_instruction,
+            physical=args.physical,
+        )
     seconds = time.perf_counter() - start
     if args.json:
         print_json(results_to_json(results, seconds))

@@ -6,6 +6,7 @@ import argparse
 import re
 import sys
 from dataclasses import replace
+from typing import Any
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import add_timeout, print_json, read_input
@@ -37,8 +38,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "prove-equal",
         help="prove two indexing maps (or two expressions over a domain) equal, or refute with a counterexample",
         description=(
-            "Prove that two indexing maps are equal (same domain, same results; range variables existential), "
-            "or, with --domain, that two expressions are equal at every point of the domain."
+            "Prove that two indexing maps are equal (same domain, same results; pointwise when both declare the "
+            "same variables, else range variables existential), or, with --domain, that two expressions are "
+            "equal at every point of the domain."
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -50,11 +52,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="DOMAIN",
         help="compare A and B as expressions over this domain, e.g. 'd0 in [0, 9], d1 in [0, 10], d0 + d1 in [0, 12]'",
     )
-    p.add_argument(
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
         "--pointwise",
         action="store_true",
-        help="compare the maps pointwise: range variables universally quantified, like dims "
-        "(default: range variables existential, the relations are compared)",
+        help="compare the maps pointwise: range variables universally quantified, like dims (the default when "
+        "both maps declare the same numbers of dims, range variables and runtime variables)",
+    )
+    how.add_argument(
+        "--relation",
+        action="store_true",
+        help="compare the relations: range variables existential (the default when the maps declare "
+        "different numbers of range variables)",
     )
     p.add_argument("--engine", choices=[e for e in ENGINES], default="auto", help="proof engine (default: auto = isl)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
@@ -111,14 +120,51 @@ def _domain_map(text: str, exprs: list[AffineExpr], texts: list[tuple[str, str]]
     return IndexingMap(lists["d"], [], lists["s"], lists["rt"], constraints)
 
 
-def _read_map(arg: str) -> IndexingMap:
+def _read_map(arg: str, bindings: list[Any] | None = None) -> IndexingMap:
+    """The map of ``arg``; XLA's full printed form is accepted: its ``runtime
+    variables:`` section (each ``rtN`` bound to an instruction and a map) goes to
+    ``bindings``."""
     text, source = read_input(arg)
+    if "runtime variables" in text:
+        from verified_indexing.hlo.audit import split_runtime_variables
+
+        text, found = split_runtime_variables(text, source)
+        if bindings is not None:
+            bindings.extend(found)
     m = parse_map(text.strip(), source)
     if isinstance(m, AffineMap):
         raise VerifiedIndexingError(
             f"{source}: an MLIR affine_map has no domain; give an XLA indexing map with 'domain:' bounds"
         )
     return m
+
+
+#: Why prove-equal compares pointwise by default when both maps declare the same variables.
+POINTWISE_NOTE = (
+    "comparing pointwise: both maps declare the same variables ({variables}), so each range variable is "
+    "matched with the other map's (XLA keeps range variables as loop variables: their exact sets matter); "
+    "--relation compares the relations (range variables existential)"
+)
+
+
+def same_variables(a: IndexingMap, b: IndexingMap) -> bool:
+    """Both maps are defined and declare the same numbers of dims, range variables
+    (at least one: without any, both comparisons are the same) and runtime variables."""
+    return (
+        a.state == b.state == "ok"
+        and a.num_range_vars > 0
+        and (a.num_dims, a.num_range_vars, a.num_rt_vars) == (b.num_dims, b.num_range_vars, b.num_rt_vars)
+    )
+
+
+def _declared(m: IndexingMap) -> str:
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}" + ("" if n == 1 else "s")
+
+    parts = [count(m.num_dims, "dim"), count(m.num_range_vars, "range variable")]
+    if m.num_rt_vars:
+        parts.append(count(m.num_rt_vars, "runtime variable"))
+    return ", ".join(parts)
 
 
 def _exit_code(v: Verdict) -> int:
@@ -144,6 +190,9 @@ def _check_vacuity(verdict: Verdict, source: IndexingMap, timeout: float) -> Ver
 
 def run(args: argparse.Namespace) -> int:
     source: IndexingMap | None = None
+    relation_pair: tuple[IndexingMap, IndexingMap] | None = None
+    bindings_a: list[Any] = []
+    bindings_b: list[Any] = []
     if args.domain is not None:
         ta, sa = read_input(args.a)
         tb, sb = read_input(args.b)
@@ -153,8 +202,14 @@ def run(args: argparse.Namespace) -> int:
         source = _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)])
         q = expr_equality_question(e1, e2, source)
     else:
-        source, target = _read_map(args.a), _read_map(args.b)
-        q = (pointwise_equality_question if args.pointwise else equality_question)(source, target)
+        a, b = _read_map(args.a, bindings_a), _read_map(args.b, bindings_b)
+        source = a
+        pointwise = args.pointwise
+        if not args.pointwise and not args.relation and same_variables(a, b):
+            pointwise = True
+            print(f"note: {POINTWISE_NOTE.format(variables=_declared(a))}", file=sys.stderr)
+        q = pointwise_equality_question(a, b) if pointwise else equality_question(a, b)
+        relation_pair = (a, b) if pointwise and not args.pointwise else None
     cache: ProofCache | None
     if args.no_cache:
         cache = None
@@ -177,10 +232,54 @@ def run(args: argparse.Namespace) -> int:
         verdict = answer(q, args.engine, args.timeout, cache)
         if verdict.proved and source is not None:
             verdict = _check_vacuity(verdict, source, args.timeout)
+    if args.domain is None and relation_pair is not None and verdict.refuted:
+        rel = equality_question(*relation_pair)
+        rel_verdict = rel if isinstance(rel, Verdict) else answer(rel, "auto", args.timeout, cache)
+        if rel_verdict.proved:
+            print(
+                "note: the relations are equal (--relation proves it): the maps differ only in the values or "
+                "ranges of their range variables",
+                file=sys.stderr,
+            )
     if cache is not None and cache.disabled:
         print(f"note: {cache.disabled_reason}", file=sys.stderr)
+    extra: list[tuple[str, Verdict]] = []
+    if args.domain is None and (bindings_a or bindings_b):
+        extra = _compare_bindings(bindings_a, bindings_b, args.engine, args.timeout, cache)
     if args.json:
-        print_json(verdict.to_json())
+        data = verdict.to_json()
+        if extra:
+            data["runtime_variables"] = [{"binding": t, "verdict": v.to_json()} for t, v in extra]
+        print_json(data)
     else:
         print(verdict)
-    return _exit_code(verdict)
+        for text, v in extra:
+            print(f"runtime variable {text}:")
+            print(v)
+    codes = [_exit_code(verdict), *(_exit_code(v) for _, v in extra)]
+    for worst in (4, 3, 1, 2):
+        if worst in codes:
+            return worst
+    return 0
+
+
+def _compare_bindings(a: list[Any], b: list[Any], engine: str, timeout: float, cache: Any) -> list[tuple[str, Verdict]]:
+    """Each ``rtN`` of XLA's ``runtime variables:`` sections: bound to the same
+    instruction by pointwise-equal maps (a binding on one side only is an error)."""
+    out: list[tuple[str, Verdict]] = []
+    by_a, by_b = {x.index: x for x in a}, {x.index: x for x in b}
+    for k in sorted(set(by_a) | set(by_b)):
+        x, y = by_a.get(k), by_b.get(k)
+        if x is None or y is None:
+            side = "A" if x is not None else "B"
+            text = f"rt{k}"
+            out.append((text, Verdict("error", "none", 0.0, text, f"rt{k} is bound in {side} only")))
+            continue
+        text = f"rt{k} (A: {x.instruction}, B: {y.instruction})"
+        if x.instruction != y.instruction:
+            out.append((text, Verdict("refuted", "none", 0.0, text,
+                                      f"rt{k} is bound to {x.instruction} in A and to {y.instruction} in B")))
+            continue
+        q = pointwise_equality_question(x.map, y.map)
+        out.append((text, q if isinstance(q, Verdict) else answer(q, engine, timeout, cache)))
+    return out

@@ -193,6 +193,11 @@ def coalescing(
             why = f"unknown indexing through {', '.join(hidden)}" if hidden else "tuple-shaped parameter"
             out.append(CoalescingResult(t.index, t.name, "unknown", None, None, reason=why))
             continue
+        approx = [why for a in t.maps for why in a.over_approximation]
+        if approx:
+            out.append(CoalescingResult(t.index, t.name, "unknown", None, None,
+                                        reason=f"a map over-approximates the reads: {approx[0]}"))
+            continue
         if any(_varying_runtime(a.map) for a in t.maps):
             out.append(CoalescingResult(t.index, t.name, "unknown", None, None,
                                         reason="addresses depend on data that changes from lane to lane"))

@@ -39,6 +39,7 @@ from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
 from verified_indexing.hlo import relation as rel_mod
 from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
 from verified_indexing.indexing_map import IndexingMap, Variable, compose
+from verified_indexing.interval import Interval
 
 __all__ = [
     "Direction",
@@ -87,6 +88,9 @@ class AccessMap:
     paths: int = 1
     verdict: Verdict | None = None
     merges: list[Verdict] = field(default_factory=list)
+    #: Empty when the map is exact (its image is exactly the elements read); else why it may
+    #: claim reads that do not happen ("instruction: reason", one per over-approximating op).
+    over_approximation: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         from verified_indexing.serialize import map_to_json
@@ -98,6 +102,8 @@ class AccessMap:
             "verdict": self.verdict.to_json() if self.verdict is not None else None,
             "merge_proofs": [v.to_json() for v in self.merges],
             "rt_origins": [_origin_json(v.origin) for v in self.map.rt_vars],
+            "exact": not self.over_approximation,
+            "over_approximation": list(self.over_approximation),
         }
 
 
@@ -293,13 +299,14 @@ def _needed_vars(m: IndexingMap) -> frozenset[tuple[str, int]]:
     return frozenset(needed)
 
 
-def _drop_unneeded(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
+def _drop_unneeded(m: IndexingMap, keep_range_vars: bool = False) -> tuple[IndexingMap, list[int]]:
     """``m`` without the range and runtime variables nothing needs (origins
-    renumbered alike); also returns the indices of the dropped runtime variables."""
+    renumbered alike; every range variable kept with ``keep_range_vars``); also
+    returns the indices of the dropped runtime variables."""
     if m.state != "ok":
         return m, []
     needed = _needed_vars(m)
-    keep_s = [i for i in range(m.num_range_vars) if ("s", i) in needed]
+    keep_s = [i for i in range(m.num_range_vars) if keep_range_vars or ("s", i) in needed]
     keep_rt = [k for k in range(m.num_rt_vars) if ("rt", k) in needed]
     dropped = [k for k in range(m.num_rt_vars) if ("rt", k) not in needed]
     if len(keep_s) == m.num_range_vars and not dropped:
@@ -446,18 +453,31 @@ class _Entry:
     rel: Any  # the exact relation (isl) when verifying
     paths: int = 1
     merges: list[Verdict] = field(default_factory=list)
+    approx: tuple[str, ...] = ()  # the over-approximating steps on the way (empty: exact)
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*a, *b)))
 
 
 class _Walker:
-    def __init__(self, comp: Computation, verify: bool, simplify: bool) -> None:
+    def __init__(self, comp: Computation, verify: bool, simplify: bool, keep_loops: bool = False) -> None:
+        self.keep_loops = keep_loops
         self.comp = comp
         self.merge_proofs: list[Verdict] = []
         self.verify = verify
         self.simplify = _simplifier() if simplify else None
 
-    def step(self, entry: _Entry, op_map: IndexingMap) -> _Entry | None:
-        """``entry`` followed by ``op_map``, simplified; None when the result is
-        KNOWN EMPTY (the path reads nothing)."""
+    def step(self, entry: _Entry, op_map: IndexingMap, approx: tuple[str, ...] = ()) -> _Entry | None:
+        """``entry`` followed by ``op_map`` (over-approximating for the reasons
+        ``approx``), simplified; None when the result is KNOWN EMPTY (the path reads
+        nothing)."""
+        new = self._step(entry, op_map)
+        if new is not None:
+            new.approx = _union(entry.approx, approx)
+        return new
+
+    def _step(self, entry: _Entry, op_map: IndexingMap) -> _Entry | None:
         if entry.map.state == "ok" and _is_box_identity(op_map) and _results_within(entry.map, op_map):
             # An identity on a box that holds every result (elementwise ops, copy, ...):
             # the composition is ``entry.map`` itself. The exact relation is kept as it is:
@@ -477,7 +497,7 @@ class _Walker:
                     return None
             else:
                 m = s
-        m, dropped = _drop_unneeded(m)
+        m, dropped = _drop_unneeded(m, self.keep_loops)
         if dropped and rel is not None:
             rel = rel_mod.drop_rt_inputs(rel, m.num_dims, dropped)
         return _Entry(m, rel, entry.paths)
@@ -496,6 +516,7 @@ class _Walker:
             if not self.verify:
                 if e.map == new.map:
                     e.paths += new.paths
+                    e.approx = _union(e.approx, new.approx) if e.approx and new.approx else ()
                     return
                 continue
             start = time.perf_counter()
@@ -505,6 +526,8 @@ class _Walker:
                 e.merges.append(verdict)
                 self.merge_proofs.append(verdict)
                 e.paths += new.paths
+                # One exact path with this relation makes the merged map exact.
+                e.approx = _union(e.approx, new.approx) if e.approx and new.approx else ()
                 return
         entries.append(new)
 
@@ -622,8 +645,13 @@ def output_to_input_maps(
     simplify: bool = True,
     op_maps: OpMapsFn | None = None,
     module: Module | None = None,
+    keep_loops: bool = False,
 ) -> ComputationIndexing:
     """The maps from output ``output_index`` of ``comp``'s root to each parameter.
+
+    With ``keep_loops`` every range variable of the composition is kept, used in
+    the results or not (XLA keeps them as loop variables; ``audit`` compares
+    against them), and the final simplification that may drop them is skipped.
 
     ``op_maps`` replaces the per-op model (default: ``hlo.ops.output_to_input``).
     With ``verify`` each map is proven equal to the exact composition (isl) and
@@ -633,7 +661,7 @@ def output_to_input_maps(
     """
     start = time.perf_counter()
     per_op = op_maps or _default_output_to_input
-    walker = _Walker(comp, verify, simplify)
+    walker = _Walker(comp, verify, simplify, keep_loops)
     root = comp.root
     order = topological_order(comp)
     maps: dict[tuple[str, int], list[_Entry]] = {}
@@ -659,7 +687,7 @@ def output_to_input_maps(
                     UnsupportedOp(inst.name, inst.opcode, str(exc), _reachable_parameters(comp, inst))
                 )
                 continue
-            for operand_name, operand_output, op_map, why in steps:
+            for operand_name, operand_output, op_map, why, approx in steps:
                 if op_map.is_undefined:
                     hides = _reachable_parameters(comp, comp.by_name[operand_name])
                     reason = why or f"no indexing for operand {operand_name}"
@@ -667,7 +695,7 @@ def output_to_input_maps(
                     continue
                 bucket = maps.setdefault((operand_name, operand_output), [])
                 for entry in entries:
-                    new = walker.step(entry, op_map)
+                    new = walker.step(entry, op_map, approx)
                     if new is not None:
                         walker.add(bucket, new)
     unsupported = _merge_unsupported(unsupported)
@@ -686,13 +714,15 @@ def output_to_input_maps(
         for element, label, shape in parts:
             target = TargetIndexing(param.parameter_number or 0, label, shape, element=element)
             for entry in maps.get((param.name, element or 0), []):
-                final = _polish(entry.map, verify) if simplify else entry.map
+                final = _polish(entry.map, verify) if simplify and not keep_loops else entry.map
                 verdict = None
                 if verify:
                     verdict = rel_mod.check_equal(
                         final, entry.rel, f"{comp.name}: composed map to {label} == exact composition"
                     )
-                target.maps.append(AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges))
+                target.maps.append(
+                    AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges, entry.approx)
+                )
             target.maps.sort(key=lambda a: str(a.map))
             target.unsupported = sorted(set(hidden.get(param.name, [])))
             targets.append(target)
@@ -786,45 +816,224 @@ def _operand_steps(
     module: Module | None = None,
     verify: bool = True,
     simplify: bool = True,
-) -> list[tuple[str, int, IndexingMap, str]]:
-    """``(operand name, operand output index, map, reason)`` for each map by
-    which output ``output_index`` of ``inst`` reads an operand (an UNDEFINED map,
-    with the reason, for an operand whose indexing is unknown)."""
+) -> list[tuple[str, int, IndexingMap, str, tuple[str, ...]]]:
+    """``(operand name, operand output index, map, reason, over-approximations)``
+    for each map by which output ``output_index`` of ``inst`` reads an operand
+    (an UNDEFINED map, with the reason, for an operand whose indexing is
+    unknown; the over-approximations are empty for an exact map)."""
     if inst.opcode == "tuple":
         _check_tuple(inst, comp)
         operand = inst.operands[output_index]
         shape = _output_shape(inst, output_index)
         if comp.by_name[operand].shape.is_tuple:
             raise UnsupportedError("a tuple of tuples")
-        return [(operand, 0, IndexingMap.identity(shape.dims), "")]
+        return [(operand, 0, IndexingMap.identity(shape.dims), "", ())]
     if inst.opcode == "get-tuple-element":
         _check_get_tuple_element(inst, comp)
         assert inst.tuple_index is not None
-        return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims), "")]
+        return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims), "", ())]
+    if inst.opcode == "opt-barrier" and inst.shape.is_tuple:
+        # An optimization barrier passes its tuple operand through unchanged, element by element.
+        shape = _output_shape(inst, output_index) if inst.shape.is_tuple else inst.shape
+        if len(inst.operands) != 1 or _strip_layout(comp.by_name[inst.operands[0]].shape) != _strip_layout(inst.shape):
+            raise _bad(inst, "expected one operand of the barrier's shape")
+        return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
+    if inst.opcode == "conditional" and module is not None:
+        return _conditional_steps(inst, comp, output_index, module, verify, simplify)
+    if inst.opcode == "while" and module is not None:
+        return _while_steps(inst, comp, output_index, module)
     called = inst.called_computation()
     if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
         with _entering(inst, comp, module.computations[called]):
             sub = output_to_input_maps(
                 module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
             )
-        steps: list[tuple[str, int, IndexingMap, str]] = []
+        steps: list[tuple[str, int, IndexingMap, str, tuple[str, ...]]] = []
         for target in sub.targets:
             if not 0 <= target.index < len(inst.operands):
                 raise UnsupportedError(f"{called} has parameter {target.index}, {inst.name} has no such operand")
             operand = inst.operands[target.index]
             if target.unsupported:
                 why = f"unknown indexing through {', '.join(target.unsupported)} in {called}" + _details(sub, target)
-                steps.append((operand, target.element or 0, IndexingMap.undefined(), why))
+                steps.append((operand, target.element or 0, IndexingMap.undefined(), why, ()))
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:
                     raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
                 lifted = lift_origins(access.map, inst, module.computations[called])
-                steps.append((operand, target.element or 0, lifted, ""))
+                approx = tuple(f"{called}/{a}" for a in access.over_approximation)
+                steps.append((operand, target.element or 0, lifted, "", approx))
         return steps
     op_maps = per_op(inst, comp, output_index)
     if len(op_maps) != len(inst.operands):
         raise UnsupportedError(f"the model gave {len(op_maps)} maps for {len(inst.operands)} operands")
-    return [(name, 0, m, "") for name, m in zip(inst.operands, op_maps)]
+    return [(name, 0, m, "", _approx(inst, comp, k, module)) for k, (name, m) in enumerate(zip(inst.operands, op_maps))]
+
+
+def conditional_branches(inst: Instruction) -> list[str]:
+    """The branch computations of a ``conditional``, in operand order (branch ``k``
+    takes operand ``k + 1``): ``branch_computations={...}``, or
+    ``true_computation=`` then ``false_computation=``."""
+    raw = inst.attributes.get("branch_computations")
+    if raw is not None:
+        return [b.strip().lstrip("%") for b in raw.strip().strip("{}").split(",") if b.strip()]
+    t, f = inst.attributes.get("true_computation"), inst.attributes.get("false_computation")
+    if t is None or f is None:
+        raise _bad(inst, "expected branch_computations= or true_computation= and false_computation=")
+    return [t.strip().lstrip("%"), f.strip().lstrip("%")]
+
+
+_ONE_BRANCH = "only one branch runs, chosen when the program runs: each branch's reads are taken as reads"
+
+
+def _conditional_steps(
+    inst: Instruction, comp: Computation, output_index: int, module: Module, verify: bool, simplify: bool
+) -> list[tuple[str, int, IndexingMap, str, tuple[str, ...]]]:
+    """Output ``output_index`` of a conditional reads the selector (every element
+    reads it: exact) and, through each branch computation, that branch's operand;
+    the union over branches is an over-approximation (marked)."""
+    branches = conditional_branches(inst)
+    if len(inst.operands) != len(branches) + 1:
+        raise _bad(inst, f"{len(inst.operands)} operands for {len(branches)} branches")
+    out_shape = _output_shape(inst, output_index)
+    selector = comp.by_name[inst.operands[0]].shape
+    if selector.is_tuple or selector.rank:
+        raise _bad(inst, "the branch selector must be a scalar")
+    scalar = IndexingMap(
+        [Variable(Interval(0, n - 1)) for n in out_shape.dims], [], [], [], []
+    ) if 0 not in out_shape.dims else IndexingMap.known_empty()
+    steps: list[tuple[str, int, IndexingMap, str, tuple[str, ...]]] = [(inst.operands[0], 0, scalar, "", ())]
+    approx = (f"{inst.name} (conditional): {_ONE_BRANCH}",) if len(branches) > 1 else ()
+    for k, name in enumerate(branches):
+        if name not in module.computations:
+            raise _bad(inst, f"unknown branch computation {name!r}")
+        branch = module.computations[name]
+        params = branch.parameters()
+        if len(params) != 1:
+            raise _bad(inst, f"branch {name} has {len(params)} parameters, expected 1")
+        if _strip_layout(params[0].shape) != _strip_layout(comp.by_name[inst.operands[k + 1]].shape):
+            raise _bad(inst, f"operand {k + 1} does not have the shape of {name}'s parameter")
+        active: set[str] = getattr(_ACTIVE, "names", set())
+        if name in active:
+            raise UnsupportedError(f"{name} calls itself (recursion through {inst.name})")
+        _ACTIVE.names = active | {name}
+        try:
+            sub = output_to_input_maps(branch, output_index=output_index, verify=verify, simplify=simplify,
+                                       module=module)
+        finally:
+            _ACTIVE.names = active
+        operand = inst.operands[k + 1]
+        for target in sub.targets:
+            if target.unsupported:
+                why = f"unknown indexing through {', '.join(target.unsupported)} in {name}" + _details(sub, target)
+                steps.append((operand, target.element or 0, IndexingMap.undefined(), why, ()))
+            for access in target.maps:
+                if access.verdict is not None and not access.verdict.proved:
+                    raise UnsupportedError(f"the maps of {name} are not proven: {access.verdict.reason}")
+                inner = tuple(f"{name}/{a}" for a in access.over_approximation)
+                as_call = dataclasses.replace(inst, operands=[operand])  # the branch's parameter 0 is operand k+1
+                steps.append((operand, target.element or 0, lift_origins(access.map, as_call, branch), "",
+                              approx + inner))
+    return steps
+
+
+def _conditional_user_steps(
+    user: Instruction, comp: Computation, operand_index: int, module: Module, verify: bool, simplify: bool
+) -> list[tuple[int, IndexingMap, str, tuple[str, ...]]]:
+    """Input to output through a conditional: the selector reaches every output
+    element (exact); operand ``k + 1`` reaches, through branch ``k``, the output
+    elements that branch reads it for (marked: only one branch runs)."""
+    branches = conditional_branches(user)
+    if len(user.operands) != len(branches) + 1:
+        raise _bad(user, f"{len(user.operands)} operands for {len(branches)} branches")
+    outputs = list(user.shape.tuple_shapes) if user.shape.is_tuple else [user.shape]
+    steps: list[tuple[int, IndexingMap, str, tuple[str, ...]]] = []
+    if operand_index == 0:
+        for j, shape in enumerate(outputs):
+            if shape.is_tuple:
+                raise UnsupportedError("a tuple of tuples")
+            m = (
+                IndexingMap([], [Sym(i) for i in range(shape.rank)], [Variable(Interval(0, n - 1)) for n in shape.dims])
+                if 0 not in shape.dims else IndexingMap.known_empty()
+            )
+            steps.append((j, m, "", ()))
+        return steps
+    approx = (f"{user.name} (conditional): {_ONE_BRANCH}",) if len(branches) > 1 else ()
+    # (An operand feeding several branches is walked once per operand position.)
+    for k, name in enumerate(branches):
+        if k + 1 != operand_index:
+            continue
+        if name not in module.computations:
+            raise _bad(user, f"unknown branch computation {name!r}")
+        branch = module.computations[name]
+        active: set[str] = getattr(_ACTIVE, "names", set())
+        if name in active:
+            raise UnsupportedError(f"{name} calls itself (recursion through {user.name})")
+        _ACTIVE.names = active | {name}
+        try:
+            sub = input_to_output_maps(branch, 0, verify=verify, simplify=simplify, module=module)
+        finally:
+            _ACTIVE.names = active
+        as_call = dataclasses.replace(user, operands=[user.operands[k + 1]])
+        for target in sub.targets:
+            if target.unsupported:
+                why = f"unknown indexing through {', '.join(target.unsupported)} in {name}" + _details(sub, target)
+                steps.append((target.index, IndexingMap.undefined(), why, ()))
+            for access in target.maps:
+                if access.verdict is not None and not access.verdict.proved:
+                    raise UnsupportedError(f"the maps of {name} are not proven: {access.verdict.reason}")
+                inner = tuple(f"{name}/{a}" for a in access.over_approximation)
+                steps.append((target.index, lift_origins(access.map, as_call, branch), "", approx + inner))
+    return steps
+
+
+def _while_steps(
+    inst: Instruction, comp: Computation, output_index: int, module: Module
+) -> list[tuple[str, int, IndexingMap, str, tuple[str, ...]]]:
+    """Output element ``output_index`` of a ``while`` is its initial value when the
+    body passes that element of its state through unchanged (a loop-invariant
+    element: the body's root tuple holds ``get-tuple-element(state), index=k``);
+    any other element is the result of a data-dependent number of iterations:
+    unsupported, named."""
+    body_name = (inst.attributes.get("body") or "").strip().lstrip("%")
+    if len(inst.operands) != 1 or body_name not in module.computations:
+        raise _bad(inst, "expected one operand and body= naming a computation of the module")
+    body = module.computations[body_name]
+    params = body.parameters()
+    root = body.root
+    state = comp.by_name[inst.operands[0]].shape
+    if len(params) != 1 or _strip_layout(params[0].shape) != _strip_layout(state):
+        raise _bad(inst, f"the body {body_name} does not take the loop state {state}")
+    if not inst.shape.is_tuple:
+        raise UnsupportedError(f"while {inst.name}: a non-tuple loop state changes in every iteration")
+    element = root.operands[output_index] if root.opcode == "tuple" and output_index < len(root.operands) else None
+    source = body.by_name.get(element) if element is not None else None
+    if (
+        source is None
+        or source.opcode != "get-tuple-element"
+        or source.tuple_index != output_index
+        or source.operands != [params[0].name]
+    ):
+        from verified_indexing.hlo.ops import UNSUPPORTED_OPCODES
+
+        raise UnsupportedError(
+            f"unknown indexing for while ({inst.name}): {UNSUPPORTED_OPCODES['while']}: element {output_index} of "
+            f"the loop state changes in the body {body_name}"
+        )
+    shape = _output_shape(inst, output_index)
+    return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
+
+
+def _approx(inst: Instruction, comp: Computation, operand_index: int, module: Module | None) -> tuple[str, ...]:
+    """``("instruction: reason",)`` when the per-op maps of ``inst`` for operand
+    ``operand_index`` over-approximate (empty when exact); the ``to_apply``
+    computation, when the module has it, makes sort and scatter maps exact where
+    it can."""
+    from verified_indexing.hlo.ops import over_approximation
+
+    name = inst.called_computation()
+    called = module.computations.get(name) if module is not None and name else None
+    reason = over_approximation(inst, comp, operand_index, called)
+    return (f"{inst.name} ({inst.opcode}): {reason}",) if reason else ()
 
 
 def input_to_output_maps(
@@ -877,14 +1086,14 @@ def input_to_output_maps(
                     except UnsupportedError as exc:
                         unsupported.append(UnsupportedOp(user.name, user.opcode, str(exc), (root.name,)))
                         continue
-                    for out_index, op_map, why in steps:
+                    for out_index, op_map, why, approx in steps:
                         if op_map.is_undefined:
                             reason = why or f"no indexing from operand {j}"
                             unsupported.append(UnsupportedOp(user.name, user.opcode, reason, (root.name,)))
                             continue
                         bucket = maps.setdefault((user.name, out_index), [])
                         for entry in entries:
-                            new = walker.step(entry, op_map)
+                            new = walker.step(entry, op_map, approx)
                             if new is not None:
                                 walker.add(bucket, new)
     unsupported = _merge_unsupported(unsupported)
@@ -900,7 +1109,7 @@ def input_to_output_maps(
                 verdict = rel_mod.check_equal(
                     final, entry.rel, f"{comp.name}: composed map from {param.name} == exact composition"
                 )
-            target.maps.append(AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges))
+            target.maps.append(AccessMap(trace_origins(final, comp), entry.paths, verdict, entry.merges, entry.approx))
         target.maps.sort(key=lambda a: str(a.map))
         target.unsupported = sorted({u.instruction for u in unsupported})
         targets.append(target)
@@ -925,21 +1134,23 @@ def _user_steps(
     module: Module | None = None,
     verify: bool = True,
     simplify: bool = True,
-) -> list[tuple[int, IndexingMap, str]]:
-    """``(output index of user, map, reason)`` from output ``operand_output`` of
-    operand ``operand_index`` of ``user`` (an UNDEFINED map, with the reason, for
-    an output whose indexing is unknown)."""
+) -> list[tuple[int, IndexingMap, str, tuple[str, ...]]]:
+    """``(output index of user, map, reason, over-approximations)`` from output
+    ``operand_output`` of operand ``operand_index`` of ``user`` (an UNDEFINED map,
+    with the reason, for an output whose indexing is unknown)."""
     operand = comp.by_name[user.operands[operand_index]]
     if user.opcode == "tuple":
         _check_tuple(user, comp)
         if operand.shape.is_tuple:
             raise UnsupportedError("a tuple of tuples")
-        return [(operand_index, IndexingMap.identity(operand.shape.dims), "")]
+        return [(operand_index, IndexingMap.identity(operand.shape.dims), "", ())]
     if user.opcode == "get-tuple-element":
         _check_get_tuple_element(user, comp)
         if user.tuple_index != operand_output:
             return []
-        return [(0, IndexingMap.identity(user.shape.dims), "")]
+        return [(0, IndexingMap.identity(user.shape.dims), "", ())]
+    if user.opcode == "conditional" and module is not None and not operand.shape.is_tuple:
+        return _conditional_user_steps(user, comp, operand_index, module, verify, simplify)
     if operand.shape.is_tuple:
         raise UnsupportedError(f"{user.opcode} of a tuple-shaped operand")
     called = user.called_computation()
@@ -948,18 +1159,20 @@ def _user_steps(
             sub = input_to_output_maps(
                 module.computations[called], operand_index, verify=verify, simplify=simplify, module=module
             )
-        steps: list[tuple[int, IndexingMap, str]] = []
+        steps: list[tuple[int, IndexingMap, str, tuple[str, ...]]] = []
         for target in sub.targets:
             if target.unsupported:
                 why = f"unknown indexing through {', '.join(target.unsupported)} in {called}" + _details(sub, target)
-                steps.append((target.index, IndexingMap.undefined(), why))
+                steps.append((target.index, IndexingMap.undefined(), why, ()))
             for access in target.maps:
                 if access.verdict is not None and not access.verdict.proved:
                     raise UnsupportedError(f"the maps of {called} are not proven: {access.verdict.reason}")
-                steps.append((target.index, lift_origins(access.map, user, module.computations[called]), ""))
+                approx = tuple(f"{called}/{a}" for a in access.over_approximation)
+                steps.append((target.index, lift_origins(access.map, user, module.computations[called]), "", approx))
         return steps
     maps: list[IndexingMap] = per_op(user, comp, operand_index)
-    return [(k, m, "") for k, m in enumerate(maps)]
+    approx = _approx(user, comp, operand_index, module)
+    return [(k, m, "", approx) for k, m in enumerate(maps)]
 
 
 def analyze_module(
@@ -971,6 +1184,8 @@ def analyze_module(
     operand: int | None = None,
     verify: bool = True,
     simplify: bool = True,
+    from_instruction: str | None = None,
+    physical: bool = False,
 ) -> list[ComputationIndexing]:
     """The analyses the ``analyze`` command prints.
 
@@ -982,9 +1197,33 @@ def analyze_module(
     ``direction`` and ``operand`` choose output-to-input (every output of the
     root; ``operand`` restricts the parameters shown) or input-to-output (from
     parameter ``operand``, default every parameter).
+
+    ``from_instruction``: the maps between that instruction's output (as if it
+    were the root) and the parameters of its computation (``computation``, or
+    the one computation holding it). ``physical``: every map between physical
+    indices (each shape's dimensions in its layout's major-to-minor order; see
+    :func:`to_physical`).
     """
     jobs: list[tuple[Computation, str | None]] = []
-    if instruction is not None:
+    if from_instruction is not None:
+        if instruction is not None:
+            raise VerifiedIndexingError("give --from or --instruction, not both")
+        if computation is not None:
+            holders = [_computation(module, computation)]
+        else:
+            holders = [c for c in module.computations.values() if from_instruction in c.by_name]
+        if not holders or from_instruction not in holders[0].by_name:
+            where = f"computation {holders[0].name!r}" if holders else "the module"
+            raise VerifiedIndexingError(f"no instruction {from_instruction!r} in {where}")
+        if len(holders) > 1:
+            raise VerifiedIndexingError(
+                f"{from_instruction!r} is in {len(holders)} computations ({', '.join(c.name for c in holders)}): "
+                "give --computation"
+            )
+        comp = holders[0]
+        rerooted = [dataclasses.replace(i, is_root=i.name == from_instruction) for i in comp.instructions]
+        jobs.append((Computation(comp.name, rerooted, is_entry=comp.is_entry, offset=comp.offset), None))
+    elif instruction is not None:
         comp = _computation(module, computation or module.entry_name)
         if instruction not in comp.by_name:
             raise VerifiedIndexingError(f"no instruction {instruction!r} in computation {comp.name!r}")
@@ -997,8 +1236,69 @@ def analyze_module(
     for comp, fusion_name in jobs:
         for result in _analyze(module, comp, direction, operand, verify, simplify):
             result.fusion = fusion_name
-            results.append(result)
+            results.append(to_physical(result, comp) if physical else result)
     return results
+
+
+def _physical_order(shape: Shape, what: str) -> list[int]:
+    """The logical dimension at each physical position (major to minor)."""
+    if shape.is_tuple:
+        raise UnsupportedError(f"{what}: a tuple shape has no physical index space")
+    if shape.is_tiled:
+        raise UnsupportedError(f"{what}: the tiled layout {shape} stores tiles one after the other (not modeled)")
+    return list(reversed(shape.minor_to_major()))
+
+
+def to_physical(result: ComputationIndexing, comp: Computation) -> ComputationIndexing:
+    """``result`` with every map between physical indices: the source's dims and
+    the target's results listed in their layouts' major-to-minor order (row-major
+    without a layout). A renaming of variables and a permutation of results, so
+    each map is exact exactly when the logical one is, and its proof carries over;
+    origins are renamed alike. A tiled layout is reported unsupported."""
+    root = comp.root
+    if result.direction == "output-to-input":
+        src_shape = root.shape.tuple_shapes[result.source] if root.shape.is_tuple else root.shape
+        src_what = f"output {result.source} of {root.name}"
+    else:
+        param = next(p for p in comp.parameters() if p.parameter_number == result.source)
+        src_shape, src_what = param.shape, f"parameter {param.name}"
+    try:
+        src_order = _physical_order(src_shape, src_what)
+    except UnsupportedError as exc:
+        result.unsupported.append(UnsupportedOp(src_what, "layout", str(exc), tuple(t.name for t in result.targets)))
+        for t in result.targets:
+            t.maps, t.unsupported = [], [*t.unsupported, src_what]
+        return result
+    pos = [0] * len(src_order)
+    for i, d in enumerate(src_order):
+        pos[d] = i
+    rename = [Dim(pos[j]) for j in range(len(src_order))]
+    for t in result.targets:
+        try:
+            order = _physical_order(t.shape, t.name)
+        except UnsupportedError as exc:
+            result.unsupported.append(UnsupportedOp(t.name, "layout", str(exc), (t.name,)))
+            t.maps, t.unsupported = [], [*t.unsupported, t.name]
+            continue
+        for a in t.maps:
+            m = a.map
+            if m.state != "ok":
+                continue
+            new = IndexingMap(
+                [m.dims[d] for d in src_order],
+                [m.results[d].substitute(dims=rename) for d in order],
+                m.range_vars,
+                m.rt_vars,
+                [(e.substitute(dims=rename), iv) for e, iv in m.constraints],
+            )
+            rts = list(new.rt_vars)
+            for k, v in enumerate(rts):
+                om = _origin_map(v.origin)
+                if om is not None:
+                    res = [r.substitute(dims=rename) for r in om.results]
+                    rts[k] = dataclasses.replace(v, origin=_with_origin_map(v.origin, res, new))
+            a.map = new.replace(rt_vars=rts) if rts else new
+    return result
 
 
 def _analyze(

@@ -54,8 +54,11 @@ __all__ = [
     "ELEMENT_BITS",
     "NULLARY_OPCODES",
     "UNSUPPORTED_OPCODES",
+    "PASS_THROUGH_CUSTOM_CALLS",
     "RuntimeOrigin",
+    "custom_call_target",
     "from_scalar_map",
+    "over_approximation",
     "input_to_output",
     "output_to_input",
     "supported_opcodes",
@@ -88,15 +91,12 @@ _DYNAMIC = "dynamic shapes: the sizes are known only when the program runs"
 
 #: Opcodes that stay without an indexing model, with the reason the analysis reports.
 UNSUPPORTED_OPCODES: dict[str, str] = {
-    "scatter": "the updates land at data-dependent positions and colliding updates are combined",
     "select-and-scatter": "the source lands at data-dependent positions chosen by the select computation",
-    "sort": "each output element comes from a data-dependent position of the sorted dimension",
-    "top-k": "each output element comes from a data-dependent position",
-    "topk": "each output element comes from a data-dependent position",
     "ragged-dot": "the groups of rows have data-dependent sizes",
-    "custom-call": "an opaque target: its semantics are not known",
-    "while": "a loop: the body runs a data-dependent number of times",
-    "conditional": "the branch is chosen when the program runs",
+    "while": "a loop: the body runs a data-dependent number of times (the fusion walk, given the module, "
+    "passes the loop-invariant elements of the state through)",
+    "conditional": "the branch is chosen when the program runs (the fusion walk, given the module, reads "
+    "through every branch and marks the maps as over-approximations)",
     "call": "a call: analyze its computation (the fusion walk goes through calls)",
     "fusion": "a fusion: analyze its computation (the fusion walk goes through fusions)",
     "all-reduce": _COLLECTIVE, "all-reduce-start": _COLLECTIVE, "all-reduce-done": _ASYNC,
@@ -111,7 +111,6 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "rng-bit-generator": "a random-state update whose output shape is not its operand's",
     "rng-get-and-update-state": "a random-state update",
     "after-all": "a token join: tokens hold no elements",
-    "opt-barrier": "an optimization barrier over a tuple (not modeled)",
     "cholesky": "a factorization: each output element reads a triangular, data-independent but non-affine region",
     "triangular-solve": "a solve: each output element reads a triangular region (not modeled)",
     "fft": "a transform: each output element reads a whole FFT dimension (not modeled)",
@@ -1027,8 +1026,9 @@ def _window_parts(
     if len(win) != len(ids):
         raise _bad(inst, f"window has {len(win)} dimensions, expected {len(ids)}")
     for w, i, o in zip(win, ids, out):
-        if w.reversal and spatial is None:
-            raise _unsupported(inst, "window reversal in reduce-window")
+        # Window reversal only reorders the window's positions: the set of positions (and
+        # so the elements read) is the same; in a convolution it pairs each position with
+        # the mirrored kernel element (see _conv_o2i).
         if w.size < 1 or w.stride < 1 or w.base_dilation < 1 or w.window_dilation < 1:
             raise _bad(inst, "window sizes, strides and dilations must be positive")
         padded = w.pad_low + w.pad_high + (src[i] - 1) * w.base_dilation + 1 if src[i] > 0 else 0
@@ -1125,15 +1125,22 @@ class _Conv:
     osp: list[int]
     win: list[WindowDim]
     groups: int = 1  # feature_group_count: output feature o reads input features of group o // (cout / groups)
+    # batch_group_count: output (b, f) reads lhs batch (f // (cout / G)) * (B / G) + b (every input feature)
+    batch_groups: int = 1
+
+
+def _group_count(inst: Instruction, key: str) -> int:
+    raw = inst.ints(key, (1,))
+    if len(raw) != 1 or raw[0] < 1:
+        raise _bad(inst, f"{key}={inst.attr(key)} is not a positive integer")
+    return raw[0]
 
 
 def _conv_parts(inst: Instruction, comp: Computation) -> _Conv:
-    if inst.attr("batch_group_count") is not None and inst.ints("batch_group_count") != (1,):
-        raise _unsupported(inst, f"convolution with batch_group_count={inst.attr('batch_group_count')}")
-    groups_raw = inst.ints("feature_group_count", (1,))
-    if len(groups_raw) != 1 or groups_raw[0] < 1:
-        raise _bad(inst, f"feature_group_count={inst.attr('feature_group_count')} is not a positive integer")
-    groups = groups_raw[0]
+    groups = _group_count(inst, "feature_group_count")
+    batch_groups = _group_count(inst, "batch_group_count")
+    if groups > 1 and batch_groups > 1:
+        raise _bad(inst, "feature_group_count and batch_group_count cannot both be above 1")
     lhs_l, rhs_l, out_l = _conv_labels(inst)
     lhs, rhs = _operand_dims(inst, comp, 0), _operand_dims(inst, comp, 1)
     out = _output_dims(inst, 0)
@@ -1152,12 +1159,13 @@ def _conv_parts(inst: Instruction, comp: Computation) -> _Conv:
     cin, cout = lhs[lhs_l.index("f")], out[out_l.index("f")]
     if cin != rhs[rhs_l.index("i")] * groups or cout != rhs[rhs_l.index("o")] or cout % groups:
         raise _bad(inst, f"feature dimensions of lhs, rhs and output do not match (feature_group_count={groups})")
-    if out[out_l.index("b")] != lhs[lhs_l.index("b")]:
-        raise _bad(inst, "batch dimensions of lhs and output do not match")
+    batch = lhs[lhs_l.index("b")]
+    if batch % batch_groups or cout % batch_groups or out[out_l.index("b")] != batch // batch_groups:
+        raise _bad(inst, f"batch dimensions of lhs and output do not match (batch_group_count={batch_groups})")
     win = _window_parts(inst, lhs, [out[i] for i in osp], lsp)
     if any(w.size != rhs[r] for w, r in zip(win, rsp)):
         raise _bad(inst, "window sizes do not match the kernel's spatial dimensions")
-    return _Conv(lhs_l, rhs_l, out_l, lhs, rhs, out, lsp, rsp, osp, win, groups)
+    return _Conv(lhs_l, rhs_l, out_l, lhs, rhs, out, lsp, rsp, osp, win, groups, batch_groups)
 
 
 def _conv_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
@@ -1173,6 +1181,9 @@ def _conv_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[Indexing
     for i, w in enumerate(win):
         lres[lsp[i]] = _window_read(b, Dim(osp[i]), w, lhs[lsp[i]])
     lres[lhs_l.index("b")] = Dim(out_l.index("b"))
+    if p.batch_groups > 1:  # the lhs batch of the output feature's batch group
+        bgroup = Dim(out_l.index("f")).floordiv(out[out_l.index("f")] // p.batch_groups)
+        lres[lhs_l.index("b")] = bgroup * (lhs[lhs_l.index("b")] // p.batch_groups) + Dim(out_l.index("b"))
     if p.groups == 1:
         lres[lhs_l.index("f")] = b.sym(features)
     else:  # the input features of the output feature's group
@@ -1200,7 +1211,13 @@ def _conv_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]
         for i, w in enumerate(win):
             results[osp[i]] = _window_written(b, Dim(lsp[i]), w, out[osp[i]])
         results[out_l.index("b")] = Dim(lhs_l.index("b"))
-        if p.groups == 1:
+        if p.batch_groups > 1:  # lhs batch x is output batch x mod (B/G) for the features of group x // (B/G)
+            per_batch = lhs[lhs_l.index("b")] // p.batch_groups
+            out_per_group = out[out_l.index("f")] // p.batch_groups
+            results[out_l.index("b")] = Dim(lhs_l.index("b")) % per_batch
+            group = Dim(lhs_l.index("b")).floordiv(per_batch)
+            results[out_l.index("f")] = group * out_per_group + b.sym(Interval(0, out_per_group - 1))
+        elif p.groups == 1:
             results[out_l.index("f")] = b.sym(Interval(0, out[out_l.index("f")] - 1))
         else:  # the output features of the input feature's group
             per_group = lhs[lhs_l.index("f")] // p.groups
@@ -1273,7 +1290,273 @@ def _add_dependency_i2o(inst: Instruction, comp: Computation, k: int) -> list[In
     return [_identity(out) if k == 0 else IndexingMap.known_empty()]
 
 
+# -- pass-through custom-calls ---------------------------------------------------------------------
+
+#: ``custom_call_target`` values of custom-calls that move no element: annotations whose
+#: output element ``i`` is the operand's element ``i`` (same shape). A target ending in ``*``
+#: is a prefix. Any other target stays opaque (``UnsupportedError``).
+PASS_THROUGH_CUSTOM_CALLS: dict[str, str] = {
+    "Sharding": "a sharding annotation (GSPMD): the value passes through",
+    "annotate_device_placement": "a memory-space annotation: the value passes through",
+    "MoveToHost": "a host-offloading annotation: the value passes through",
+    "MoveToDevice": "a host-offloading annotation: the value passes through",
+    "xla.sdy.*": "a Shardy annotation (xla.sdy.*) of the same shape: the value passes through",
+}
+
+
+def custom_call_target(inst: Instruction) -> str:
+    return (inst.attr("custom_call_target") or "").strip().strip('"')
+
+
+def _pass_through_reason(inst: Instruction) -> str | None:
+    target = custom_call_target(inst)
+    for key, reason in PASS_THROUGH_CUSTOM_CALLS.items():
+        if target == key or (key.endswith("*") and target.startswith(key[:-1])):
+            return reason
+    return None
+
+
+def _custom_call_parts(inst: Instruction, comp: Computation) -> tuple[int, ...]:
+    if _pass_through_reason(inst) is None:
+        target = custom_call_target(inst) or "?"
+        raise _unsupported(
+            inst, f"an opaque target {target!r}: its semantics are not known (pass-through targets: "
+            + ", ".join(PASS_THROUGH_CUSTOM_CALLS) + ")"
+        )
+    if len(inst.operands) != 1 or inst.shape.is_tuple:
+        raise _unsupported(inst, f"pass-through custom-call {custom_call_target(inst)!r} with "
+                           f"{len(inst.operands)} operands or a tuple result (only one array operand is modeled)")
+    if any(k in inst.attributes for k in ("called_computations", "to_apply", "calls")):
+        raise _unsupported(inst, f"custom-call {custom_call_target(inst)!r} calls a computation: not a pass-through")
+    dims = _operand_dims(inst, comp, 0)
+    if _operand_shape(inst, comp, 0).element_type != inst.shape.element_type:
+        raise _unsupported(inst, f"custom-call {custom_call_target(inst)!r} changes the element type")
+    if dims != inst.shape.dims:
+        raise _unsupported(
+            inst, f"custom-call {custom_call_target(inst)!r} changes the shape {list(dims)} -> "
+            f"{list(inst.shape.dims)} (a per-device reshard, not an element-wise pass-through)"
+        )
+    return dims
+
+
+def _custom_call_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    return [_identity(_custom_call_parts(inst, comp))]
+
+
+def _custom_call_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    return [_identity(_custom_call_parts(inst, comp))]
+
+
+# -- sort --------------------------------------------------------------------------------------------
+
+
+def _sort_parts(inst: Instruction, comp: Computation) -> tuple[int, tuple[int, ...], int]:
+    n = len(inst.operands)
+    if n == 0:
+        raise _bad(inst, "sort needs at least one operand")
+    dims = _operand_dims(inst, comp, 0)
+    if any(_operand_dims(inst, comp, k) != dims for k in range(n)):
+        raise _bad(inst, "sort operands must share one shape")
+    outs = _output_shapes(inst)
+    if len(outs) != n or any(_array(o, inst, "output") != dims for o in outs):
+        raise _bad(inst, f"expected {n} output(s) of shape {list(dims)}")
+    sd = inst.dimensions()
+    if len(sd) != 1 or not 0 <= sd[0] < len(dims):
+        raise _bad(inst, f"dimensions={inst.attr('dimensions')} must name one dimension of {list(dims)}")
+    return n, dims, sd[0]
+
+
+def _sort_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    # Output element (i..., j, ...) is placed by comparing the whole row (i..., :, ...) of the
+    # keys: every operand is read along the sorted dimension.
+    n, dims, d = _sort_parts(inst, comp)
+    if _known_empty_if_no_elements(dims):
+        return [IndexingMap.known_empty()] * n
+    b = _Builder(_boxes(dims))
+    results: list[AffineExpr] = [Dim(i) for i in range(len(dims))]
+    results[d] = b.sym(Interval(0, dims[d] - 1))
+    return [b.build(results)] * n
+
+
+def _sort_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    n, dims, d = _sort_parts(inst, comp)
+    if _known_empty_if_no_elements(dims):
+        return [IndexingMap.known_empty()] * n
+    b = _Builder(_boxes(dims))
+    results: list[AffineExpr] = [Dim(i) for i in range(len(dims))]
+    results[d] = b.sym(Interval(0, dims[d] - 1))
+    return [b.build(results)] * n
+
+
+# -- top-k -------------------------------------------------------------------------------------------
+
+
+def _topk_parts(inst: Instruction, comp: Computation) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if len(inst.operands) != 1:
+        raise _bad(inst, "topk takes one operand")
+    dims = _operand_dims(inst, comp, 0)
+    outs = _output_shapes(inst)
+    if not dims or len(outs) != 2 or any(len(_array(o, inst, "output")) != len(dims) for o in outs):
+        raise _bad(inst, "expected (values, indices) outputs of the operand's rank")
+    out = outs[0].dims
+    if outs[1].dims != out or out[:-1] != dims[:-1] or out[-1] > dims[-1]:
+        raise _bad(inst, f"outputs {list(out)} do not fit the operand {list(dims)}")
+    return dims, out
+
+
+def _topk_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    # Both outputs (the k largest values and their indices) are chosen by comparing the
+    # whole last dimension: every element of the row is read.
+    dims, out = _topk_parts(inst, comp)
+    if _known_empty_if_no_elements(dims, out):
+        return [IndexingMap.known_empty()]
+    b = _Builder(_boxes(out))
+    return [b.build([*(Dim(i) for i in range(len(out) - 1)), b.sym(Interval(0, dims[-1] - 1))])]
+
+
+def _topk_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    dims, out = _topk_parts(inst, comp)
+    if _known_empty_if_no_elements(dims, out):
+        return [IndexingMap.known_empty()] * 2
+    b = _Builder(_boxes(dims))
+    return [b.build([*(Dim(i) for i in range(len(dims) - 1)), b.sym(Interval(0, out[-1] - 1))])] * 2
+
+
+# -- scatter -------------------------------------------------------------------------------------------
+
+
+def _scatter_parts(inst: Instruction, comp: Computation) -> tuple[int, _Dims, _Dims, _Dims]:
+    if len(inst.operands) < 3 or len(inst.operands) % 2 == 0:
+        raise _bad(inst, "scatter takes N operands, the indices and N updates")
+    n = (len(inst.operands) - 1) // 2
+    dims = _operand_dims(inst, comp, 0)
+    idx = _operand_dims(inst, comp, n)
+    upd = _operand_dims(inst, comp, n + 1)
+    if any(_operand_dims(inst, comp, k) != dims for k in range(n)):
+        raise _bad(inst, "scatter operands must share one shape")
+    if any(_operand_dims(inst, comp, n + 1 + k) != upd for k in range(n)):
+        raise _bad(inst, "scatter updates must share one shape")
+    outs = _output_shapes(inst)
+    if len(outs) != n or any(_array(o, inst, "output") != dims for o in outs):
+        raise _bad(inst, f"expected {n} output(s) of the operands' shape {list(dims)}")
+    return n, dims, idx, upd
+
+
+def _whole(out_dims: Sequence[int], of: Sequence[int]) -> IndexingMap:
+    """From a box ``out_dims`` to every element of ``of`` (one range variable per dim)."""
+    if _known_empty_if_no_elements(out_dims, of):
+        return IndexingMap.known_empty()
+    b = _Builder(_boxes(out_dims))
+    return b.build([b.sym(Interval(0, m - 1)) for m in of])
+
+
+def _scatter_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    # Output element o combines operand[o] with the updates that land at o; which ones land
+    # there is data-dependent (and out-of-bounds windows are skipped, not clamped): every
+    # update and every index is taken as read -- an over-approximation (see over_approximation).
+    n, dims, idx, upd = _scatter_parts(inst, comp)
+    ident = IndexingMap.known_empty() if _known_empty_if_no_elements(dims) else _identity(dims)
+    return [ident] * n + [_whole(dims, idx)] + [_whole(dims, upd)] * n
+
+
+def _scatter_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    n, dims, idx, upd = _scatter_parts(inst, comp)
+    if k < n:
+        ident = IndexingMap.known_empty() if _known_empty_if_no_elements(dims) else _identity(dims)
+        return [ident] * n
+    src = idx if k == n else upd
+    return [_whole(src, dims)] * n
+
+
+# -- exactness -------------------------------------------------------------------------------------------
+
+
+def _parameters_used(called: Computation) -> set[int]:
+    """The parameter numbers a computation's root depends on."""
+    used: set[int] = set()
+    seen: set[str] = set()
+    stack = [called.root.name]
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in called.by_name:
+            continue
+        seen.add(name)
+        inst = called.by_name[name]
+        if inst.opcode == "parameter" and inst.parameter_number is not None:
+            used.add(inst.parameter_number)
+        stack.extend(inst.operands)
+    return used
+
+
+def over_approximation(
+    inst: Instruction, comp: Computation, operand_index: int, called: Computation | None = None
+) -> str | None:
+    """Why the maps between ``inst`` and its operand ``operand_index`` (both
+    directions) may claim reads that do not happen, or None when they are exact.
+    ``called`` is the computation of ``to_apply=`` (sort's comparator, scatter's
+    combiner) when known: it makes some maps exact."""
+    op, k = inst.opcode, operand_index
+    if op == "dynamic-update-slice" and k in (0, 1):
+        return (
+            "src is mapped by the identity although the elements inside the updated "
+            "window are not read" if k == 0 else
+            "outside the window the update map leaves the update's bounds (only "
+            "in-bounds images are reads)"
+        )
+    if op == "pad" and k == 1:
+        return "the padding value is mapped to every output, only padded positions read it"
+    if op == "sort" and len(inst.operands) > 1:
+        if called is None:
+            return "the comparator is not known, every operand is taken as a key read along the sorted dimension"
+        if not {2 * k, 2 * k + 1} & _parameters_used(called):
+            return (
+                f"operand {k} is not compared (a payload): each output element reads one data-dependent "
+                "element of its row, not the whole row (and another output's payload reads none)"
+            )
+        return None
+    if op == "scatter":
+        n = (len(inst.operands) - 1) // 2
+        if k >= n:
+            return (
+                "the updates and indices that land at an output element are data-dependent "
+                "(out-of-bounds windows are skipped): every update and index is taken as read"
+            )
+        if n > 1:
+            return "with several operands each output is taken to read every operand at its index"
+        if called is not None and 0 not in _parameters_used(called):
+            return "the combiner ignores the operand, so updated elements do not read it"
+        if called is None:
+            return "the combiner is not known (an overwriting combiner does not read updated elements)"
+        return None
+    return None
+
+
+def _opt_barrier_dims(inst: Instruction, comp: Computation) -> tuple[int, ...]:
+    if len(inst.operands) != 1:
+        raise _bad(inst, "expected one operand")
+    if inst.shape.is_tuple:
+        raise _unsupported(inst, "a barrier over a tuple: the fusion walk follows it element by element")
+    dims = _operand_dims(inst, comp, 0)
+    if dims != inst.shape.dims:
+        raise _bad(inst, f"the operand has shape {list(dims)}, the barrier {list(inst.shape.dims)}")
+    return dims
+
+
+def _opt_barrier_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    return [_identity(_opt_barrier_dims(inst, comp))]
+
+
+def _opt_barrier_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    return [_identity(_opt_barrier_dims(inst, comp))]
+
+
 _OPS: dict[str, tuple[_O2I, _I2O]] = {
+    "opt-barrier": (_opt_barrier_o2i, _opt_barrier_i2o),
+    "custom-call": (_custom_call_o2i, _custom_call_i2o),
+    "sort": (_sort_o2i, _sort_i2o),
+    "topk": (_topk_o2i, _topk_i2o),
+    "top-k": (_topk_o2i, _topk_i2o),
+    "scatter": (_scatter_o2i, _scatter_i2o),
     "broadcast": (_broadcast_o2i, _broadcast_i2o),
     "transpose": (_transpose_o2i, _transpose_i2o),
     "reverse": (_reverse_o2i, _reverse_i2o),

@@ -28,15 +28,20 @@ import re
 
 from verified_indexing.errors import ParseError
 from verified_indexing.hlo.ir import Computation, Instruction, Module, Shape
+from verified_indexing.hlo.loader import not_hlo_reason, split_modules
+from verified_indexing.hlo.ops import ELEMENTWISE_OPCODES
 from verified_indexing.syntax.limits import check_limits
 
-__all__ = ["parse_module", "parse_hlo_snippet", "parse_shape"]
+__all__ = ["parse_module", "parse_modules", "parse_hlo_snippet", "parse_shape"]
 
 _NAME_RE = re.compile(r"%?([A-Za-z_][\w.\-]*)")
 _OPCODE_RE = re.compile(r"[a-z][a-z0-9\-_]*")
 _ELEMENT_RE = re.compile(r"([a-z][a-z0-9]*)\[")
 _ATTR_KEY_RE = re.compile(r"[A-Za-z_][\w\-.]*")
 _INT_RE = re.compile(r"-?\d+")
+_BUFFER_RE = re.compile(r"b\(\s*[a-z][a-z0-9]*\[")
+# Blanks or line breaks, then a layout ``{1,0}`` / ``{1,0:T(8,128)}`` / ``{}``.
+_SPACED_LAYOUT_RE = re.compile(r"\s+(\{[\d\s,]*(?::[^{}\n]*)?\})")
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _OPEN = {"{": "}", "(": ")", "[": "]"}
 
@@ -48,6 +53,9 @@ class _Cursor:
         self.text = text
         self.source = source
         self.pos = 0
+        #: Where the last attribute value continued over lines started (for the
+        #: error of a computation left open by it).
+        self.multiline_value: int | None = None
 
     # -- errors and peeking ------------------------------------------------
     def error(self, message: str, offset: int | None = None, length: int = 1) -> ParseError:
@@ -160,7 +168,9 @@ class _Cursor:
             if ch == '"':
                 self.string()
             elif ch in _OPEN:
-                self.balanced(single_line=True)
+                at = self.pos
+                if "\n" in self.balanced():  # XLA continues {...} values over lines
+                    self.multiline_value = at
             elif ch in ")]":
                 raise self.error(f"unbalanced {ch!r}")
             else:
@@ -181,9 +191,21 @@ class _Cursor:
     def at_shape(self) -> bool:
         if self.peek() == "(":
             return True
-        return _ELEMENT_RE.match(self.text, self.pos) is not None
+        return _ELEMENT_RE.match(self.text, self.pos) is not None or _BUFFER_RE.match(self.text, self.pos) is not None
 
-    def shape(self) -> Shape:
+    def shape(self, spaced_layout: bool = True) -> Shape:
+        """A shape. With ``spaced_layout`` the layout may follow after blanks or a
+        line break (``f32[2,4] {1,0}``), as XLA's parser allows; the computation
+        signature's result shape is read without, its ``{`` opens the body."""
+        if _BUFFER_RE.match(self.text, self.pos):  # a buffer shape b(f32[2,4]): its array's elements
+            self.expect("b")
+            self.skip()
+            self.expect("(")
+            self.skip()
+            inner = self.shape()
+            self.skip()
+            self.expect(")", "')' closing the buffer shape")
+            return inner
         if self.accept("("):
             elements: list[Shape] = []
             self.skip()
@@ -223,6 +245,10 @@ class _Cursor:
                 self.expect(",", "',' or ']' in a shape")
         layout: tuple[int, ...] | None = None
         annotations = ""
+        if spaced_layout and self.peek() != "{":
+            m = _SPACED_LAYOUT_RE.match(self.text, self.pos)
+            if m:
+                self.pos = m.start(1)
         if self.peek() == "{":
             layout_start = self.pos
             raw = self.balanced()[1:-1]
@@ -254,29 +280,67 @@ def parse_shape(text: str, source: str = "<input>") -> Shape:
 # -- instructions ---------------------------------------------------------------------
 
 
-def _instruction(cur: _Cursor) -> tuple[Instruction, list[int]]:
-    """``[ROOT] [%]name = SHAPE opcode(operands)[, key=value]*`` (the cursor is at
-    its first character; it ends at the end of the instruction's last line)."""
+_ATTR_START_RE = re.compile(r"[A-Za-z_][\w\-.]*[ \t]*=")
+_NESTED_RE = re.compile(r"[a-z][a-z0-9\-_]*[ \t]*\(")
+# Opcodes whose result has the shape (element type included) of their first array operand.
+_SAME_SHAPE_OPCODES = ELEMENTWISE_OPCODES - {"compare", "convert", "is-finite", "real", "imag", "complex",
+                                             "stochastic-convert", "rng", "select", "clamp", "map",
+                                             "bitcast-convert"}
+
+
+class _Instructions:
+    """The instructions of one computation as they are read: nested operands
+    (``exponential(f32[] parameter(0))``) become instructions of their own, placed
+    before their user; ``known`` gives the shapes of the ones read so far (to infer
+    an omitted shape)."""
+
+    def __init__(self) -> None:
+        self.instructions: list[Instruction] = []
+        self.positions: dict[str, list[int]] = {}
+        self.known: dict[str, Instruction] = {}
+        self.nested = 0
+
+    def add(self, inst: Instruction, where: list[int]) -> None:
+        self.instructions.append(inst)
+        self.positions[inst.name] = where
+        self.known.setdefault(inst.name, inst)
+
+
+def _instruction(cur: _Cursor, sink: _Instructions) -> None:
+    """``[ROOT] [%]name = [SHAPE] opcode(operands)[, key=value]*`` (the cursor is at
+    its first character; it ends at the end of the instruction's last line). Any
+    blanks and line breaks XLA's parser allows are allowed: between the shape and
+    the opcode, inside shapes and attribute values, before a ``,``."""
     is_root = False
     if re.compile(r"ROOT\b").match(cur.text, cur.pos):
         cur.pos += 4
-        cur.skip(newlines=False)
+        cur.skip()
         is_root = True
     name, name_at = cur.name("an instruction name")
-    cur.skip(newlines=False)
+    cur.skip()
     cur.expect("=", f"'=' after the instruction name {name!r}")
-    cur.skip(newlines=False)
-    shape = cur.shape()
-    cur.skip(newlines=False)
+    cur.skip()
+    _instruction_rhs(cur, sink, name, name_at, is_root, nested=False)
+
+
+def _instruction_rhs(
+    cur: _Cursor, sink: _Instructions, name: str, name_at: int, is_root: bool, nested: bool
+) -> Instruction:
+    shape: Shape | None = None
+    if cur.at_shape() and not _at_nested(cur):
+        shape = cur.shape()
+        cur.skip()
+    opcode_at = cur.pos
     m = cur.match(_OPCODE_RE)
     if not m:
         raise cur.error(f"expected an opcode, found {cur.describe_here()}")
     opcode = m.group(0)
-    cur.skip(newlines=False)
+    cur.skip()
     if cur.peek() != "(":
         raise cur.error(f"expected '(' after the opcode {opcode!r}, found {cur.describe_here()}")
     inst = Instruction(
-        name, opcode, shape, is_root=is_root, offset=name_at, source_text=cur.text, source_name=cur.source
+        name, opcode, shape or Shape("tuple"), is_root=is_root, offset=name_at, source_text=cur.text,
+        source_name=cur.source,
     )
     operand_positions: list[int] = []
     if opcode == "constant":
@@ -293,9 +357,23 @@ def _instruction(cur: _Cursor) -> tuple[Instruction, list[int]]:
         if not cur.accept(")"):
             while True:
                 cur.skip()
-                if cur.at_shape():
-                    cur.shape()  # a typed operand: the type is the operand's own shape
+                at = cur.pos
+                if cur.at_shape() or _at_nested(cur):
+                    typed = cur.shape() if cur.at_shape() and not _at_nested(cur) else None
                     cur.skip()
+                    if _at_nested(cur):
+                        # A nested instruction as the operand: an instruction of its own.
+                        sink.nested += 1
+                        cur.pos = at
+                        sub = _instruction_rhs(cur, sink, f"{name}.operand{sink.nested}", at, False, nested=True)
+                        inst.operands.append(sub.name)
+                        operand_positions.append(at)
+                        cur.skip()
+                        if cur.accept(")"):
+                            break
+                        cur.expect(",", "',' or ')' in the operand list")
+                        continue
+                    del typed  # a typed operand: the type is the operand's own shape
                 operand, at = cur.name("an operand name")
                 inst.operands.append(operand)
                 operand_positions.append(at)
@@ -303,27 +381,76 @@ def _instruction(cur: _Cursor) -> tuple[Instruction, list[int]]:
                 if cur.accept(")"):
                     break
                 cur.expect(",", "',' or ')' in the operand list")
-    # attributes
+    # attributes: ", key=value" (a ',' may start the next line; inside a nested
+    # operand a ',' followed by no 'key=' belongs to the enclosing operand list)
     while True:
-        cur.skip(newlines=False)
-        if cur.at_line_end() or cur.peek() == "}":
+        save = cur.pos
+        cur.skip()
+        if cur.peek() != "," or (nested and not _ATTR_START_RE.match(cur.text, _after_blanks(cur, cur.pos + 1))):
+            cur.pos = save
             break
-        if not cur.accept(","):
-            raise cur.error(f"expected ',' or the end of the instruction, found {cur.describe_here()}")
+        cur.expect(",")
         cur.skip()
         key_at = cur.pos
         km = cur.match(_ATTR_KEY_RE)
         if not km:
             raise cur.error(f"expected an attribute name, found {cur.describe_here()}")
-        cur.skip(newlines=False)
+        cur.skip()
         cur.expect("=", f"'=' after the attribute name {km.group(0)!r}")
-        cur.skip(newlines=False)
+        cur.skip()
         key = km.group(0)
         if key in inst.attributes:
             raise cur.error(f"attribute {key!r} given twice", offset=key_at, length=len(key))
         inst.attributes[key] = cur.value()
+    if not nested:
+        cur.skip(newlines=False)
+        if not (cur.at_line_end() or cur.peek() == "}"):
+            raise cur.error(f"expected ',' or the end of the instruction, found {cur.describe_here()}")
+    if shape is None:
+        inst.shape = _infer_shape(cur, inst, sink, opcode_at)
     _typed_fields(cur, inst)
-    return inst, operand_positions
+    sink.add(inst, operand_positions)
+    return inst
+
+
+def _at_nested(cur: _Cursor) -> bool:
+    """At ``opcode(`` (a nested instruction whose shape XLA infers), not a buffer shape ``b(f32[...])``."""
+    return _NESTED_RE.match(cur.text, cur.pos) is not None and _BUFFER_RE.match(cur.text, cur.pos) is None
+
+
+def _after_blanks(cur: _Cursor, pos: int) -> int:
+    while pos < len(cur.text) and cur.text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _infer_shape(cur: _Cursor, inst: Instruction, sink: _Instructions, at: int) -> Shape:
+    """The shape of an instruction written without one (``x = tuple(a, b)``), for
+    the opcodes whose shape follows from their operands' alone; other opcodes
+    must print it."""
+    shapes: list[Shape] = []
+    for operand in inst.operands:
+        if operand not in sink.known:
+            raise cur.error(
+                f"cannot infer the shape of {inst.name!r}: its operand {operand!r} is not defined before it",
+                offset=at,
+            )
+        shapes.append(sink.known[operand].shape)
+    op = inst.opcode
+    if op == "tuple":
+        return Shape("tuple", (), None, tuple(shapes))
+    if op == "get-tuple-element" and shapes and shapes[0].is_tuple:
+        k = inst.attributes.get("index", "")
+        if re.fullmatch(r"\d+", k) and int(k) < len(shapes[0].tuple_shapes):
+            return shapes[0].tuple_shapes[int(k)]
+    if op in _SAME_SHAPE_OPCODES | {"add-dependency", "opt-barrier"} and shapes:
+        ranked = [s for s in shapes if s.is_tuple or s.rank > 0] or shapes
+        return ranked[0]
+    if op in ("compare", "is-finite") and shapes and not shapes[0].is_tuple:
+        return Shape("pred", shapes[0].dims, shapes[0].layout, (), shapes[0].dynamic)
+    if op in ("select", "clamp") and len(shapes) == 3:
+        return shapes[1]
+    raise cur.error(f"cannot infer the shape of {inst.name!r} ({op}): write its shape", offset=at)
 
 
 def _typed_fields(cur: _Cursor, inst: Instruction) -> None:
@@ -395,11 +522,11 @@ def _computation(cur: _Cursor) -> Computation:
     cur.skip(newlines=False)
     if cur.peek() == "(":
         cur.balanced()  # the signature's parameters (the parameter instructions say it all)
-        cur.skip(newlines=False)
+        cur.skip()  # a long signature may continue on the next lines
         if cur.accept("->"):
-            cur.skip(newlines=False)
-            cur.shape()
-            cur.skip(newlines=False)
+            cur.skip()
+            cur.shape(spaced_layout=False)
+            cur.skip()
     # Anything else before '{' (execution_thread=..., etc.) is skipped.
     while not cur.at_end() and cur.peek() != "{" and cur.peek() != "\n":
         if cur.peek() == '"':
@@ -407,17 +534,21 @@ def _computation(cur: _Cursor) -> Computation:
         else:
             cur.pos += 1
     cur.expect("{", f"'{{' to open the computation {name!r}")
-    instructions: list[Instruction] = []
-    positions: dict[str, list[int]] = {}
+    sink = _Instructions()
     while True:
         cur.skip()
         if cur.at_end():
+            if cur.multiline_value is not None and cur.multiline_value > start:
+                raise cur.error(
+                    f"computation {name!r} is not closed by '}}': is the {cur.text[cur.multiline_value]!r} here "
+                    "unclosed? (its value continues over lines and takes the computation's '}')",
+                    offset=cur.multiline_value,
+                )
             raise cur.error(f"computation {name!r} is not closed by '}}'", offset=start)
         if cur.accept("}"):
             break
-        inst, where = _instruction(cur)
-        instructions.append(inst)
-        positions[inst.name] = where
+        _instruction(cur, sink)
+    instructions, positions = sink.instructions, sink.positions
     # Attributes after the closing brace (``}, execution_thread="main"``) are skipped.
     cur.skip(newlines=False)
     while cur.accept(","):
@@ -459,19 +590,25 @@ def _header(cur: _Cursor) -> tuple[str, dict[str, str]]:
         raise cur.error("expected a module name after HloModule")
     cur.skip(newlines=False)
     name, _ = cur.name("a module name")
+    cur.accept(":")  # the legacy form ``HloModule name:``
     attributes: dict[str, str] = {}
     while True:
-        cur.skip(newlines=False)
-        if cur.at_line_end():
-            break
-        cur.expect(",", "',' or the end of the HloModule line")
-        cur.skip(newlines=False)
+        save = cur.pos
+        cur.skip()
+        if cur.peek() != ",":  # a ',' may continue the header on the next line
+            cur.pos = save
+            cur.skip(newlines=False)
+            if cur.at_line_end():
+                break
+            raise cur.error(f"expected ',' or the end of the HloModule line, found {cur.describe_here()}")
+        cur.expect(",")
+        cur.skip()
         km = cur.match(_ATTR_KEY_RE)
         if not km:
             raise cur.error(f"expected a module attribute name, found {cur.describe_here()}")
-        cur.skip(newlines=False)
+        cur.skip()
         cur.expect("=", f"'=' after {km.group(0)!r}")
-        cur.skip(newlines=False)
+        cur.skip()
         attributes[km.group(0)] = cur.value()
     return name, attributes
 
@@ -517,6 +654,7 @@ def parse_module(text: str, source: str = "<input>") -> Module:
     then named after ``source``); without ``ENTRY`` the last computation is the
     entry. Raises :class:`ParseError` on malformed text."""
     check_limits(text, source)
+    _check_is_hlo(text, source)
     cur = _Cursor(text, source)
     cur.skip()
     if cur.text.startswith("HloModule", cur.pos):
@@ -526,12 +664,30 @@ def parse_module(text: str, source: str = "<input>") -> Module:
     return _module_body(cur, name, attributes)
 
 
+def _check_is_hlo(text: str, source: str) -> None:
+    reason = not_hlo_reason(text)
+    if reason is not None:
+        raise ParseError(reason, text, len(text) - len(text.lstrip()), 1, source)
+
+
+def parse_modules(text: str, source: str = "<input>") -> list[Module]:
+    """Every module of a file: one, or several in a lit-test file split by
+    ``// -----`` lines or holding several ``HloModule`` lines (each parsed with
+    :func:`parse_module`, errors positioned in the whole file)."""
+    _check_is_hlo(text, source)
+    pieces = split_modules(text)
+    if len(pieces) == 1:
+        return [parse_module(text, source)]
+    return [parse_module(piece, source) for piece in pieces]
+
+
 def parse_hlo_snippet(text: str, source: str = "<input>") -> Computation:
     """Parse an HLO fragment as the indexing document writes them: bare
     instruction lines (the root is the ``ROOT`` one, else the last), one or
     more ``name { ... }`` blocks (the ``ENTRY`` one, else the last, is returned),
     or a whole module (its entry computation)."""
     check_limits(text, source)
+    _check_is_hlo(text, source)
     cur = _Cursor(text, source)
     cur.skip()
     if cur.text.startswith("HloModule", cur.pos):
@@ -539,15 +695,13 @@ def parse_hlo_snippet(text: str, source: str = "<input>") -> Computation:
     if _at_computation(cur) or _skip_tables(cur):
         module = _module_body(cur, "snippet", {})
         return module.entry
-    instructions: list[Instruction] = []
-    positions: dict[str, list[int]] = {}
+    sink = _Instructions()
     while True:
         cur.skip()
         if cur.at_end():
             break
-        inst, where = _instruction(cur)
-        instructions.append(inst)
-        positions[inst.name] = where
+        _instruction(cur, sink)
+    instructions, positions = sink.instructions, sink.positions
     if not instructions:
         raise cur.error("no HLO instruction in the text")
     comp = Computation("snippet", instructions, is_entry=True, offset=0)

@@ -15,12 +15,14 @@ from typing import Any
 
 from verified_indexing.hlo.fusion import ComputationIndexing, analyze_module
 from verified_indexing.hlo.ir import Computation, Module
-from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module
+from verified_indexing.hlo.loader import split_modules
+from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module, parse_modules
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.syntax import format_expr
 
 __all__ = [
     "load_hlo",
+    "load_hlo_modules",
     "format_result",
     "format_results",
     "summary",
@@ -30,6 +32,14 @@ __all__ = [
 ]
 
 _MODULE_START = re.compile(r"\s*(//[^\n]*\n\s*)*(HloModule\b|(ENTRY\s+)?%?[A-Za-z_][\w.\-]*\s*[({])")
+
+
+def load_hlo_modules(text: str, source: str = "<input>") -> list[Module]:
+    """Like :func:`load_hlo`, for every module of the text (lit-test files split
+    by ``// -----`` hold several)."""
+    if _MODULE_START.match(text) and len(split_modules(text)) > 1:
+        return parse_modules(text, source)
+    return [load_hlo(text, source)]
 
 
 def load_hlo(text: str, source: str = "<input>") -> Module:
@@ -80,6 +90,8 @@ def format_result(result: ComputationIndexing) -> str:
             else:
                 status = a.verdict.status if a.verdict.proved else f"{a.verdict.status.upper()}: {a.verdict.reason}"
                 lines.append(f"    ({paths}; {status} by {a.verdict.engine})")
+            for reason in a.over_approximation:
+                lines.append(f"    over-approximation: {reason}")
         if t.unsupported:
             lines.append(f"    unknown indexing through: {', '.join(t.unsupported)}")
     for u in result.unsupported:
@@ -105,6 +117,7 @@ def summary(results: Sequence[ComputationIndexing], seconds: float) -> dict[str,
         "proofs": len(verdicts),
         "proof_status": statuses,
         "unsupported_ops": [{"computation": c, "instruction": i, "opcode": o} for c, i, o in unsupported],
+        "over_approximations": sum(1 for r in results for t in r.targets for a in t.maps if a.over_approximation),
         "seconds": seconds,
     }
 
@@ -117,8 +130,10 @@ def summary_line(results: Sequence[ComputationIndexing], seconds: float) -> str:
     unsupported = f"{len(ops)} unsupported ops" + (
         ": " + ", ".join(f"{u['instruction']} ({u['opcode']})" for u in ops) if ops else ""
     )
+    over = s["over_approximations"]
+    maps = f"{s['maps']} maps" + (f" ({over} over-approximations)" if over else "")
     return (
-        f"summary: {s['fusions']} fusions, {s['computations']} computations, {s['maps']} maps, {proofs}, "
+        f"summary: {s['fusions']} fusions, {s['computations']} computations, {maps}, {proofs}, "
         f"{unsupported}, {seconds * 1000:.1f} ms"
     )
 

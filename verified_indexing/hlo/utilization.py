@@ -125,6 +125,7 @@ class OperandUtilization:
     cross_check: str | None = None
     runtime: str | None = None
     reason: str | None = None
+    approximation: str | None = None
 
     @property
     def operand_elements(self) -> int:
@@ -162,6 +163,7 @@ class OperandUtilization:
             "method": self.method,
             "cross_check": self.cross_check,
             "runtime": self.runtime,
+            "approximation": self.approximation,
             "reason": self.reason,
         }
 
@@ -186,6 +188,8 @@ class OperandUtilization:
         )
         if self.runtime:
             text += f"\n  runtime values: {self.runtime}"
+        if self.approximation:
+            text += f"\n  upper bounds: a map over-approximates the reads ({self.approximation})"
         return text
 
 
@@ -388,12 +392,19 @@ def operand_utilization(
                                 why = a.verdict.reason if a.verdict is not None else "no proof"
                                 problems.append(f"a map is not proven: {why}")
                         per_output.append([a.map for a in t.maps])
+                approx = [
+                    why for r in rs for t in r.targets if t.index == number and t.element == key_element
+                    for a in t.maps for why in a.over_approximation
+                ]
                 if problems:
                     entry.status = "error" if any(p.startswith("a map") for p in problems) else "unknown"
                     entry.reason = "; ".join(dict.fromkeys(problems))
                 else:
                     try:
                         _utilization_of(entry, per_output)
+                        if approx:  # the maps hold every real read and more: the counts are upper bounds
+                            entry.exact = False
+                            entry.approximation = "; ".join(dict.fromkeys(approx))
                     except _Disagreement as exc:
                         entry.status, entry.reason = "error", f"counting methods disagree: {exc}"
                     except (VerifiedIndexingError, isl.Error) as exc:
@@ -422,6 +433,7 @@ class TileRead:
     containment: list[Verdict] = field(default_factory=list)
     exact: bool = False
     reason: str | None = None
+    approximation: str | None = None
 
     @property
     def proved(self) -> bool:
@@ -438,6 +450,7 @@ class TileRead:
             "strides": list(self.strides),
             "containment": [v.to_json() for v in self.containment],
             "exact": self.exact,
+            "approximation": self.approximation,
             "reason": self.reason,
         }
 
@@ -450,6 +463,8 @@ class TileRead:
         return (
             f"{head}: tile offsets {list(self.offsets)} sizes {list(self.sizes)} strides {list(self.strides)} "
             f"[containment {status}; {'exact' if self.exact else 'not exact: some elements of the tile are unread'}]"
+            + (f"\n  the box contains an over-approximation of the reads ({self.approximation})"
+               if self.approximation else "")
         )
 
 
@@ -529,6 +544,9 @@ def tile_reads(
         box = tile_map(offs, szs, sts)
         containment = [prove_subset(m, box, of="image", timeout=timeout) for m in maps]
         box_set = to_isl_map(box, ctx=ctx).range()
-        exact = bool(box_set.is_subset(read))
-        reads.append(TileRead(t.index, t.name, t.element, read, offs, szs, sts, containment, exact))
+        approx = [why for a in t.maps for why in a.over_approximation]
+        # over-approximated maps hold every real read: the box still contains them, but may not be exact
+        exact = not approx and bool(box_set.is_subset(read))
+        reads.append(TileRead(t.index, t.name, t.element, read, offs, szs, sts, containment, exact,
+                              approximation="; ".join(dict.fromkeys(approx)) or None))
     return reads
