@@ -121,7 +121,50 @@ def main() -> int:
     )
     print(f"cost of proofs (warm on / off): median x{statistics.median(ratios):.2f}, max x{max(ratios):.2f}")
     print(_opcode_coverage(paths))
+    print(_nesting())
     return 0 if worst[1] < 1.0 else 1
+
+
+def _nested(n: int) -> str:
+    comps = ["c0 {\n  p = f32[8,16] parameter(0)\n  ROOT e = f32[8,16] exponential(p)\n}\n"]
+    for i in range(1, n + 1):
+        comps.append(f"c{i} {{\n  p = f32[8,16] parameter(0)\n  t = f32[8,16] negate(p)\n"
+                     f"  ROOT f = f32[8,16] fusion(t), kind=kLoop, calls=c{i - 1}\n}}\n")
+    comps.append(f"ENTRY main {{\n  p = f32[8,16] parameter(0)\n  ROOT f = f32[8,16] fusion(p), kind=kLoop, calls=c{n}\n}}\n")
+    return "HloModule nested\n" + "".join(comps)
+
+
+def _chained(n: int) -> str:
+    comps = [f"c{i} {{\n  p = f32[8,16] parameter(0)\n  t = f32[8,16] negate(p)\n  ROOT e = f32[8,16] exponential(t)\n}}\n"
+             for i in range(n)]
+    body, prev = ["  p = f32[8,16] parameter(0)"], "p"
+    for i in range(n):
+        body.append(f"  {'ROOT ' if i == n - 1 else ''}f{i} = f32[8,16] fusion({prev}), kind=kLoop, calls=c{i}")
+        prev = f"f{i}"
+    return "HloModule chained\n" + "".join(comps) + "ENTRY main {\n" + "\n".join(body) + "\n}\n"
+
+
+def _nesting() -> str:
+    """N nested fusions against N chained ones (each with its own computation), and the growth exponent of
+    the nested cost fitted over N (1 is linear)."""
+    import math
+
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.report import load_hlo
+
+    sizes = [25, 50, 100]
+    rows, nested_times = [], []
+    for n in sizes:
+        times = []
+        for text in (_nested(n), _chained(n)):
+            module = load_hlo(text)
+            t = time.process_time()
+            analyze_module(module)
+            times.append(time.process_time() - t)
+        nested_times.append(times[0])
+        rows.append(f"N={n}: nested {times[0]:.2f} s, chained {times[1]:.2f} s, ratio x{times[0] / max(times[1], 1e-9):.2f}")
+    slope = math.log(nested_times[-1] / max(nested_times[0], 1e-9)) / math.log(sizes[-1] / sizes[0])
+    return "nested vs chained fusions (CPU): " + "; ".join(rows) + f"; nested growth exponent {slope:.2f}"
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ Promises:
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import threading
 import time
@@ -808,6 +809,28 @@ def _details(sub: ComputationIndexing, target: TargetIndexing) -> str:
     return f" ({'; '.join(reasons)})" if reasons else ""
 
 
+_CALLED: contextvars.ContextVar[dict[tuple[str, int, bool, bool], ComputationIndexing] | None] = (
+    contextvars.ContextVar("called_computation_maps", default=None)
+)
+"""Within one :func:`analyze_module`: the maps of each called computation, by
+(computation, output, verify, simplify). A computation's maps do not depend on
+its caller (runtime-variable origins are lifted into the caller afterwards), so
+a computation called from N places, or nested N deep, is analysed once."""
+
+
+def _called_maps(module: Module, called: str, output_index: int, verify: bool, simplify: bool) -> ComputationIndexing:
+    memo = _CALLED.get()
+    key = (called, output_index, verify, simplify)
+    if memo is not None and key in memo:
+        return memo[key]
+    sub = output_to_input_maps(
+        module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
+    )
+    if memo is not None:
+        memo[key] = sub
+    return sub
+
+
 def _operand_steps(
     inst: Instruction,
     comp: Computation,
@@ -845,9 +868,7 @@ def _operand_steps(
     called = inst.called_computation()
     if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
         with _entering(inst, comp, module.computations[called]):
-            sub = output_to_input_maps(
-                module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
-            )
+            sub = _called_maps(module, called, output_index, verify, simplify)
         steps: list[tuple[str, int, IndexingMap, str, tuple[str, ...]]] = []
         for target in sub.targets:
             if not 0 <= target.index < len(inst.operands):
@@ -1233,10 +1254,14 @@ def analyze_module(
     else:
         jobs = [(called, inst.name) for inst, called in module.fusions()]
     results: list[ComputationIndexing] = []
-    for comp, fusion_name in jobs:
-        for result in _analyze(module, comp, direction, operand, verify, simplify):
-            result.fusion = fusion_name
-            results.append(to_physical(result, comp) if physical else result)
+    token = _CALLED.set({})  # nested computations analysed once per call of analyze_module
+    try:
+        for comp, fusion_name in jobs:
+            for result in _analyze(module, comp, direction, operand, verify, simplify):
+                result = dataclasses.replace(result, fusion=fusion_name)  # never alter a memoised result
+                results.append(to_physical(result, comp) if physical else result)
+    finally:
+        _CALLED.reset(token)
     return results
 
 

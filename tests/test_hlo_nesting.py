@@ -1,0 +1,56 @@
+"""Nested fusions are analysed once per computation (issue: N nested fusions cost O(N^2)); the maps are
+the same as without the memo."""
+
+from __future__ import annotations
+
+import pytest
+
+import verified_indexing.hlo.fusion as fusion
+from verified_indexing.hlo.report import load_hlo
+
+
+def nested(n: int) -> str:
+    """c_n calls c_(n-1) ... calls c0, each reversing one dimension (alternately 0 and 1) first."""
+    comps = ["c0 {\n  p = f32[4,6] parameter(0)\n  ROOT e = f32[4,6] exponential(p)\n}\n"]
+    for i in range(1, n + 1):
+        comps.append(
+            f"c{i} {{\n  p = f32[4,6] parameter(0)\n  r = f32[4,6] reverse(p), dimensions={{{i % 2}}}\n"
+            f"  ROOT f = f32[4,6] fusion(r), kind=kLoop, calls=c{i - 1}\n}}\n"
+        )
+    comps.append(f"ENTRY main {{\n  p = f32[4,6] parameter(0)\n  ROOT f = f32[4,6] fusion(p), kind=kLoop, calls=c{n}\n}}\n")
+    return "HloModule m\n" + "".join(comps)
+
+
+def test_each_nested_computation_is_analysed_at_most_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: dict[str, int] = {}
+    real = fusion.output_to_input_maps
+
+    def counting(comp, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls[comp.name] = calls.get(comp.name, 0) + 1
+        return real(comp, *args, **kwargs)
+
+    monkeypatch.setattr(fusion, "output_to_input_maps", counting)
+    module = load_hlo(nested(12))
+    results = fusion.analyze_module(module)
+    assert len(results) == 13
+    # once as a fusion of its own, once (memoised) as the callee of its caller: linear, not quadratic
+    assert max(calls.values()) <= 2, calls
+
+
+def test_memo_does_not_change_the_maps() -> None:
+    module = load_hlo(nested(5))
+    with_memo = fusion.analyze_module(module)
+    token = fusion._CALLED.set(None)  # no memo: every nested computation analysed from scratch
+    try:
+        plain = [r for comp, name in [(c, i.name) for i, c in module.fusions()]
+                 for r in fusion._analyze(module, comp, "output-to-input", None, True, True)]
+    finally:
+        fusion._CALLED.reset(token)
+    assert [[a.map for t in r.targets for a in t.maps] for r in with_memo] == [
+        [a.map for t in r.targets for a in t.maps] for r in plain
+    ]
+    # c5 reverses dims 1, 0, 1, 0, 1: dim 1 three times, dim 0 twice, proven
+    top = next(r for r in with_memo if r.computation == "c5")
+    (access,) = top.targets[0].maps
+    assert access.verdict is not None and access.verdict.proved
+    assert [access.map.evaluate([i, j]) for i, j in ((0, 0), (3, 5))] == [(0, 5), (3, 0)]
