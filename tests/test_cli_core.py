@@ -81,3 +81,22 @@ def test_installed_entry_point_never_prints_a_traceback() -> None:
     assert "floordiv by zero" in proc.stderr and "Traceback" not in proc.stderr
     proc = subprocess.run([*cmd, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "show" in proc.stdout
+
+
+def test_lazy_tables_match_the_type_checking_imports() -> None:
+    """The packages load their public names on first use; each table says where a name lives and must
+    agree with the imports the type checker reads, and with __all__."""
+    import importlib
+    import inspect
+
+    from verified_indexing._lazy import table_from_imports
+
+    for name in ("verified_indexing", "verified_indexing.engines"):
+        package = importlib.import_module(name)
+        source = inspect.getsource(package)
+        checked = table_from_imports(source[source.index("if TYPE_CHECKING:") :])
+        assert package._LAZY == checked, name
+        assert set(package.__all__) == set(package._LAZY), name
+        for attr in package.__all__:
+            assert getattr(package, attr) is not None
+

@@ -1,109 +1,212 @@
 """verified_indexing: indexing maps for tensor compilers, computed, simplified and proven.
 
 The public API. Everything else is private to the package.
+
+Names load on first use (PEP 562): ``import verified_indexing`` costs no isl, z3
+or numpy, so the command line starts fast; ``from verified_indexing import X``
+works as before.
 """
 
-from verified_indexing.affine_map import AffineMap
-from verified_indexing.engines import (
-    Counterexample,
-    ProofCache,
-    Verdict,
-    compose_relation,
-    default_cache,
-    exact_range,
-    image,
-    indexing_map_from_isl,
-    is_bijective_onto,
-    is_empty,
-    is_injective,
-    is_subset,
-    prove_equal,
-    prove_expr_equal,
-    prove_implies,
-    prove_pointwise_equal,
-    prove_relation_equal,
-    prove_subset,
-    to_isl_domain,
-    to_isl_map,
-)
-from verified_indexing.errors import (
-    MapError,
-    ParseError,
-    SemiAffineError,
-    UnsupportedError,
-    VerifiedIndexingError,
-    ZeroDivisorError,
-)
-from verified_indexing.expr import (
-    AffineExpr,
-    CeilDiv,
-    Const,
-    Dim,
-    FloorDiv,
-    Max,
-    Min,
-    Mod,
-    RtSym,
-    Sum,
-    Sym,
-    ceil_div,
-    const,
-    dim,
-    emax,
-    emin,
-    floor_div,
-    floor_mod,
-    rt,
-    sym,
-)
-from verified_indexing.hlo import (
-    analyze_module,
-    input_to_output,
-    input_to_output_maps,
-    output_to_input,
-    output_to_input_maps,
-    parse_hlo_snippet,
-    parse_module,
-)
-from verified_indexing.indexing_map import IndexingMap, Variable, compose
-from verified_indexing.interval import Interval, range_of
-from verified_indexing.legality import (
-    check_fusion,
-    compute_inline,
-    format_program,
-    fusion_candidates,
-    inline_all,
-    inverse,
-    inverse_permutation,
-    is_permutation,
-    is_projected_permutation,
-    parse_linalg,
-    parse_linalg_module,
-    parse_program,
-)
+from __future__ import annotations
 
-# The simplifier's functions stay in their package (``from verified_indexing.simplify import
-# simplify``): a top-level function named ``simplify`` would shadow the subpackage.
-from verified_indexing.simplify import (
-    RULES,
-    SimplifyReport,
-    check_user_rule,
-    prove_rule,
-    simplify_expr,
-    simplify_with_report,
-)
-from verified_indexing.syntax import (
-    format_affine_map,
-    format_expr,
-    format_indexing_map,
-    parse_affine_map,
-    parse_domain,
-    parse_expr,
-    parse_indexing_map,
-    parse_map,
-)
+from typing import TYPE_CHECKING
+
+from verified_indexing._lazy import lazy_names
 
 __version__ = "0.1.0"
+
+
+
+_LAZY = {
+    "AffineExpr": "verified_indexing.expr",
+    "AffineMap": "verified_indexing.affine_map",
+    "CeilDiv": "verified_indexing.expr",
+    "Const": "verified_indexing.expr",
+    "Counterexample": "verified_indexing.engines",
+    "Dim": "verified_indexing.expr",
+    "FloorDiv": "verified_indexing.expr",
+    "IndexingMap": "verified_indexing.indexing_map",
+    "Interval": "verified_indexing.interval",
+    "MapError": "verified_indexing.errors",
+    "Max": "verified_indexing.expr",
+    "Min": "verified_indexing.expr",
+    "Mod": "verified_indexing.expr",
+    "ParseError": "verified_indexing.errors",
+    "ProofCache": "verified_indexing.engines",
+    "RULES": "verified_indexing.simplify",
+    "RtSym": "verified_indexing.expr",
+    "SemiAffineError": "verified_indexing.errors",
+    "SimplifyReport": "verified_indexing.simplify",
+    "Sum": "verified_indexing.expr",
+    "Sym": "verified_indexing.expr",
+    "UnsupportedError": "verified_indexing.errors",
+    "Variable": "verified_indexing.indexing_map",
+    "Verdict": "verified_indexing.engines",
+    "VerifiedIndexingError": "verified_indexing.errors",
+    "ZeroDivisorError": "verified_indexing.errors",
+    "analyze_module": "verified_indexing.hlo",
+    "ceil_div": "verified_indexing.expr",
+    "check_fusion": "verified_indexing.legality",
+    "check_user_rule": "verified_indexing.simplify",
+    "compose": "verified_indexing.indexing_map",
+    "compose_relation": "verified_indexing.engines",
+    "compute_inline": "verified_indexing.legality",
+    "const": "verified_indexing.expr",
+    "default_cache": "verified_indexing.engines",
+    "dim": "verified_indexing.expr",
+    "emax": "verified_indexing.expr",
+    "emin": "verified_indexing.expr",
+    "exact_range": "verified_indexing.engines",
+    "floor_div": "verified_indexing.expr",
+    "floor_mod": "verified_indexing.expr",
+    "format_affine_map": "verified_indexing.syntax",
+    "format_expr": "verified_indexing.syntax",
+    "format_indexing_map": "verified_indexing.syntax",
+    "format_program": "verified_indexing.legality",
+    "fusion_candidates": "verified_indexing.legality",
+    "image": "verified_indexing.engines",
+    "indexing_map_from_isl": "verified_indexing.engines",
+    "inline_all": "verified_indexing.legality",
+    "input_to_output": "verified_indexing.hlo",
+    "input_to_output_maps": "verified_indexing.hlo",
+    "inverse": "verified_indexing.legality",
+    "inverse_permutation": "verified_indexing.legality",
+    "is_bijective_onto": "verified_indexing.engines",
+    "is_empty": "verified_indexing.engines",
+    "is_injective": "verified_indexing.engines",
+    "is_permutation": "verified_indexing.legality",
+    "is_projected_permutation": "verified_indexing.legality",
+    "is_subset": "verified_indexing.engines",
+    "output_to_input": "verified_indexing.hlo",
+    "output_to_input_maps": "verified_indexing.hlo",
+    "parse_affine_map": "verified_indexing.syntax",
+    "parse_domain": "verified_indexing.syntax",
+    "parse_expr": "verified_indexing.syntax",
+    "parse_hlo_snippet": "verified_indexing.hlo",
+    "parse_indexing_map": "verified_indexing.syntax",
+    "parse_linalg": "verified_indexing.legality",
+    "parse_linalg_module": "verified_indexing.legality",
+    "parse_map": "verified_indexing.syntax",
+    "parse_module": "verified_indexing.hlo",
+    "parse_program": "verified_indexing.legality",
+    "prove_equal": "verified_indexing.engines",
+    "prove_expr_equal": "verified_indexing.engines",
+    "prove_implies": "verified_indexing.engines",
+    "prove_pointwise_equal": "verified_indexing.engines",
+    "prove_relation_equal": "verified_indexing.engines",
+    "prove_rule": "verified_indexing.simplify",
+    "prove_subset": "verified_indexing.engines",
+    "range_of": "verified_indexing.interval",
+    "rt": "verified_indexing.expr",
+    "simplify_expr": "verified_indexing.simplify",
+    "simplify_with_report": "verified_indexing.simplify",
+    "sym": "verified_indexing.expr",
+    "to_isl_domain": "verified_indexing.engines",
+    "to_isl_map": "verified_indexing.engines",
+}
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
+
+
+if TYPE_CHECKING:
+    from verified_indexing.affine_map import AffineMap
+    from verified_indexing.engines import (
+        Counterexample,
+        ProofCache,
+        Verdict,
+        compose_relation,
+        default_cache,
+        exact_range,
+        image,
+        indexing_map_from_isl,
+        is_bijective_onto,
+        is_empty,
+        is_injective,
+        is_subset,
+        prove_equal,
+        prove_expr_equal,
+        prove_implies,
+        prove_pointwise_equal,
+        prove_relation_equal,
+        prove_subset,
+        to_isl_domain,
+        to_isl_map,
+    )
+    from verified_indexing.errors import (
+        MapError,
+        ParseError,
+        SemiAffineError,
+        UnsupportedError,
+        VerifiedIndexingError,
+        ZeroDivisorError,
+    )
+    from verified_indexing.expr import (
+        AffineExpr,
+        CeilDiv,
+        Const,
+        Dim,
+        FloorDiv,
+        Max,
+        Min,
+        Mod,
+        RtSym,
+        Sum,
+        Sym,
+        ceil_div,
+        const,
+        dim,
+        emax,
+        emin,
+        floor_div,
+        floor_mod,
+        rt,
+        sym,
+    )
+    from verified_indexing.hlo import (
+        analyze_module,
+        input_to_output,
+        input_to_output_maps,
+        output_to_input,
+        output_to_input_maps,
+        parse_hlo_snippet,
+        parse_module,
+    )
+    from verified_indexing.indexing_map import IndexingMap, Variable, compose
+    from verified_indexing.interval import Interval, range_of
+    from verified_indexing.legality import (  # type: ignore[no-redef]  # mypy also sees the submodule legality.inverse
+        check_fusion,
+        compute_inline,
+        format_program,
+        fusion_candidates,
+        inline_all,
+        inverse,
+        inverse_permutation,
+        is_permutation,
+        is_projected_permutation,
+        parse_linalg,
+        parse_linalg_module,
+        parse_program,
+    )
+
+    # The simplifier's functions stay in their package (``from verified_indexing.simplify import
+    # simplify``): a top-level function named ``simplify`` would shadow the subpackage.
+    from verified_indexing.simplify import (
+        RULES,
+        SimplifyReport,
+        check_user_rule,
+        prove_rule,
+        simplify_expr,
+        simplify_with_report,
+    )
+    from verified_indexing.syntax import (
+        format_affine_map,
+        format_expr,
+        format_indexing_map,
+        parse_affine_map,
+        parse_domain,
+        parse_expr,
+        parse_indexing_map,
+        parse_map,
+    )
 
 __all__ = [
     "RULES",

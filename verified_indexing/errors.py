@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "IslLimitExceeded",
     "VerifiedIndexingError",
     "ParseError",
     "SemiAffineError",
@@ -69,3 +70,10 @@ class ParseError(VerifiedIndexingError, ValueError):
             f"  {self.line_text}\n"
             f"  {pad}{'^' * caret_len}"
         )
+
+
+class IslLimitExceeded(VerifiedIndexingError):
+    """isl exceeded the operation limit (or a deadline) in a function that has no
+    ``unknown`` answer (e.g. ``exact_range(..., limited=True)``). Defined here so
+    that modules raising or catching it need not load isl; ``engines.isl``
+    re-exports it."""

@@ -10,11 +10,7 @@ from typing import Any
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import add_timeout, print_json, read_input
-from verified_indexing.engines.api import ENGINES, answer, equality_question, expr_equality_question, is_empty
-from verified_indexing.engines.cache import ProofCache, default_cache
-from verified_indexing.engines.smtlib import write_smt2
-from verified_indexing.engines.subset import pointwise_equality_question
-from verified_indexing.engines.verdict import Verdict
+from verified_indexing.engines.verdict import ENGINES, Verdict
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, _Var
 from verified_indexing.indexing_map import IndexingMap
@@ -179,6 +175,8 @@ def _exit_code(v: Verdict) -> int:
 
 def _check_vacuity(verdict: Verdict, source: IndexingMap, timeout: float) -> Verdict:
     """A proof over an empty domain holds of nothing: say so (``vacuous``)."""
+    from verified_indexing.engines.api import is_empty
+
     if source.state != "ok" or verdict.vacuous:
         return verdict
     empty = is_empty(source, timeout=timeout)
@@ -189,6 +187,11 @@ def _check_vacuity(verdict: Verdict, source: IndexingMap, timeout: float) -> Ver
 
 
 def run(args: argparse.Namespace) -> int:
+    from verified_indexing.engines.api import answer, equality_question, expr_equality_question
+    from verified_indexing.engines.cache import ProofCache, default_cache
+    from verified_indexing.engines.smtlib import write_smt2
+    from verified_indexing.engines.subset import pointwise_equality_question
+
     source: IndexingMap | None = None
     relation_pair: tuple[IndexingMap, IndexingMap] | None = None
     bindings_a: list[Any] = []
@@ -266,6 +269,9 @@ def run(args: argparse.Namespace) -> int:
 def _compare_bindings(a: list[Any], b: list[Any], engine: str, timeout: float, cache: Any) -> list[tuple[str, Verdict]]:
     """Each ``rtN`` of XLA's ``runtime variables:`` sections: bound to the same
     instruction by pointwise-equal maps (a binding on one side only is an error)."""
+    from verified_indexing.engines.api import answer
+    from verified_indexing.engines.subset import pointwise_equality_question
+
     out: list[tuple[str, Verdict]] = []
     by_a, by_b = {x.index: x for x in a}, {x.index: x for x in b}
     for k in sorted(set(by_a) | set(by_b)):

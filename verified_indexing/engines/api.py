@@ -53,7 +53,7 @@ from verified_indexing.engines.isl import (
     to_isl_domain,
     to_isl_map,
 )
-from verified_indexing.engines.verdict import Counterexample, Verdict
+from verified_indexing.engines.verdict import ENGINES, Counterexample, Verdict
 from verified_indexing.errors import MapError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
 from verified_indexing.indexing_map import IndexingMap
@@ -75,7 +75,6 @@ __all__ = [
     "expr_equality_question",
 ]
 
-ENGINES = ("auto", "isl", "z3", "enum", "all")
 CacheArg = ProofCache | None | bool
 Point = en.Point
 Evidence = dict[str, Any]

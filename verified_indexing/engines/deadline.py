@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from verified_indexing.engines.isl import IslLimitExceeded, get_max_operations, set_max_operations
+from verified_indexing.errors import IslLimitExceeded
 from verified_indexing.expr import AffineExpr, _BinaryDiv
 from verified_indexing.indexing_map import IndexingMap
 
@@ -335,12 +335,16 @@ def run_in_worker(fn: Callable[..., T], args: tuple[Any, ...], seconds: float) -
         return fn(*args)
     if seconds <= 0:
         raise DeadlineExceeded("the time budget is exhausted")
+    from verified_indexing.engines.isl import get_max_operations
+
     result: T = _WORKER.call(_with_settings, (get_max_operations(), fn, args), seconds)
     return result
 
 
 def _with_settings(max_operations: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     """In the worker: the caller's isl operation limit, then ``fn(*args)``."""
+    from verified_indexing.engines.isl import set_max_operations
+
     set_max_operations(max_operations)
     return fn(*args)
 

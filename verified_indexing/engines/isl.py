@@ -37,7 +37,7 @@ from typing import Any
 
 import islpy as isl
 
-from verified_indexing.errors import MapError, VerifiedIndexingError
+from verified_indexing.errors import IslLimitExceeded, MapError
 from verified_indexing.expr import (
     AffineExpr,
     CeilDiv,
@@ -121,11 +121,6 @@ def limited_context() -> Iterator[Any]:
         yield ctx
     finally:
         ctx.reset_operations()
-
-
-class IslLimitExceeded(VerifiedIndexingError):
-    """isl exceeded the operation limit in a function that has no ``unknown``
-    answer (e.g. ``exact_range(..., limited=True)``)."""
 
 
 def is_quota_error(exc: BaseException) -> bool:

@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+ENGINES = ("auto", "isl", "z3", "enum", "all")
+"""The engine names every question accepts (``engines.api`` documents them)."""
+
 __all__ = ["Verdict", "Counterexample", "Status", "CounterexampleKind"]
 
 Status = Literal["proved", "refuted", "unknown", "error"]
