@@ -82,7 +82,11 @@ def _check_sizes(m: IndexingMap, k: int) -> None:
 
 def violating_sizes_injective(m: IndexingMap, k: int) -> Any:
     """The exact set (an ``isl.Set`` over the ``k`` sizes) of sizes for which two
-    different domain points of ``m`` have the same results."""
+    different domain points of ``m`` have the same results (empty for a KNOWN
+    EMPTY map)."""
+    _check_sizes(m, k)
+    if m.is_known_empty:
+        return _sizes_set(k, engine_context()).subtract(_sizes_set(k, engine_context()))
     rel = to_isl_map(with_sizes_in_results(m, k), ctx=engine_context())
     ident = isl.Map.identity(rel.get_space().domain().map_from_set())
     pairs = rel.apply_range(rel.reverse()).subtract(ident)
@@ -93,10 +97,19 @@ def violating_sizes_injective(m: IndexingMap, k: int) -> Any:
 
 def violating_sizes_subset(a: IndexingMap, b: IndexingMap, k: int) -> Any:
     """The exact set of sizes for which some result of ``a`` is not a result of
-    ``b`` (image inclusion fails), over the ``k`` sizes."""
+    ``b`` (image inclusion fails), over the ``k`` sizes. A KNOWN EMPTY ``a`` has
+    no result; a KNOWN EMPTY ``b`` none either (every size where ``a`` has one
+    violates)."""
     ctx = engine_context()
+    _check_sizes(a, k)
+    _check_sizes(b, k)
+    if a.is_known_empty:
+        return _sizes_set(k, ctx).subtract(_sizes_set(k, ctx))
     ia = to_isl_map(with_sizes_in_results(a, k), ctx=ctx).range()
-    ib = to_isl_map(with_sizes_in_results(b, k), ctx=ctx).range()
+    if b.is_known_empty:
+        ib = isl.Set.empty(ia.get_space())
+    else:
+        ib = to_isl_map(with_sizes_in_results(b, k), ctx=ctx).range()
     diff = ia.subtract(ib)
     n = diff.dim(isl.dim_type.set)
     return diff.project_out(isl.dim_type.set, k, n - k)
@@ -122,6 +135,11 @@ class SizeCondition:
     text: str
     constraints: tuple[tuple[AffineExpr, Interval], ...] | None
     violation: tuple[int, ...] | None = None
+
+
+def _sizes_set(k: int, ctx: Any) -> Any:
+    names = ", ".join(f"n{i}" for i in range(k))
+    return isl.Set(f"{{ [{names}] }}", context=ctx)
 
 
 def _universe(k: int, ctx: Any) -> Any:

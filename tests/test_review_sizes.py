@@ -1,0 +1,29 @@
+"""Review findings on engines.sizes (size parameters)."""
+
+from __future__ import annotations
+
+from verified_indexing import IndexingMap
+from verified_indexing.engines import sizes as S
+from verified_indexing.expr import Dim
+from verified_indexing.interval import Interval
+
+N, I = Dim(0), Dim(1)
+BASE = IndexingMap([S.SIZE_BOUNDS, Interval(0, S.SIZE_MAX - 1)], [I % 4], constraints=[S.loop_constraint(I, N)])
+KE = IndexingMap.known_empty()
+
+
+def test_known_empty_injective_violations_are_empty() -> None:
+    # was: TypeError from isl project_out (KNOWN EMPTY maps have no dims)
+    for k in (0, 1, 2):
+        v = S.violating_sizes_injective(KE, k)
+        assert v.is_empty()
+        assert S.size_condition([v], k, ["N", "M"][:k]).status == "every"
+
+
+def test_known_empty_subset_violations() -> None:
+    # was: isl "spaces don't match" error for either side KNOWN EMPTY
+    assert S.violating_sizes_subset(KE, BASE, 1).is_empty()
+    c = S.size_condition([S.violating_sizes_subset(BASE, KE, 1)], 1, ["N"])
+    # BASE has a result exactly when N >= 1: inclusion in nothing holds only at N = 0
+    assert c.status == "never"
+    assert c.violation == (1,)
