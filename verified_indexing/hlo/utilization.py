@@ -453,6 +453,14 @@ def tile_map(offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int
     )
 
 
+def _clip(m: IndexingMap, shape: Shape) -> IndexingMap:
+    """``m`` restricted to the results inside the operand's shape."""
+    if m.state != "ok":
+        return m
+    extra = [(e, Interval(0, d - 1)) for e, d in zip(m.results, shape.dims)]
+    return m.replace(constraints=tuple(m.constraints) + tuple(extra))
+
+
 def _box(read: Any, rank: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     offsets, sizes, strides = [], [], []
     for i in range(rank):
@@ -515,8 +523,14 @@ def tile_reads(
         rank = read.dim(isl.dim_type.set)
         offs, szs, sts = _box(read, rank)
         box = tile_map(offs, szs, sts)
-        containment = [prove_subset(m, box, of="image", timeout=timeout) for m in maps]
+        # The read set is clipped to the operand (XLA's map to a dynamic-update-slice's
+        # update is not): prove containment of the clipped maps.
+        clipped = [_clip(m, t.shape) for m in maps]
+        containment = [prove_subset(m, box, of="image", timeout=timeout) for m in clipped]
         box_set = to_isl_map(box, ctx=ctx).range()
-        exact = bool(box_set.is_subset(read))
+        # With runtime values (a gather's indices, a dynamic-slice offset) the read set
+        # is the union over every value: one run reads less than the box.
+        varying = any(not v.bounds.is_point() for m in maps if m.state == "ok" for v in m.rt_vars)
+        exact = not varying and bool(box_set.is_subset(read))
         reads.append(TileRead(t.index, t.name, t.element, read, offs, szs, sts, containment, exact))
     return reads
