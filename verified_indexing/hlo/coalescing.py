@@ -209,17 +209,22 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
     uniform: list[Verdict] = []
     vectors: list[Verdict] = []
     refutation: tuple[IndexingMap, Verdict] | None = None
+    step_refuted: tuple[IndexingMap, Verdict] | None = None  # lanes refuted, but one address (uniform)
     for m in maps:
         addr = compose(compose(threads, m), IndexingMap([Interval(0, n - 1) for n in shape.dims], _linearize(shape)))
         if addr.state != "ok":
             continue
         a, _ = _as_dims(addr)
         v1, _ = _pair_question(a, 0, vector_size, same_warp, timeout)
-        if not v1.proved:
+        # Several maps: one may be coalesced and another uniform, and the operand
+        # is then neither; every map needs its one-address answer.
+        if not v1.proved or len(maps) > 1:
             v0, _ = _pair_question(a, 0, 0, same_warp, timeout)
             uniform.append(v0)
             if v1.refuted and not v0.proved and refutation is None:
                 refutation = (a, v1)
+            if v1.refuted and v0.proved and step_refuted is None:
+                step_refuted = (a, v1)
         lanes.append(v1)
         if vector_size > 1:
             vectors.append(_pair_question(a, 1, 1, (), timeout)[0])
@@ -227,9 +232,10 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
         return CoalescingResult(index, name, "not read", None, None, reason="no output element reads the operand")
     lane_v = _combine(lanes)
     vec_v = _combine(vectors) if vectors else None
-    is_uniform = bool(uniform) and all(u.proved for u in uniform) and all(
-        v.proved or u.proved for v, u in zip(lanes, uniform)
-    )
+    is_uniform = len(uniform) == len(lanes) and all(u.proved for u in uniform)
+    if refutation is None and step_refuted is not None and any(u.refuted for u in uniform):
+        # a uniform map among maps that are not: not coalesced (its lanes) and not uniform (another map)
+        refutation = step_refuted
     vec_ok = vec_v is None or vec_v.proved
     if lane_v is not None and lane_v.proved and vec_ok:
         status = "coalesced"
