@@ -69,3 +69,21 @@ def test_dynamic_update_slice_operand_reads_exclude_the_update() -> None:
     p0 = operand_utilization(parse_module(DUS))[0]
     assert p0.status == "ok"
     assert not (p0.exact and p0.elements_read == 64)
+
+
+STRIDES = """HloModule m
+ENTRY e {
+  p = f32[12]{0} parameter(0)
+  a = f32[2]{0} slice(p), slice={[1:9:4]}
+  b = f32[2]{0} slice(p), slice={[5:12:6]}
+  ROOT r = f32[2]{0} add(a, b)
+}
+"""
+
+
+def test_tile_box_stride_of_a_union() -> None:
+    # reads {1, 5} and {5, 11}: every read is odd, so the smallest strided box is
+    # offset 1, stride 2, 6 elements (was: isl's stride of the union, 1: 11 elements)
+    (p,) = tile_reads(parse_module(STRIDES), [0], [2])
+    assert (p.offsets, p.sizes, p.strides) == ((1,), (6,), (2,))
+    assert p.proved and not p.exact

@@ -461,14 +461,27 @@ def _clip(m: IndexingMap, shape: Shape) -> IndexingMap:
     return m.replace(constraints=tuple(m.constraints) + tuple(extra))
 
 
+def _stride(read: Any, i: int, lo: int) -> int:
+    """The largest stride of dimension ``i`` that isl's per-piece strides show:
+    every point of a piece is congruent to the piece's minimum modulo its stride,
+    so the gcd of the strides and of the pieces' offsets from ``lo`` divides every
+    ``x - lo`` (isl's stride of a union is 1 as soon as its pieces differ)."""
+    g = 0
+    for b in read.get_basic_sets():
+        piece = isl.Set.from_basic_set(b)
+        bmin = int(piece.dim_min_val(i).to_python())
+        bmax = int(piece.dim_max_val(i).to_python())
+        st = 0 if bmin == bmax else max(int(piece.get_stride_info(i).get_stride().to_python()), 1)
+        g = math.gcd(g, st, bmin - lo)
+    return max(g, 1)
+
+
 def _box(read: Any, rank: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     offsets, sizes, strides = [], [], []
     for i in range(rank):
         lo = int(read.dim_min_val(i).to_python())
         hi = int(read.dim_max_val(i).to_python())
-        info = read.get_stride_info(i)
-        st = int(info.get_stride().to_python()) if info is not None else 1
-        st = max(st, 1)
+        st = _stride(read, i, lo)
         offsets.append(lo)
         strides.append(st)
         sizes.append((hi - lo) // st + 1)
