@@ -87,3 +87,22 @@ def test_tile_box_stride_of_a_union() -> None:
     (p,) = tile_reads(parse_module(STRIDES), [0], [2])
     assert (p.offsets, p.sizes, p.strides) == ((1,), (6,), (2,))
     assert p.proved and not p.exact
+
+
+CHECKER = """HloModule m
+ENTRY e {
+  p0 = f32[3,3]{1,0} parameter(0)
+  v1 = f32[1,9]{1,0} reshape(p0)
+  v2 = f32[1,3]{1,0} slice(v1), slice={[0:1:1],[1:7:2]}
+  ROOT v3 = f32[1,3]{1,0} reshape(v2)
+}
+"""
+
+
+def test_tile_box_stride_relative_to_other_dims() -> None:
+    # reads p0 elements 1, 3, 5 = (0, 1), (1, 0), (1, 2): i0 + i1 odd. isl's stride of
+    # i0 is 2 *for each i1*; taken alone it gave the box rows {0} only (was: offsets
+    # [0, 0] sizes [1, 2] strides [2, 2], containment not proved).
+    (p,) = tile_reads(parse_module(CHECKER), [0, 0], [1, 3])
+    assert (p.offsets, p.sizes, p.strides) == ((0, 0), (2, 3), (1, 1))
+    assert p.proved and not p.exact

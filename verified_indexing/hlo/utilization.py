@@ -465,13 +465,18 @@ def _stride(read: Any, i: int, lo: int) -> int:
     """The largest stride of dimension ``i`` that isl's per-piece strides show:
     every point of a piece is congruent to the piece's minimum modulo its stride,
     so the gcd of the strides and of the pieces' offsets from ``lo`` divides every
-    ``x - lo`` (isl's stride of a union is 1 as soon as its pieces differ)."""
+    ``x - lo`` (isl's stride of a union is 1 as soon as its pieces differ). The
+    set is first projected onto dimension ``i``: isl's stride of a dimension is
+    relative to an offset that may depend on the other dimensions
+    (``(i0 + i1) mod 2 = 1`` gives ``i0`` a stride of 2 for each ``i1``)."""
+    rank = read.dim(isl.dim_type.set)
+    line = read.project_out(isl.dim_type.set, i + 1, rank - i - 1).project_out(isl.dim_type.set, 0, i).coalesce()
     g = 0
-    for b in read.get_basic_sets():
+    for b in line.get_basic_sets():
         piece = isl.Set.from_basic_set(b)
-        bmin = int(piece.dim_min_val(i).to_python())
-        bmax = int(piece.dim_max_val(i).to_python())
-        st = 0 if bmin == bmax else max(int(piece.get_stride_info(i).get_stride().to_python()), 1)
+        bmin = int(piece.dim_min_val(0).to_python())
+        bmax = int(piece.dim_max_val(0).to_python())
+        st = 0 if bmin == bmax else max(int(piece.get_stride_info(0).get_stride().to_python()), 1)
         g = math.gcd(g, st, bmin - lo)
     return max(g, 1)
 
