@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import pathlib
+
+import pytest
+
+from verified_indexing.cli import main
 from verified_indexing.hlo.coalescing import coalescing
 from verified_indexing.hlo.parser import parse_module
 
@@ -27,3 +32,28 @@ def test_coalesced_and_uniform_maps_mixed_are_not_uniform() -> None:
     assert res.witness is not None and res.witness["warp"] == 0
     addresses = [addr for _lane, _elem, addr in res.witness["lanes"]]
     assert addresses == [0, 0, 0, 0]  # the broadcast map's lanes: a step of 0, not 1
+
+
+MULTI_OUTPUT = """HloModule m
+f {
+  p0 = f32[8,4]{1,0} parameter(0)
+  s1 = f32[4,4]{1,0} slice(p0), slice={[0:4],[0:4]}
+  s2 = f32[4,4]{1,0} slice(p0), slice={[2:6],[0:4]}
+  ROOT t = (f32[4,4]{1,0}, f32[4,4]{1,0}) tuple(s1, s2)
+}
+ENTRY e {
+  a = f32[8,4]{1,0} parameter(0)
+  ROOT fu = (f32[4,4]{1,0}, f32[4,4]{1,0}) fusion(a), kind=kLoop, calls=f
+}
+"""
+
+
+def test_multi_output_fusion_is_unknown_not_bad_input(tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # was: exit 3 (bad input) for a valid module the model does not cover
+    (res,) = coalescing(parse_module(MULTI_OUTPUT))
+    assert res.status == "unknown" and res.reason is not None
+    f = tmp_path / "mo.hlo"
+    f.write_text(MULTI_OUTPUT)
+    assert main(["coalescing", str(f)]) == 2
+    assert "unknown" in capsys.readouterr().out

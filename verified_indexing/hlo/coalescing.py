@@ -183,8 +183,9 @@ def coalescing(
         raise VerifiedIndexingError(f"computation {computation} has no output")
     r = results[0]
     root_shape = module.computations[r.computation].root.shape
-    if root_shape.is_tuple:
-        raise VerifiedIndexingError("the loop emitter's mapping of a tuple-shaped output is not modelled")
+    if root_shape.is_tuple:  # a limit of the model, not bad input: every operand is unknown
+        why = "the loop emitter's mapping of a tuple-shaped output (multi-output fusion) is not modelled"
+        return [CoalescingResult(t.index, t.name, "unknown", None, None, reason=why) for t in r.targets]
     threads = thread_map(root_shape, vector_size)
     out: list[CoalescingResult] = []
     for t in r.targets:
