@@ -3,8 +3,11 @@ hand-computed reads."""
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
+from verified_indexing.cli import main
 from verified_indexing.hlo.parser import parse_module
 from verified_indexing.hlo.utilization import operand_utilization, tile_reads
 
@@ -106,3 +109,22 @@ def test_tile_box_stride_relative_to_other_dims() -> None:
     (p,) = tile_reads(parse_module(CHECKER), [0, 0], [1, 3])
     assert (p.offsets, p.sizes, p.strides) == ((0, 0), (2, 3), (1, 1))
     assert p.proved and not p.exact
+
+
+ZERO = """HloModule m
+ENTRY e {
+  p0 = f32[0,4]{1,0} parameter(0)
+  ROOT t = f32[4,0]{0,1} transpose(p0), dimensions={1,0}
+}
+"""
+
+
+def test_zero_element_tensors(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # was: exit 4 (AssertionError in format: no ratio for an empty operand) for
+    # utilization, and exit 3 ("mod by zero") for coalescing of a valid module
+    f = tmp_path / "zero.hlo"
+    f.write_text(ZERO)
+    assert main(["utilization", str(f)]) == 0
+    assert "read 0 of 0 elements" in capsys.readouterr().out
+    assert main(["coalescing", str(f)]) == 0
+    assert "not read" in capsys.readouterr().out

@@ -186,6 +186,9 @@ def coalescing(
     if root_shape.is_tuple:  # a limit of the model, not bad input: every operand is unknown
         why = "the loop emitter's mapping of a tuple-shaped output (multi-output fusion) is not modelled"
         return [CoalescingResult(t.index, t.name, "unknown", None, None, reason=why) for t in r.targets]
+    if root_shape.num_elements() == 0:  # no thread, no read
+        return [CoalescingResult(t.index, t.name, "not read", None, None, reason="the output has no element")
+                for t in r.targets]
     threads = thread_map(root_shape, vector_size)
     out: list[CoalescingResult] = []
     for t in r.targets:

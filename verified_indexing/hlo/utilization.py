@@ -159,7 +159,8 @@ class OperandUtilization:
         head = f"{where}: operand {self.operand}{elem} {self.name} {self.shape}"
         if self.status != "ok":
             return f"{head}: {self.status}: {self.reason}"
-        assert self.elements_read is not None and self.ratio is not None
+        assert self.elements_read is not None
+        share = f"{100 * self.ratio:.1f}%" if self.ratio is not None else "an empty tensor"
         span = (
             f"{self.elements_read_min}..{self.elements_read}"
             if self.elements_read_min is not None and self.elements_read_min != self.elements_read
@@ -169,7 +170,7 @@ class OperandUtilization:
         if self.cross_check:
             tags.append(f"cross-checked by {self.cross_check}")
         text = (
-            f"{head}: read {span} of {self.operand_elements} elements ({100 * self.ratio:.1f}%), "
+            f"{head}: read {span} of {self.operand_elements} elements ({share}), "
             f"{self.bytes_read} bytes, {self.accesses} accesses [{', '.join(tags)}]"
         )
         if self.runtime:
