@@ -27,3 +27,15 @@ def test_known_empty_subset_violations() -> None:
     # BASE has a result exactly when N >= 1: inclusion in nothing holds only at N = 0
     assert c.status == "never"
     assert c.violation == (1,)
+
+
+def test_condition_text_with_a_name_like_isls() -> None:
+    # was: '{ [x, x] : (x + x) mod 2 = 0 }' (n1 renamed to "n0", then both to "x")
+    import islpy as isl
+
+    from verified_indexing.engines.isl import engine_context
+
+    v = isl.Set("{ [a, b] : (a + b) mod 2 = 1 }", context=engine_context())
+    c = S.size_condition([v], 2, ["x", "n0"])
+    assert c.status == "when"
+    assert "[x, n0]" in c.text and "x + n0" in c.text

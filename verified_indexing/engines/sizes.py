@@ -28,6 +28,7 @@ a caller adds to its domains to prove the obligations again under it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -215,9 +216,8 @@ def size_condition(violations: Sequence[Any], k: int, names: Sequence[str]) -> S
             parts.append(_format_constraint(coefs, const, c.is_equality(), names))
         texts.append(" and ".join(parts) if parts else "true")
     if any(b.dim(isl.dim_type.div) for b in bsets):
-        text = gist.to_str()
-        for i in reversed(range(k)):
-            text = text.replace(f"n{i}", names[i])
+        # one pass, whole words: a name such as ``n0`` must not be renamed again
+        text = re.sub(r"\bn(\d+)\b", lambda mt: names[int(mt.group(1))], gist.to_str())
         return SizeCondition("when", text, None, witness)
     if len(bsets) == 1:
         for c in bsets[0].get_constraints():
