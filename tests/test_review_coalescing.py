@@ -57,3 +57,30 @@ def test_multi_output_fusion_is_unknown_not_bad_input(tmp_path: pathlib.Path,
     f.write_text(MULTI_OUTPUT)
     assert main(["coalescing", str(f)]) == 2
     assert "unknown" in capsys.readouterr().out
+
+
+DS_OFFSET = """HloModule m
+ENTRY e {
+  p0 = f32[6,4]{1,0} parameter(0)
+  p1 = s32[] parameter(1)
+  z = s32[] constant(0)
+  ROOT ds = f32[2,4]{1,0} dynamic-slice(p0, p1, z), dynamic_slice_sizes={2,4}
+}
+"""
+
+
+def test_scalar_offset_is_uniform_with_vectors() -> None:
+    # p1 (the offset) is one address for every lane and every slot. With a vector
+    # size of 2 it was "not coalesced" (its vector is not contiguous: step 0)
+    for v in (1, 2, 3):
+        res = coalescing(parse_module(DS_OFFSET), vector_size=v, warp_size=4)
+        assert res[1].status == "uniform", (v, res[1].format())
+        assert res[0].status == "coalesced", v  # full rows: contiguous addresses
+
+
+def test_scalar_offset_uniform_with_one_thread() -> None:
+    # 2 elements, vector size 2: one thread, no lane pairs; the offset is one address
+    text = DS_OFFSET.replace("f32[2,4]{1,0} dynamic-slice", "f32[1,2]{1,0} dynamic-slice").replace(
+        "dynamic_slice_sizes={2,4}", "dynamic_slice_sizes={1,2}")
+    res = coalescing(parse_module(text), vector_size=2, warp_size=4)
+    assert res[1].status == "uniform", res[1].format()

@@ -212,6 +212,7 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
     lanes: list[Verdict] = []
     uniform: list[Verdict] = []
     vectors: list[Verdict] = []
+    vector_same: list[Verdict] = []  # per map: contiguous, or one address per thread
     refutation: tuple[IndexingMap, Verdict] | None = None
     step_refuted: tuple[IndexingMap, Verdict] | None = None  # lanes refuted, but one address (uniform)
     for m in maps:
@@ -221,8 +222,9 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
         a, _ = _as_dims(addr)
         v1, _ = _pair_question(a, 0, vector_size, same_warp, timeout)
         # Several maps: one may be coalesced and another uniform, and the operand
-        # is then neither; every map needs its one-address answer.
-        if not v1.proved or len(maps) > 1:
+        # is then neither; every map needs its one-address answer (with vectors too:
+        # lanes may be coalesced while the vector is one address).
+        if not v1.proved or len(maps) > 1 or vector_size > 1:
             v0, _ = _pair_question(a, 0, 0, same_warp, timeout)
             uniform.append(v0)
             if v1.refuted and not v0.proved and refutation is None:
@@ -231,7 +233,11 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
                 step_refuted = (a, v1)
         lanes.append(v1)
         if vector_size > 1:
-            vectors.append(_pair_question(a, 1, 1, (), timeout)[0])
+            vec = _pair_question(a, 1, 1, (), timeout)[0]
+            vectors.append(vec)
+            # a thread reading one address for every slot (a broadcast scalar) is no
+            # obstacle to a uniform warp
+            vector_same.append(vec if vec.proved else _pair_question(a, 1, 0, (), timeout)[0])
     if not lanes:
         return CoalescingResult(index, name, "not read", None, None, reason="no output element reads the operand")
     lane_v = _combine(lanes)
@@ -243,7 +249,7 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
     vec_ok = vec_v is None or vec_v.proved
     if lane_v is not None and lane_v.proved and vec_ok:
         status = "coalesced"
-    elif is_uniform and vec_ok:
+    elif is_uniform and all(v.proved for v in vector_same):
         status = "uniform"
     elif (refutation is not None) or (vec_v is not None and vec_v.refuted):
         status = "not coalesced"
@@ -252,7 +258,7 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
     witness = None
     if refutation is not None:
         witness = _witness(refutation[0], refutation[1], threads, vector_size, warp_size)
-    elif vec_v is not None and vec_v.refuted:
+    elif status == "not coalesced" and vec_v is not None and vec_v.refuted:
         witness = {"warp": -1, "lanes": [], "note": "a thread's vector is not contiguous"}
         if vec_v.counterexample is not None:
             vals = dict(vec_v.counterexample.values)
