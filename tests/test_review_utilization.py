@@ -128,3 +128,27 @@ def test_zero_element_tensors(tmp_path: pathlib.Path, capsys: pytest.CaptureFixt
     assert "read 0 of 0 elements" in capsys.readouterr().out
     assert main(["coalescing", str(f)]) == 0
     assert "not read" in capsys.readouterr().out
+
+
+GATHER_REDUCE = """HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+ENTRY e {
+  p0 = f32[10,6]{1,0} parameter(0)
+  idx = s32[5,2]{1,0} parameter(1)
+  g = f32[5,2,3]{2,1,0} gather(p0, idx), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3}
+  c = f32[] constant(0)
+  ROOT r = f32[5]{0} reduce(g, c), dimensions={1,2}, to_apply=add
+}
+"""
+
+
+def test_gather_then_reduce_upper_bound_text() -> None:
+    # was: "..., None accesses [upper bound, ...]" (no bound on accesses with range variables)
+    p0 = operand_utilization(parse_module(GATHER_REDUCE))[0]
+    assert not p0.exact and p0.accesses is None
+    assert p0.elements_read is not None and p0.elements_read >= 30  # 5 disjoint 2x3 windows can be read
+    assert "None" not in p0.format()

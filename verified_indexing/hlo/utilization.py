@@ -160,6 +160,7 @@ class OperandUtilization:
         if self.status != "ok":
             return f"{head}: {self.status}: {self.reason}"
         assert self.elements_read is not None
+        accesses = f"{self.accesses} accesses" if self.accesses is not None else "accesses not bounded"
         share = f"{100 * self.ratio:.1f}%" if self.ratio is not None else "an empty tensor"
         span = (
             f"{self.elements_read_min}..{self.elements_read}"
@@ -171,7 +172,7 @@ class OperandUtilization:
             tags.append(f"cross-checked by {self.cross_check}")
         text = (
             f"{head}: read {span} of {self.operand_elements} elements ({share}), "
-            f"{self.bytes_read} bytes, {self.accesses} accesses [{', '.join(tags)}]"
+            f"{self.bytes_read} bytes, {accesses} [{', '.join(tags)}]"
         )
         if self.runtime:
             text += f"\n  runtime values: {self.runtime}"
