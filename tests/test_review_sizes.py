@@ -39,3 +39,15 @@ def test_condition_text_with_a_name_like_isls() -> None:
     c = S.size_condition([v], 2, ["x", "n0"])
     assert c.status == "when"
     assert "[x, n0]" in c.text and "x + n0" in c.text
+
+
+def test_condition_text_with_coefficients() -> None:
+    # isl writes "2n1": the renaming must reach names after a coefficient too
+    import islpy as isl
+
+    from verified_indexing.engines.isl import engine_context
+
+    v = isl.Set("{ [a, b] : (a + 2 * b) mod 3 = 1 }", context=engine_context())
+    c = S.size_condition([v], 2, ["N", "M"])
+    assert "n0" not in c.text and "n1" not in c.text, c.text
+    isl.Set(c.text)  # the text is an isl set over the names

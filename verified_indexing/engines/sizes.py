@@ -216,8 +216,9 @@ def size_condition(violations: Sequence[Any], k: int, names: Sequence[str]) -> S
             parts.append(_format_constraint(coefs, const, c.is_equality(), names))
         texts.append(" and ".join(parts) if parts else "true")
     if any(b.dim(isl.dim_type.div) for b in bsets):
-        # one pass, whole words: a name such as ``n0`` must not be renamed again
-        text = re.sub(r"\bn(\d+)\b", lambda mt: names[int(mt.group(1))], gist.to_str())
+        # one pass: a name such as ``n0`` must not be renamed again; isl writes
+        # coefficients against the name (``2n1``), so a digit may precede it
+        text = re.sub(r"(?<![A-Za-z_])n(\d+)\b", lambda mt: names[int(mt.group(1))], gist.to_str())
         return SizeCondition("when", text, None, witness)
     if len(bsets) == 1:
         for c in bsets[0].get_constraints():
