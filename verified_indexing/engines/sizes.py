@@ -28,6 +28,7 @@ a caller adds to its domains to prove the obligations again under it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -82,7 +83,11 @@ def _check_sizes(m: IndexingMap, k: int) -> None:
 
 def violating_sizes_injective(m: IndexingMap, k: int) -> Any:
     """The exact set (an ``isl.Set`` over the ``k`` sizes) of sizes for which two
-    different domain points of ``m`` have the same results."""
+    different domain points of ``m`` have the same results (empty for a KNOWN
+    EMPTY map)."""
+    _check_sizes(m, k)
+    if m.is_known_empty:
+        return _sizes_set(k, engine_context()).subtract(_sizes_set(k, engine_context()))
     rel = to_isl_map(with_sizes_in_results(m, k), ctx=engine_context())
     ident = isl.Map.identity(rel.get_space().domain().map_from_set())
     pairs = rel.apply_range(rel.reverse()).subtract(ident)
@@ -93,10 +98,19 @@ def violating_sizes_injective(m: IndexingMap, k: int) -> Any:
 
 def violating_sizes_subset(a: IndexingMap, b: IndexingMap, k: int) -> Any:
     """The exact set of sizes for which some result of ``a`` is not a result of
-    ``b`` (image inclusion fails), over the ``k`` sizes."""
+    ``b`` (image inclusion fails), over the ``k`` sizes. A KNOWN EMPTY ``a`` has
+    no result; a KNOWN EMPTY ``b`` none either (every size where ``a`` has one
+    violates)."""
     ctx = engine_context()
+    _check_sizes(a, k)
+    _check_sizes(b, k)
+    if a.is_known_empty:
+        return _sizes_set(k, ctx).subtract(_sizes_set(k, ctx))
     ia = to_isl_map(with_sizes_in_results(a, k), ctx=ctx).range()
-    ib = to_isl_map(with_sizes_in_results(b, k), ctx=ctx).range()
+    if b.is_known_empty:
+        ib = isl.Set.empty(ia.get_space())
+    else:
+        ib = to_isl_map(with_sizes_in_results(b, k), ctx=ctx).range()
     diff = ia.subtract(ib)
     n = diff.dim(isl.dim_type.set)
     return diff.project_out(isl.dim_type.set, k, n - k)
@@ -122,6 +136,11 @@ class SizeCondition:
     text: str
     constraints: tuple[tuple[AffineExpr, Interval], ...] | None
     violation: tuple[int, ...] | None = None
+
+
+def _sizes_set(k: int, ctx: Any) -> Any:
+    names = ", ".join(f"n{i}" for i in range(k))
+    return isl.Set(f"{{ [{names}] }}", context=ctx)
 
 
 def _universe(k: int, ctx: Any) -> Any:
@@ -197,9 +216,9 @@ def size_condition(violations: Sequence[Any], k: int, names: Sequence[str]) -> S
             parts.append(_format_constraint(coefs, const, c.is_equality(), names))
         texts.append(" and ".join(parts) if parts else "true")
     if any(b.dim(isl.dim_type.div) for b in bsets):
-        text = gist.to_str()
-        for i in reversed(range(k)):
-            text = text.replace(f"n{i}", names[i])
+        # one pass: a name such as ``n0`` must not be renamed again; isl writes
+        # coefficients against the name (``2n1``), so a digit may precede it
+        text = re.sub(r"(?<![A-Za-z_])n(\d+)\b", lambda mt: names[int(mt.group(1))], gist.to_str())
         return SizeCondition("when", text, None, witness)
     if len(bsets) == 1:
         for c in bsets[0].get_constraints():

@@ -183,8 +183,12 @@ def coalescing(
         raise VerifiedIndexingError(f"computation {computation} has no output")
     r = results[0]
     root_shape = module.computations[r.computation].root.shape
-    if root_shape.is_tuple:
-        raise VerifiedIndexingError("the loop emitter's mapping of a tuple-shaped output is not modelled")
+    if root_shape.is_tuple:  # a limit of the model, not bad input: every operand is unknown
+        why = "the loop emitter's mapping of a tuple-shaped output (multi-output fusion) is not modelled"
+        return [CoalescingResult(t.index, t.name, "unknown", None, None, reason=why) for t in r.targets]
+    if root_shape.num_elements() == 0:  # no thread, no read
+        return [CoalescingResult(t.index, t.name, "not read", None, None, reason="the output has no element")
+                for t in r.targets]
     threads = thread_map(root_shape, vector_size)
     out: list[CoalescingResult] = []
     for t in r.targets:
@@ -213,32 +217,44 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
     lanes: list[Verdict] = []
     uniform: list[Verdict] = []
     vectors: list[Verdict] = []
+    vector_same: list[Verdict] = []  # per map: contiguous, or one address per thread
     refutation: tuple[IndexingMap, Verdict] | None = None
+    step_refuted: tuple[IndexingMap, Verdict] | None = None  # lanes refuted, but one address (uniform)
     for m in maps:
         addr = compose(compose(threads, m), IndexingMap([Interval(0, n - 1) for n in shape.dims], _linearize(shape)))
         if addr.state != "ok":
             continue
         a, _ = _as_dims(addr)
         v1, _ = _pair_question(a, 0, vector_size, same_warp, timeout)
-        if not v1.proved:
+        # Several maps: one may be coalesced and another uniform, and the operand
+        # is then neither; every map needs its one-address answer (with vectors too:
+        # lanes may be coalesced while the vector is one address).
+        if not v1.proved or len(maps) > 1 or vector_size > 1:
             v0, _ = _pair_question(a, 0, 0, same_warp, timeout)
             uniform.append(v0)
             if v1.refuted and not v0.proved and refutation is None:
                 refutation = (a, v1)
+            if v1.refuted and v0.proved and step_refuted is None:
+                step_refuted = (a, v1)
         lanes.append(v1)
         if vector_size > 1:
-            vectors.append(_pair_question(a, 1, 1, (), timeout)[0])
+            vec = _pair_question(a, 1, 1, (), timeout)[0]
+            vectors.append(vec)
+            # a thread reading one address for every slot (a broadcast scalar) is no
+            # obstacle to a uniform warp
+            vector_same.append(vec if vec.proved else _pair_question(a, 1, 0, (), timeout)[0])
     if not lanes:
         return CoalescingResult(index, name, "not read", None, None, reason="no output element reads the operand")
     lane_v = _combine(lanes)
     vec_v = _combine(vectors) if vectors else None
-    is_uniform = bool(uniform) and all(u.proved for u in uniform) and all(
-        v.proved or u.proved for v, u in zip(lanes, uniform)
-    )
+    is_uniform = len(uniform) == len(lanes) and all(u.proved for u in uniform)
+    if refutation is None and step_refuted is not None and any(u.refuted for u in uniform):
+        # a uniform map among maps that are not: not coalesced (its lanes) and not uniform (another map)
+        refutation = step_refuted
     vec_ok = vec_v is None or vec_v.proved
     if lane_v is not None and lane_v.proved and vec_ok:
         status = "coalesced"
-    elif is_uniform and vec_ok:
+    elif is_uniform and all(v.proved for v in vector_same):
         status = "uniform"
     elif (refutation is not None) or (vec_v is not None and vec_v.refuted):
         status = "not coalesced"
@@ -247,7 +263,7 @@ def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threa
     witness = None
     if refutation is not None:
         witness = _witness(refutation[0], refutation[1], threads, vector_size, warp_size)
-    elif vec_v is not None and vec_v.refuted:
+    elif status == "not coalesced" and vec_v is not None and vec_v.refuted:
         witness = {"warp": -1, "lanes": [], "note": "a thread's vector is not contiguous"}
         if vec_v.counterexample is not None:
             vals = dict(vec_v.counterexample.values)

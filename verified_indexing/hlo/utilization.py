@@ -173,7 +173,9 @@ class OperandUtilization:
         head = f"{where}: operand {self.operand}{elem} {self.name} {self.shape}"
         if self.status != "ok":
             return f"{head}: {self.status}: {self.reason}"
-        assert self.elements_read is not None and self.ratio is not None
+        assert self.elements_read is not None
+        accesses = f"{self.accesses} accesses" if self.accesses is not None else "accesses not bounded"
+        share = f"{100 * self.ratio:.1f}%" if self.ratio is not None else "an empty tensor"
         span = (
             f"{self.elements_read_min}..{self.elements_read}"
             if self.elements_read_min is not None and self.elements_read_min != self.elements_read
@@ -183,8 +185,8 @@ class OperandUtilization:
         if self.cross_check:
             tags.append(f"cross-checked by {self.cross_check}")
         text = (
-            f"{head}: read {span} of {self.operand_elements} elements ({100 * self.ratio:.1f}%), "
-            f"{self.bytes_read} bytes, {self.accesses} accesses [{', '.join(tags)}]"
+            f"{head}: read {span} of {self.operand_elements} elements ({share}), "
+            f"{self.bytes_read} bytes, {accesses} [{', '.join(tags)}]"
         )
         if self.runtime:
             text += f"\n  runtime values: {self.runtime}"
@@ -480,14 +482,40 @@ def tile_map(offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int
     )
 
 
+def _clip(m: IndexingMap, shape: Shape) -> IndexingMap:
+    """``m`` restricted to the results inside the operand's shape."""
+    if m.state != "ok":
+        return m
+    extra = [(e, Interval(0, d - 1)) for e, d in zip(m.results, shape.dims)]
+    return m.replace(constraints=tuple(m.constraints) + tuple(extra))
+
+
+def _stride(read: Any, i: int, lo: int) -> int:
+    """The largest stride of dimension ``i`` that isl's per-piece strides show:
+    every point of a piece is congruent to the piece's minimum modulo its stride,
+    so the gcd of the strides and of the pieces' offsets from ``lo`` divides every
+    ``x - lo`` (isl's stride of a union is 1 as soon as its pieces differ). The
+    set is first projected onto dimension ``i``: isl's stride of a dimension is
+    relative to an offset that may depend on the other dimensions
+    (``(i0 + i1) mod 2 = 1`` gives ``i0`` a stride of 2 for each ``i1``)."""
+    rank = read.dim(isl.dim_type.set)
+    line = read.project_out(isl.dim_type.set, i + 1, rank - i - 1).project_out(isl.dim_type.set, 0, i).coalesce()
+    g = 0
+    for b in line.get_basic_sets():
+        piece = isl.Set.from_basic_set(b)
+        bmin = int(piece.dim_min_val(0).to_python())
+        bmax = int(piece.dim_max_val(0).to_python())
+        st = 0 if bmin == bmax else max(int(piece.get_stride_info(0).get_stride().to_python()), 1)
+        g = math.gcd(g, st, bmin - lo)
+    return max(g, 1)
+
+
 def _box(read: Any, rank: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     offsets, sizes, strides = [], [], []
     for i in range(rank):
         lo = int(read.dim_min_val(i).to_python())
         hi = int(read.dim_max_val(i).to_python())
-        info = read.get_stride_info(i)
-        st = int(info.get_stride().to_python()) if info is not None else 1
-        st = max(st, 1)
+        st = _stride(read, i, lo)
         offsets.append(lo)
         strides.append(st)
         sizes.append((hi - lo) // st + 1)
@@ -542,11 +570,17 @@ def tile_reads(
         rank = read.dim(isl.dim_type.set)
         offs, szs, sts = _box(read, rank)
         box = tile_map(offs, szs, sts)
-        containment = [prove_subset(m, box, of="image", timeout=timeout) for m in maps]
+        # The read set is clipped to the operand (XLA's map to a dynamic-update-slice's
+        # update is not): prove containment of the clipped maps.
+        clipped = [_clip(m, t.shape) for m in maps]
+        containment = [prove_subset(m, box, of="image", timeout=timeout) for m in clipped]
         box_set = to_isl_map(box, ctx=ctx).range()
         approx = [why for a in t.maps for why in a.over_approximation]
-        # over-approximated maps hold every real read: the box still contains them, but may not be exact
-        exact = not approx and bool(box_set.is_subset(read))
+        # Over-approximated maps hold every real read: the box still contains them, but may not be exact.
+        # With runtime values (a gather's indices, a dynamic-slice offset) the read set
+        # is the union over every value: one run reads less than the box.
+        varying = any(not v.bounds.is_point() for m in maps if m.state == "ok" for v in m.rt_vars)
+        exact = not approx and not varying and bool(box_set.is_subset(read))
         reads.append(TileRead(t.index, t.name, t.element, read, offs, szs, sts, containment, exact,
                               approximation="; ".join(dict.fromkeys(approx)) or None))
     return reads
