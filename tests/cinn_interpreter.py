@@ -54,6 +54,8 @@ def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], boo
             "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b if b else 0.0,
             "%": lambda: math.fmod(a, b) if b else 0.0,
             ">": lambda: float(a > b), "<": lambda: float(a < b), "&&": lambda: float(bool(a) and bool(b)),
+            ">=": lambda: float(a >= b), "<=": lambda: float(a <= b), "==": lambda: float(a == b),
+            "!=": lambda: float(a != b), "||": lambda: float(bool(a) or bool(b)),
         }
         return ops[v.op]()
     if isinstance(v, Neg):
@@ -62,7 +64,7 @@ def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], boo
         args = [_value(a, scope, t, is_input) for a in v.args]
         if v.name == "select":
             return args[1] if args[0] else args[2]
-        return {"exp": lambda: math.exp(args[0]), "max": lambda: max(args)}[v.name]()
+        return {"exp": lambda: math.exp(args[0]), "max": lambda: max(args), "min": lambda: min(args)}[v.name]()
     assert isinstance(v, IndexValue)
     return float(v.expr.evaluate(scope))
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import print_json, read_input
 from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 from verified_indexing.legality.cinn_ir import Stmt, format_program, parse_program
-from verified_indexing.legality.inline import compute_inline, inline_all
+from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+from verified_indexing.legality.inline import InlineCheck, compute_inline, inline_all
 from verified_indexing.legality.inverse import inverse
 from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates
 from verified_indexing.legality.linalg_ir import parse_linalg_module
@@ -29,6 +31,11 @@ INLINE_EXAMPLES = """examples:
   verified-indexing inline examples/cinn/compute_inline.txt
   verified-indexing inline examples/cinn/split_store.txt --block B --json
   verified-indexing inline examples/cinn/reduction.txt --all
+"""
+EPILOGUE_EXAMPLES = """examples:
+  verified-indexing fuse-epilogue examples/cinn/matmul_bias.txt --block D
+  verified-indexing fuse-epilogue examples/cinn/matmul_sub.txt --block D \\
+      --fused examples/cinn/matmul_sub_fused_wrong.txt
 """
 INVERT_EXAMPLES = """examples:
   verified-indexing invert '(d0, d1) -> (d0 + d1, d0), domain: d0 in [0, 3], d1 in [0, 3]'
@@ -73,6 +80,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(run=run_inline)
 
     p = sub.add_parser(
+        "fuse-epilogue",
+        help="fuse an elementwise epilogue into the reduction it reads (TVM's fuse_reduction_epilogue), proven",
+        description="Fuse the epilogue block into the reduction whose tensor it reads: the bias-style epilogue "
+        "folded into the init, any other applied on the last reduction iteration. The fused program (ours, or "
+        "the one given with --fused) is compared with the original by exact evaluation (a difference is "
+        "reported with the element, the sizes and both values) and proven equal by induction over the "
+        "reduction loop (z3, uninterpreted values; the algebraic laws assumed are listed).",
+        epilog=EPILOGUE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="the loop-nest IR or TVMScript (or - for standard input)")
+    p.add_argument("--block", metavar="NAME", required=True, help="the epilogue block")
+    p.add_argument("--fused", metavar="FILE", help="check this fused program instead of generating one")
+    p.add_argument("--output", metavar="TENSOR", action="append", help="a program output tensor (repeatable)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.set_defaults(run=run_fuse_epilogue)
+
+    p = sub.add_parser(
         "invert",
         help="prove a map injective and compute its exact inverse (or give two points with one image)",
         description="For an indexing map with a domain: injectivity, the inverse on the image, and proofs of "
@@ -83,6 +108,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("map", metavar="MAP_OR_FILE", help="the map text, a file holding it, or - for standard input")
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.set_defaults(run=run_invert)
+
+
+def read_program(text: str, source: str) -> Stmt:
+    """A CINN loop-nest program."""
+    return parse_program(text, source)
 
 
 def _name(s: str | None) -> str | None:
@@ -154,6 +184,39 @@ def _run_inline_all(program: Stmt, args: argparse.Namespace) -> int:
     if any(r.status == "unknown" for r in reports):
         return 2
     return 0
+
+
+def _print_checks(checks: Sequence[InlineCheck]) -> None:
+    for c in checks:
+        print(f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else ""))
+        if c.status != "proved" and c.detail:
+            print(f"    {c.detail}")
+
+
+def run_fuse_epilogue(args: argparse.Namespace) -> int:
+    text, source = read_input(args.file)
+    program = read_program(text, source)
+    fused = None
+    if args.fused is not None:
+        ftext, fsource = read_input(args.fused)
+        fused = read_program(ftext, fsource)
+    rep = fuse_reduction_epilogue(program, args.block, outputs=args.output, fused=fused)
+    if args.json:
+        print_json(rep.to_json())
+        return rep.exit_code
+    how = {"fold": "folded into the init", "last": "applied on the last reduction iteration"}.get(rep.form, "")
+    head = f"fuse-epilogue {rep.block} into {rep.reduction or '?'}: {rep.status}"
+    if rep.status == "fused":
+        head += f" ({how})" if args.fused is None else " (the given fused program)"
+    else:
+        head += f": {rep.reason}"
+    print(head)
+    if rep.laws:
+        print(f"  laws assumed: {', '.join(rep.laws)}")
+    _print_checks(rep.checks)
+    if rep.program is not None and rep.status == "fused" and args.fused is None:
+        print(format_program(rep.program))
+    return rep.exit_code
 
 
 def run_invert(args: argparse.Namespace) -> int:
