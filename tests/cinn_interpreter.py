@@ -17,6 +17,7 @@ from verified_indexing.legality.cinn_ir import (
     Call,
     For,
     Group,
+    If,
     IndexValue,
     Load,
     Neg,
@@ -69,6 +70,10 @@ def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], boo
     return float(v.expr.evaluate(scope))
 
 
+def _holds(a: int, op: str, b: int) -> bool:
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]
+
+
 def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool]) -> Tensors:
     """Every tensor element the program stores. ``inputs``: the input tensors' names (or a predicate)."""
     is_input: Callable[[str], bool] = inputs if callable(inputs) else inputs.__contains__
@@ -86,6 +91,10 @@ def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool]) -> Tensors:
         elif isinstance(s, Group):
             for c in s.body:
                 go(c, loops, iters)
+        elif isinstance(s, If):
+            if all(_holds(a.evaluate(loops + iters), op, b.evaluate(loops + iters)) for a, op, b in s.conds):
+                for c in s.body:
+                    go(c, loops, iters)
         elif isinstance(s, Bind):
             return [e.evaluate(loops) for e in s.values]
         elif isinstance(s, Store):

@@ -24,6 +24,7 @@ from verified_indexing.legality.cinn_ir import (
     Call,
     For,
     Group,
+    If,
     IndexValue,
     Load,
     Neg,
@@ -116,6 +117,10 @@ def value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], bool
     return Fraction(v.expr.evaluate(scope))
 
 
+def _holds(a: int, op: str, b: int) -> bool:
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]
+
+
 def run_exact(p: Stmt, inputs: Collection[str] | Callable[[str], bool], seed: int = 0) -> Tensors:
     """Every element the program stores, in exact arithmetic."""
     is_input: Callable[[str], bool] = inputs if callable(inputs) else inputs.__contains__
@@ -133,6 +138,10 @@ def run_exact(p: Stmt, inputs: Collection[str] | Callable[[str], bool], seed: in
         elif isinstance(s, Group):
             for c in s.body:
                 go(c, loops, iters)
+        elif isinstance(s, If):
+            if all(_holds(a.evaluate(loops + iters), op, b.evaluate(loops + iters)) for a, op, b in s.conds):
+                for c in s.body:
+                    go(c, loops, iters)
         elif isinstance(s, Bind):
             return [e.evaluate(loops) for e in s.values]
         elif isinstance(s, Store):

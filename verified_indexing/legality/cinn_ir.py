@@ -28,7 +28,11 @@ and ``%`` -- accepted only where they provably equal ``floordiv``/``mod`` (see
 ``_Reader.check_truncating``), else refused with a point where they differ.
 Values are uninterpreted terms: loads ``T[e, ...]``, numbers, calls
 ``f(a, b)``, binary ``+ - * / %``, comparisons, ``&& ||``, unary ``-`` and ``!``.
-Symbolic loop bounds and ``if`` statements are refused with a positioned error.
+``if (c0 && c1 ...) { ... }`` statements (inside loops or blocks) hold affine
+comparisons (``< <= > >= ==``) of loop and iteration variables: they become
+constraints of the iteration domain of the stores inside (:class:`If`); a
+non-affine predicate, ``||``, ``!=`` or ``else`` is refused with a positioned
+error. Symbolic loop bounds are refused with a positioned error.
 
 Promises: :func:`format_program` prints the layout above (two spaces per level,
 binary operations parenthesized as CINN prints them) and
@@ -46,7 +50,7 @@ from verified_indexing.engines import prove_implies
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
 from verified_indexing.indexing_map import IndexingMap, Variable
-from verified_indexing.interval import Interval
+from verified_indexing.interval import Interval, range_of
 from verified_indexing.legality._scanner import Scanner
 from verified_indexing.syntax import format_expr
 
@@ -64,6 +68,10 @@ __all__ = [
     "For",
     "Group",
     "ScheduleBlock",
+    "If",
+    "Cond",
+    "cond_constraints",
+    "cond_holds",
     "parse_program",
     "format_program",
     "format_value",
@@ -154,7 +162,49 @@ class ScheduleBlock:
     body: tuple[Stmt, ...]
 
 
-Stmt = Store | Bind | For | Group | ScheduleBlock
+#: One affine comparison ``lhs OP rhs`` (OP in ``< <= > >= ==``) of a predicate.
+Cond = tuple[AffineExpr, str, AffineExpr]
+
+
+@dataclass(frozen=True)
+class If:
+    """``if (c0 && c1 ...) { body }`` (CINN) or a block's ``T.where`` (TVM):
+    a conjunction of affine comparisons over ``scope`` (the loop variables then
+    the block's iteration variables at that point). The body runs where every
+    comparison holds: the comparisons become constraints of the iteration
+    domain of every store inside (:func:`cond_constraints`)."""
+
+    conds: tuple[Cond, ...]
+    body: tuple[Stmt, ...]
+    scope: tuple[str, ...]
+
+
+Stmt = Store | Bind | For | Group | ScheduleBlock | If
+
+
+def cond_constraints(conds: Sequence[Cond], bounds: Sequence[Interval]) -> list[tuple[AffineExpr, Interval]]:
+    """The comparisons as ``(expr, interval)`` domain constraints (``expr`` in
+    ``interval``), over variables with the given ``bounds``. The upper bound of
+    a one-sided comparison is the largest value ``expr`` can take on the box."""
+    out: list[tuple[AffineExpr, Interval]] = []
+    for lhs, op, rhs in conds:
+        d = rhs - lhs if op in ("<", "<=", "==") else lhs - rhs
+        low = 1 if op in ("<", ">") else 0
+        if op == "==":
+            out.append((d, Interval(0, 0)))
+            continue
+        hi = range_of(d, bounds).hi
+        out.append((d, Interval(low, max(low, hi))))
+    return out
+
+
+def cond_holds(conds: Sequence[Cond], point: Sequence[int]) -> bool:
+    """Whether every comparison holds at ``point`` (the plain evaluator)."""
+    for lhs, op, rhs in conds:
+        a, b = lhs.evaluate(list(point)), rhs.evaluate(list(point))
+        if not {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------
@@ -203,10 +253,17 @@ def _fmt_stmt(s: Stmt, depth: int, out: list[str]) -> None:
             out.append(pad + head)
         elif isinstance(s, ScheduleBlock):
             out.append(f"{pad}ScheduleBlock({s.name})")
+        elif isinstance(s, If):
+            out.append(f"{pad}if ({format_conds(s.conds, s.scope)})")
         out.append(pad + "{")
         for c in s.body:
             _fmt_stmt(c, depth + 1, out)
         out.append(pad + "}")
+
+
+def format_conds(conds: Sequence[Cond], scope: Sequence[str]) -> str:
+    """A predicate in CINN's syntax: ``(i < 6) && (j == 0)``."""
+    return " && ".join(f"({format_index(a, scope)} {op} {format_index(b, scope)})" for a, op, b in conds)
 
 
 def format_program(p: Stmt) -> str:
@@ -229,6 +286,7 @@ _FOR_RE = re.compile(
 _ANY_FOR_RE = re.compile(r"(?:(?:serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?for\s*\(")
 _BIND_RE = re.compile(rf"({_IDENT}(?:\s*,\s*{_IDENT})*)\s*=\s*axis\.bind\s*\(")
 _STORE_RE = re.compile(rf"({_IDENT})\s*\[")
+_IF_RE = re.compile(r"if\s*\(")
 _BUFFERS_RE = re.compile(r"(?:read|write)_buffers\s*\(")
 _VTOKEN_RE = re.compile(
     r"\s*(?:(?P<num>\d+\.\d*(?:e[+-]?\d+)?f?|\d+(?:e[+-]?\d+)?f?)"
@@ -336,11 +394,101 @@ class _Reader(Scanner):
         if fm is not None:
             raise self.error("a loop needs integer constants 'for (VAR, MIN, EXTENT)'; symbolic or computed bounds "
                              "(dynamic shapes) are not modelled", start, len(fm.group()))
-        if self.text.startswith("if", self.pos) and re.match(r"if\s*\(", self.text[self.pos :]):
-            raise self.error("'if' statements are not supported (only loops, blocks, axis.bind and stores)", start, 2)
+        m = _IF_RE.match(self.text, self.pos)
+        if m:
+            it = iters or ()
+            scope = loops + tuple(n for n, _ in it)
+            self.pos = m.end() - 1
+            conds = self.predicate(scope, it)
+            body = self.body(loops, iters)
+            self.skip_ws()
+            if re.match(r"else\b", self.text[self.pos:]):
+                raise self.error("'else' branches are not modelled (only 'if (affine predicate) { ... }')", self.pos, 4)
+            return If(conds, body, scope), None
         raise self.error(
             f"expected a statement (ScheduleBlock, for, axis.bind, a store or '{{'), found {self.found()}", start
         )
+
+    def predicate(self, scope: tuple[str, ...], iters: tuple[_Iter, ...]) -> tuple[Cond, ...]:
+        """``( c && c ... )`` at ``self.pos`` (the '('): affine comparisons only."""
+        open_pos = self.pos
+        depth = 0
+        i = self.pos
+        while i < len(self.text):
+            if self.text[i] == "(":
+                depth += 1
+            elif self.text[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        if depth:
+            raise self.error("no matching ')' for the predicate", open_pos)
+        stop = i
+        self.pos = stop + 1
+        parts: list[tuple[int, int]] = []
+        depth, s0, j = 0, open_pos + 1, open_pos + 1
+        while j < stop:
+            ch = self.text[j]
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+            elif depth == 0 and self.text.startswith("||", j):
+                raise self.error("a predicate with '||' is not a conjunction of affine constraints "
+                                 "(not modelled)", j, 2)
+            elif depth == 0 and self.text.startswith("&&", j):
+                parts.append((s0, j))
+                s0 = j + 2
+                j += 1
+            j += 1
+        parts.append((s0, stop))
+        return tuple(self.comparison(a, b, scope, iters) for a, b in parts)
+
+    def comparison(self, start: int, stop: int, scope: tuple[str, ...], iters: tuple[_Iter, ...]) -> Cond:
+        # strip one level of enclosing parentheses: "(i < 6)"
+        while True:
+            raw = self.text[start:stop]
+            lead = len(raw) - len(raw.lstrip())
+            trail = len(raw) - len(raw.rstrip())
+            a, b = start + lead, stop - trail
+            if a < b and self.text[a] == "(" and self.text[b - 1] == ")" and self._matching(a) == b - 1:
+                start, stop = a + 1, b - 1
+                continue
+            break
+        depth = 0
+        for j in range(start, stop):
+            ch = self.text[j]
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+            elif depth == 0 and ch in "<>=!":
+                op = self.text[j:j + 2] if self.text[j:j + 2] in ("<=", ">=", "==", "!=") else ch
+                if op in ("=", "!"):
+                    continue
+                if op == "!=":
+                    raise self.error("'!=' in a predicate is not a convex affine constraint (not modelled)", j, 2)
+                try:
+                    lhs = self.index_expr(start, j, scope, iters)
+                    rhs = self.index_expr(j + len(op), stop, scope, iters)
+                except ParseError as exc:
+                    raise self.error(f"a predicate must compare affine expressions of the loop and iteration "
+                                     f"variables: {exc.message}", exc.offset) from None
+                return (lhs, op, rhs)
+        raise self.error("a predicate must be a comparison (< <= > >= ==) of affine expressions", start,
+                         max(1, stop - start))
+
+    def _matching(self, open_pos: int) -> int:
+        depth = 0
+        for j in range(open_pos, len(self.text)):
+            if self.text[j] == "(":
+                depth += 1
+            elif self.text[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    return j
+        return -1
 
     def bracket_list(
         self, open_: str, close: str, scope: tuple[str, ...], iters: tuple[_Iter, ...]
@@ -736,29 +884,34 @@ def parse_program(text: str, source: str = "<input>") -> Stmt:
 
 @dataclass(frozen=True)
 class BlockContext:
-    """A ScheduleBlock with its enclosing loops (outer first) and its position
-    in program order."""
+    """A ScheduleBlock with its enclosing loops (outer first), its position in
+    program order, and the predicates around it (each over a prefix of the
+    loops, so over the block's loop variables)."""
 
     block: ScheduleBlock
     loops: tuple[For, ...]
     order: int
+    guards: tuple[If, ...] = ()
 
 
 def walk_blocks(p: Stmt) -> Iterator[BlockContext]:
     """Every ScheduleBlock of the program in order, with its enclosing loops."""
     counter = [0]
 
-    def go(s: Stmt, loops: tuple[For, ...]) -> Iterator[BlockContext]:
+    def go(s: Stmt, loops: tuple[For, ...], guards: tuple[If, ...]) -> Iterator[BlockContext]:
         if isinstance(s, ScheduleBlock):
-            yield BlockContext(s, loops, counter[0])
+            yield BlockContext(s, loops, counter[0], guards)
             counter[0] += 1
             for c in s.body:
-                yield from go(c, loops)
+                yield from go(c, loops, guards)
         elif isinstance(s, For):
             for c in s.body:
-                yield from go(c, (*loops, s))
+                yield from go(c, (*loops, s), guards)
         elif isinstance(s, Group):
             for c in s.body:
-                yield from go(c, loops)
+                yield from go(c, loops, guards)
+        elif isinstance(s, If):
+            for c in s.body:
+                yield from go(c, loops, (*guards, s))
 
-    yield from go(p, ())
+    yield from go(p, (), ())

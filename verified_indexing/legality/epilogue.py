@@ -152,6 +152,10 @@ class EpilogueReport:
 
 
 def _single_store(ctx: BlockContext) -> Store | None:
+    """The block's one store (after an optional axis.bind); ``None`` for any
+    other shape, predicated blocks included (not modelled here)."""
+    if ctx.guards:
+        return None
     own = _own_stores(ctx)
     body = ctx.block.body
     if len(own) != 1 or not all(isinstance(s, (Bind, Store)) for s in body) or len(body) > 2:

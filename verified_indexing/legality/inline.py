@@ -50,8 +50,10 @@ from verified_indexing.legality.cinn_ir import (
     BinOp,
     BlockContext,
     Call,
+    Cond,
     For,
     Group,
+    If,
     IndexValue,
     Load,
     Neg,
@@ -60,6 +62,7 @@ from verified_indexing.legality.cinn_ir import (
     Stmt,
     Store,
     Value,
+    cond_constraints,
     format_program,
     parse_program,
     walk_blocks,
@@ -132,7 +135,7 @@ class InlineReport:
 def _stores(s: Stmt) -> Iterable[Store]:
     if isinstance(s, Store):
         yield s
-    elif isinstance(s, (For, Group, ScheduleBlock)):
+    elif isinstance(s, (For, Group, ScheduleBlock, If)):
         for c in s.body:
             yield from _stores(c)
 
@@ -157,13 +160,34 @@ def _own_stores(ctx: BlockContext) -> list[Store]:
     def go(s: Stmt) -> None:
         if isinstance(s, Store):
             out.append(s)
-        elif isinstance(s, (For, Group)):
+        elif isinstance(s, (For, Group, If)):
             for c in s.body:
                 go(c)
 
     for c in ctx.block.body:
         go(c)
     return out
+
+
+def _inner_conds(ctx: BlockContext, store: Store) -> tuple[Cond, ...]:
+    """The predicates inside the block around ``store`` (over the block's scope)."""
+    def go(s: Stmt, conds: tuple[Cond, ...]) -> tuple[Cond, ...] | None:
+        if s is store:
+            return conds
+        if isinstance(s, If):
+            conds = conds + s.conds
+        if isinstance(s, (For, Group, If)):
+            for c in s.body:
+                r = go(c, conds)
+                if r is not None:
+                    return r
+        return None
+
+    for c in ctx.block.body:
+        r = go(c, ())
+        if r is not None:
+            return r
+    return ()
 
 
 def _loads_of(ctx: BlockContext, tensor: str) -> list[tuple[Store, Load]]:
@@ -193,14 +217,24 @@ class _Frame:
 
     ctx: BlockContext
     bind_values: tuple[AffineExpr, ...]
+    inner: tuple[Cond, ...] = ()
 
     @property
     def loops(self) -> tuple[For, ...]:
         return self.ctx.loops
 
+    def conds(self) -> list[Cond]:
+        """Every predicate the store runs under, over the loop variables."""
+        out = [c for g in self.ctx.guards for c in g.conds]
+        return out + [(self.resolve(a), op, self.resolve(b)) for a, op, b in self.inner]
+
+    def constraints(self) -> list[tuple[AffineExpr, Interval]]:
+        bounds = [Interval(f.start, f.start + f.extent - 1) for f in self.loops]
+        return cond_constraints(self.conds(), bounds)
+
     def domain(self, results: Iterable[AffineExpr]) -> IndexingMap:
         dims = [Variable(Interval(f.start, f.start + f.extent - 1), f.var) for f in self.loops]
-        return IndexingMap(dims, list(results))
+        return IndexingMap(dims, list(results), constraints=self.constraints())
 
     def resolve(self, e: AffineExpr) -> AffineExpr:
         """A scope expression over the loop variables only."""
@@ -208,12 +242,14 @@ class _Frame:
         return e.substitute(dims=[Dim(i) for i in range(n)] + list(self.bind_values))
 
 
-def _frame(ctx: BlockContext) -> _Frame:
+def _frame(ctx: BlockContext, store: Store | None = None) -> _Frame:
+    """The block's frame; with ``store``, its domain includes the predicates
+    inside the block around that store."""
     binds = [s for s in ctx.block.body if isinstance(s, Bind)]
     values: tuple[AffineExpr, ...] = ()
     if binds:
         values = binds[0].values
-    return _Frame(ctx, values)
+    return _Frame(ctx, values, _inner_conds(ctx, store) if store is not None else ())
 
 
 # ---------------------------------------------------------------------------
@@ -251,7 +287,7 @@ def _scope_domain(frame: _Frame) -> IndexingMap:
     iters = [range_of(b, loops) for b in frame.bind_values]
     dims = [Variable(iv) for iv in loops + iters]
     constraints = [(Dim(n + k) - b, Interval(0, 0)) for k, b in enumerate(frame.bind_values)]
-    return IndexingMap(dims, [], constraints=constraints)
+    return IndexingMap(dims, [], constraints=constraints + frame.constraints())
 
 
 def _tidy_index(e: AffineExpr, frame: _Frame) -> AffineExpr:
@@ -273,7 +309,7 @@ def _replace_block(s: Stmt, name: str, fn: Callable[[ScheduleBlock], Stmt | None
     and groups left empty by a removal are removed too (never the root)."""
     if isinstance(s, ScheduleBlock) and s.name == name:
         return fn(s)
-    if isinstance(s, (For, Group, ScheduleBlock)):
+    if isinstance(s, (For, Group, ScheduleBlock, If)):
         body = []
         for c in s.body:
             r = _replace_block(c, name, fn)
@@ -283,6 +319,8 @@ def _replace_block(s: Stmt, name: str, fn: Callable[[ScheduleBlock], Stmt | None
             return None
         if isinstance(s, For):
             return For(s.kind, s.var, s.start, s.extent, tuple(body))
+        if isinstance(s, If):
+            return If(s.conds, tuple(body), s.scope)
         if isinstance(s, Group):
             return Group(tuple(body))
         return ScheduleBlock(s.name, tuple(body))
@@ -333,6 +371,15 @@ class _ValueEncoder:
         return self.func("int", [self.enc.expr(v.expr, env)], [ints])
 
 
+def _encode_conds(enc: Z3Encoder, frame: _Frame, loop_env: Env) -> list[Any]:
+    """The frame's predicates as z3 constraints over its loop variables."""
+    out = []
+    for a, op, b in frame.conds():
+        x, y = enc.expr(a, loop_env), enc.expr(b, loop_env)
+        out.append({"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y}[op])
+    return out
+
+
 def _prove_consumer(
     producer: _Frame, pstore: Store, consumer: _Frame, old: Store, new: Store, tensor: str, timeout: float
 ) -> Verdict:
@@ -348,6 +395,7 @@ def _prove_consumer(
     for f, x in zip(consumer.loops, cl):
         s.add(x >= f.start, x <= f.start + f.extent - 1)
     cenv_loops: Env = {("d", i): x for i, x in enumerate(cl)}
+    s.add(*_encode_conds(enc, consumer, cenv_loops))
     cscope = list(cl) + [enc.expr(b, cenv_loops) for b in consumer.bind_values]
     cenv: Env = {("d", i): x for i, x in enumerate(cscope)}
     counter = [0]
@@ -360,6 +408,7 @@ def _prove_consumer(
         for f, x in zip(producer.loops, pl):
             s.add(x >= f.start, x <= f.start + f.extent - 1)
         penv_loops: Env = {("d", i): x for i, x in enumerate(pl)}
+        s.add(*_encode_conds(enc, producer, penv_loops))
         pscope = list(pl) + [enc.expr(b, penv_loops) for b in producer.bind_values]
         penv: Env = {("d", i): x for i, x in enumerate(pscope)}
         for si, li in zip(pstore.indices, ld.indices):
@@ -389,10 +438,18 @@ def _unsupported(ctx: BlockContext) -> str | None:
     name = ctx.block.name
     if sum(1 for s in ctx.block.body if isinstance(s, Bind)) > 1:
         return f"block {name} has several axis.bind statements"
-    direct = [s for s in ctx.block.body if isinstance(s, Store)]
-    if len(direct) != len(_own_stores(ctx)):
+    def direct_stores(body: tuple[Stmt, ...]) -> list[Store]:
+        return [s for s in body if isinstance(s, Store)] + [x for s in body if isinstance(s, If)
+                                                             for x in direct_stores(s.body)]
+
+    if len(direct_stores(ctx.block.body)) != len(_own_stores(ctx)):
         return f"block {name} has loops inside its body"
     return None
+
+
+def _only_store(s: Stmt) -> bool:
+    """A store under (possibly nested) predicates only."""
+    return isinstance(s, Store) or (isinstance(s, If) and len(s.body) == 1 and _only_store(s.body[0]))
 
 
 def _shared_loops(a: BlockContext, b: BlockContext) -> int:
@@ -485,7 +542,8 @@ def compute_inline(
         return refuse("the block is not the root", "the root block cannot be inlined")
     body = pctx.block.body
     own = _own_stores(pctx)
-    shape_ok = len(own) == 1 and all(isinstance(s, (Bind, Store)) for s in body) and len(body) <= 2
+    shape_ok = len(own) == 1 and all(isinstance(s, (Bind, Store)) or (isinstance(s, If) and _only_store(s))
+                                     for s in body) and len(body) <= 2
     if not shape_ok:
         return refuse("a single store in the producer block",
                       f"block {block} holds {len(own)} store(s) and {len(body)} statement(s); "
@@ -528,7 +586,7 @@ def compute_inline(
         if why is not None:
             checks.append(InlineCheck("the loop structure is modelled", "unknown", why))
             return InlineReport(block, "unknown", f"unsupported: {why}", tuple(checks))
-    pf = _frame(pctx)
+    pf = _frame(pctx, pstore)
     if len(pctx.loops) == 0:
         return refuse("store indices are injective", f"block {block} is not inside a loop nest (nothing to invert)")
     write = pf.domain(pf.resolve(i) for i in pstore.indices)
@@ -549,8 +607,8 @@ def compute_inline(
         return InlineReport(block, "unknown", f"injectivity: {inj.reason}", tuple(checks))
     ok("store indices are injective", "", inj.engine)
     for cctx in consumers:
-        cf = _frame(cctx)
         for _st, ld in _loads_of(cctx, tensor):
+            cf = _frame(cctx, _st)
             if len(ld.indices) != len(pstore.indices):
                 raise VerifiedIndexingError(
                     f"{cctx.block.name} reads {tensor} with {len(ld.indices)} indices; {block} writes it with "
@@ -618,6 +676,8 @@ def compute_inline(
                     return Store(s.tensor, s.indices, _map_value(s.value, swap, lambda e: e), s.scope)
                 if isinstance(s, For):
                     return For(s.kind, s.var, s.start, s.extent, tuple(fix(c) for c in s.body))
+                if isinstance(s, If):
+                    return If(s.conds, tuple(fix(c) for c in s.body), s.scope)
                 if isinstance(s, Group):
                     return Group(tuple(fix(c) for c in s.body))
                 return s
@@ -633,7 +693,7 @@ def compute_inline(
     for cctx in consumers:
         nctx = new_contexts[cctx.block.name]
         for old, new in zip(_own_stores(cctx), _own_stores(nctx)):
-            v = _prove_consumer(pf, pstore, _frame(cctx), old, new, tensor, timeout)
+            v = _prove_consumer(pf, pstore, _frame(cctx, old), old, new, tensor, timeout)
             checks.append(InlineCheck(v.question, v.status, v.reason, v.engine))
             if not v.proved:
                 return InlineReport(block, "unknown", f"{v.question}: {v.status}", tuple(checks), None, inv)
