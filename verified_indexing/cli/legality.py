@@ -21,6 +21,7 @@ from verified_indexing.legality.linalg import check_fusion, format_report, fusio
 from verified_indexing.legality.linalg_ir import parse_linalg_module
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.legality.reverse_inline import reverse_compute_inline
+from verified_indexing.legality.tvmscript import is_tvmscript, parse_tvmscript
 from verified_indexing.serialize import indexing_map_to_affine_map
 from verified_indexing.syntax import parse_map
 
@@ -74,7 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=INLINE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="the loop-nest IR (or - for standard input)")
+    p.add_argument("file", metavar="FILE", help="the loop-nest IR or TVMScript (or - for standard input)")
     p.add_argument("--block", metavar="NAME", help="the block to inline (default: the first whose tensor is read)")
     p.add_argument("--all", action="store_true",
                    help="inline every block that can be, in order, each step proven (as CINN's DoComputeInline)")
@@ -129,8 +130,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(run=run_invert)
 
 
-def read_program(text: str, source: str) -> Stmt:
-    """A CINN loop-nest program."""
+def read_program(text: str, source: str, block: str | None = None) -> Stmt:
+    """A CINN loop-nest program, or TVMScript (``@T.prim_func``, ``import tvm``)
+    read with ``ast`` and converted to it (with several prim_funcs, the one
+    holding ``block``)."""
+    if is_tvmscript(text):
+        return parse_tvmscript(text, source, block)
     return parse_program(text, source)
 
 
@@ -172,7 +177,7 @@ def run_fuse(args: argparse.Namespace) -> int:
 
 def run_inline(args: argparse.Namespace) -> int:
     text, source = read_input(args.file)
-    program = parse_program(text, source)
+    program = read_program(text, source, args.block)
     if args.all:
         if args.block is not None:
             raise VerifiedIndexingError("--all and --block are exclusive")
@@ -214,11 +219,11 @@ def _print_checks(checks: Sequence[InlineCheck]) -> None:
 
 def run_fuse_epilogue(args: argparse.Namespace) -> int:
     text, source = read_input(args.file)
-    program = read_program(text, source)
+    program = read_program(text, source, args.block)
     fused = None
     if args.fused is not None:
         ftext, fsource = read_input(args.fused)
-        fused = read_program(ftext, fsource)
+        fused = read_program(ftext, fsource, args.block)
     rep = fuse_reduction_epilogue(program, args.block, outputs=args.output, fused=fused)
     if args.json:
         print_json(rep.to_json())
@@ -240,7 +245,7 @@ def run_fuse_epilogue(args: argparse.Namespace) -> int:
 
 def run_reverse_inline(args: argparse.Namespace) -> int:
     text, source = read_input(args.file)
-    program = read_program(text, source)
+    program = read_program(text, source, args.block)
     rep = reverse_compute_inline(program, args.block, outputs=args.output)
     if args.json:
         print_json(rep.to_json())
