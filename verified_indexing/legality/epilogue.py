@@ -652,7 +652,7 @@ def _prove_fold(
     template in turn; ``proved`` when one template proves base, step and
     conclusion."""
     question = f"the fused {dname} equals the epilogue of the reduction, for every element (induction over " \
-               f"{red.loop.var}, z3)"
+               f"{red.loop.var})"
     t0 = now()
     fred = find_reduction(fused, dname)
     if not isinstance(fred, Reduction):

@@ -156,7 +156,7 @@ def reverse_compute_inline(
         raise VerifiedIndexingError(f"{block} reads {btensor} with {len(read.results)} indices; {pname} writes it "
                                     f"with {len(write.results)}")
     for m, who, ctx, what in ((write, pname, pctx, "writes"), (read, block, cctx, "read")):
-        name = f"{who}'s {'store' if what == 'writes' else 'read'} of {btensor} is injective"
+        name = f"{who}'s {'store' if what == 'writes' else 'read of ' + btensor} is injective"
         v = is_injective(m, timeout=timeout)
         names = [f.var for f in ctx.loops]
         if v.refuted:
@@ -237,7 +237,7 @@ def _prove_moved(
     whose read of ``btensor`` is the element ``s`` writes, the moved store
     writes ``t``'s element with ``t``'s value (its load of ``btensor`` standing
     for the producer's value)."""
-    question = f"the moved store writes what {cf.ctx.block.name} wrote (z3)"
+    question = f"the moved store writes what {cf.ctx.block.name} wrote"
     t0 = now()
     enc = Z3Encoder()
     z3 = enc.z3
