@@ -29,6 +29,15 @@ from verified_indexing.engines.isl import (
     to_isl_domain,
     to_isl_map,
 )
+from verified_indexing.engines.sizes import (
+    SIZE_MAX,
+    SizeCondition,
+    loop_constraint,
+    size_condition,
+    violating_sizes_injective,
+    violating_sizes_subset,
+    with_sizes_in_results,
+)
 from verified_indexing.engines.subset import (
     SUBSET_KINDS,
     is_subset,
@@ -44,6 +53,8 @@ __all__ = [
     "ENGINES",
     "IslLimitExceeded",
     "SEMANTICS_VERSION",
+    "SIZE_MAX",
+    "SizeCondition",
     "SUBSET_KINDS",
     "Counterexample",
     "ProofCache",
@@ -65,7 +76,12 @@ __all__ = [
     "prove_pointwise_equal",
     "prove_relation_equal",
     "prove_subset",
+    "loop_constraint",
     "set_max_operations",
+    "size_condition",
     "to_isl_domain",
     "to_isl_map",
+    "violating_sizes_injective",
+    "violating_sizes_subset",
+    "with_sizes_in_results",
 ]

@@ -576,7 +576,13 @@ def equality_question(a: IndexingMap, b: IndexingMap) -> Question | Verdict:
 
 
 def prove_equal(
-    a: IndexingMap, b: IndexingMap, *, engine: str = "auto", timeout: float = 10.0, cache: CacheArg = None
+    a: IndexingMap,
+    b: IndexingMap,
+    *,
+    engine: str = "auto",
+    timeout: float = 10.0,
+    cache: CacheArg = None,
+    sizes: int = 0,
 ) -> Verdict:
     """Prove that two maps are equal: the same domain over (dims, rt vars) and the
     same results everywhere, range variables existentially quantified.
@@ -587,7 +593,14 @@ def prove_equal(
     pointwise condition and otherwise says ``unknown``. KNOWN EMPTY equals a map
     with an empty domain. UNDEFINED, or different numbers of dims, rt vars or
     results, give ``error``.
+
+    ``sizes=k`` (the first ``k`` dims are size parameters, see
+    :mod:`verified_indexing.engines.sizes`) changes nothing in the question:
+    dims are compared point by point, so equality already holds size by size;
+    it is accepted so that every question of a sized obligation reads alike.
     """
+    if sizes < 0 or (sizes and a.state == "ok" and sizes > a.num_dims):
+        return Verdict("error", "none", 0.0, "equal", f"{sizes} size parameters, but the map has {a.num_dims} dims")
     q = equality_question(a, b)
     if isinstance(q, Verdict):
         return q
@@ -786,10 +799,20 @@ def _exact_range(pm: Any) -> Interval | None:
     return Interval(lo, hi)
 
 
-def is_injective(m: IndexingMap, *, engine: str = "auto", timeout: float = 10.0, cache: CacheArg = None) -> Verdict:
+def is_injective(
+    m: IndexingMap, *, engine: str = "auto", timeout: float = 10.0, cache: CacheArg = None, sizes: int = 0
+) -> Verdict:
     """Prove that different inputs (dims, rt vars) never share a result tuple
     (with range variables: the relation is injective). ``refuted`` carries two
-    domain points with the same results."""
+    domain points with the same results.
+
+    ``sizes=k``: the first ``k`` dims are size parameters (see
+    :mod:`verified_indexing.engines.sizes`): the question is asked for each size
+    separately (two points of one size), and a counterexample names the sizes."""
+    if sizes:
+        from verified_indexing.engines.sizes import with_sizes_in_results
+
+        m = with_sizes_in_results(m, sizes)
     text = f"injective: {m.format(one_line=True)}"
     if m.is_undefined:
         return Verdict("error", "none", 0.0, text, "an UNDEFINED map has no relation")

@@ -243,8 +243,14 @@ def to_isl_map(m: IndexingMap, *, ctx: Any = None) -> Any:
     return pm
 
 
-def image(m: IndexingMap) -> Any:
-    """The set of all result tuples of ``m`` over its domain (an ``isl.Set``)."""
+def image(m: IndexingMap, *, sizes: int = 0) -> Any:
+    """The set of all result tuples of ``m`` over its domain (an ``isl.Set``).
+    ``sizes=k``: the first ``k`` dims are size parameters and lead each tuple
+    (``{[sizes..., results...]}``: the image size by size)."""
+    if sizes:
+        from verified_indexing.engines.sizes import with_sizes_in_results
+
+        m = with_sizes_in_results(m, sizes)
     return to_isl_map(m).range()
 
 

@@ -208,8 +208,14 @@ def prove_subset(
     engine: str = "auto",
     timeout: float = 10.0,
     cache: CacheArg = None,
+    sizes: int = 0,
 ) -> Verdict:
     """Prove that ``a``'s domain, image or relation (``of``) is a subset of ``b``'s.
+
+    ``sizes=k``: the first ``k`` dims of both maps are size parameters (see
+    :mod:`verified_indexing.engines.sizes`); for ``image`` they are put in front
+    of both maps' results, so images are compared size by size (the other kinds
+    already compare dims).
 
     ``domain``: every ``(dims, rt vars)`` for which ``a`` has a domain point
     (some range-variable values) is one for ``b`` too; the maps need the same
@@ -228,6 +234,10 @@ def prove_subset(
     ``unknown`` otherwise. A KNOWN EMPTY ``a`` is a subset of anything; a KNOWN
     EMPTY ``b`` contains only empty sets; UNDEFINED is an ``error``.
     """
+    if sizes and of == "image":
+        from verified_indexing.engines.sizes import with_sizes_in_results
+
+        a, b = with_sizes_in_results(a, sizes), with_sizes_in_results(b, sizes)
     q = subset_question(a, b, of, timeout)
     if isinstance(q, Verdict):
         return q

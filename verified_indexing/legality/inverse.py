@@ -31,6 +31,7 @@ from verified_indexing.engines import (
     to_isl_map,
 )
 from verified_indexing.engines import is_injective as _engine_is_injective
+from verified_indexing.engines.sizes import with_sizes_in_results
 from verified_indexing.errors import UnsupportedError
 from verified_indexing.expr import Dim
 from verified_indexing.indexing_map import IndexingMap, compose
@@ -108,7 +109,7 @@ def collision(m: IndexingMap, verdict: Verdict) -> tuple[tuple[int, ...], tuple[
     return p, q, img
 
 
-def is_injective(m: IndexingMap, *, timeout: float = 10.0, cross_check: bool = True) -> Verdict:
+def is_injective(m: IndexingMap, *, timeout: float = 10.0, cross_check: bool = True, sizes: int = 0) -> Verdict:
     """Whether distinct domain points of ``m`` always have distinct images.
 
     isl decides; with ``cross_check`` z3 answers the same question independently
@@ -116,9 +117,11 @@ def is_injective(m: IndexingMap, *, timeout: float = 10.0, cross_check: bool = T
     engine is then ``isl+z3``), a disagreement is an ``error``, and a z3
     ``unknown`` leaves isl's verdict (engine ``isl``). ``refuted`` verdicts
     carry an evaluator-confirmed pair (see :func:`collision`); an engine
-    counterexample the evaluator rejects becomes an ``error``.
+    counterexample the evaluator rejects becomes an ``error``. ``sizes=k``: the
+    first ``k`` dims are size parameters (two points of one size are compared).
     """
     _check_plain(m, "is_injective")
+    m = with_sizes_in_results(m, sizes)
     v = _engine_is_injective(m, timeout=timeout)
     if v.refuted and collision(m, v) is None:
         return Verdict("error", v.engine, v.seconds, v.question, "encoding disagrees with evaluator")
@@ -170,13 +173,20 @@ def _tidy(candidate: IndexingMap) -> IndexingMap:
     return out if isinstance(out, IndexingMap) and out.state == "ok" else candidate
 
 
-def inverse(m: IndexingMap, *, timeout: float = 10.0) -> InverseResult:
+def inverse(m: IndexingMap, *, timeout: float = 10.0, sizes: int = 0) -> InverseResult:
     """The proven inverse of an injective map (see the module docstring).
+
+    ``sizes=k``: the first ``k`` dims are size parameters
+    (:mod:`verified_indexing.engines.sizes`); the inverse is that of the map with
+    the sizes in front of its results, so it has the sizes as its first ``k``
+    dims and first ``k`` results, and composes with other sized maps.
 
     Raises :class:`UnsupportedError` for maps with range or runtime variables
     and for KNOWN EMPTY / UNDEFINED maps.
     """
     _check_plain(m, "inverse")
+    if sizes:
+        m = with_sizes_in_results(m, sizes)
     inj = is_injective(m, timeout=timeout)
     if inj.refuted:
         return InverseResult("refuted", m, None, inj, None, None, collision(m, inj),
