@@ -81,7 +81,10 @@ def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool]) -> Tensors:
 
     def go(s: Stmt, loops: list[int], iters: list[int]) -> list[int]:
         if isinstance(s, For):
-            for x in range(s.start, s.start + s.extent):
+            if s.kind == "size" and s.extent != 1:
+                raise ValueError(f"size parameter {s.var}: run the program at concrete sizes (at_sizes)")
+            extent = s.extent if s.bound is None else max(0, s.bound.evaluate(loops + iters))
+            for x in range(s.start, s.start + extent):
                 for c in s.body:
                     go(c, [*loops, x], [])
         elif isinstance(s, ScheduleBlock):

@@ -145,8 +145,8 @@ def test_nested_for_statements_with_init_and_a_max_reduction() -> None:
 
 
 @pytest.mark.parametrize(("snippet", "replacement", "message", "at"), [
-    ("for i in T.serial(4):\n        for k", "N = T.int32()\n    for i in T.serial(N):\n        for k",
-     "integer constant", "N"),
+    ("for i in T.serial(4):\n        for k", "N = T.int32()\n    for i in T.serial(N * N):\n        for k",
+     "quasi-affine", "N"),
     ("C[vi] = T.max(C[vi], A[vi, vk])", "C[vi] = T.max(C[vi], A[vi * vk, vk])", "quasi-affine", "v"),
     ("D[vi] = T.max(C[vi], T.float32(0))", "if vi > 0:\n                D[vi] = C[vi]", "unsupported statement", "i"),
     ("C[vi] = T.float32(\"-inf\")", "T.evaluate(0)", "may only hold buffer stores", "T"),
@@ -188,3 +188,21 @@ def test_structure_of_the_converted_program() -> None:
     p = _tvm("matmul_bias_relu.py")
     assert isinstance(p, ScheduleBlock) and p.name == "root"
     assert all(isinstance(s, For) for s in p.body)
+
+
+def test_symbolic_sizes_are_size_parameters() -> None:
+    from verified_indexing.legality.cinn_ir import at_sizes, program_sizes
+
+    p = _tvm("symbolic.py")
+    assert program_sizes(p) == ("N",)
+    rep = compute_inline(p, "B")
+    assert rep.status == "inlined" and rep.reason == "all checks proved for every size (N)"
+    assert rep.program is not None
+    for n in (0, 1, 2, 7):
+        assert run(at_sizes(p, {"N": n}), {"A"}).get("C") == run(at_sizes(rep.program, {"N": n}), {"A"}).get("C")
+    bad = compute_inline(_tvm("symbolic_off_by_one.py"), "B")
+    assert bad.status == "refused"
+    w = bad.checks[-1].witness
+    assert w is not None and w["sizes"] == {"N": 1}
+    with pytest.raises(KeyError):  # at N = 1, C reads B[1], never written
+        run(at_sizes(_tvm("symbolic_off_by_one.py"), {"N": 1}), {"A"})

@@ -74,6 +74,12 @@ __all__ = [
     "cond_holds",
     "parse_program",
     "format_program",
+    "SIZE_MAX",
+    "at_sizes",
+    "loop_range",
+    "program_sizes",
+    "size_names",
+    "with_sizes",
     "format_value",
     "walk_blocks",
     "BlockContext",
@@ -144,11 +150,22 @@ class Bind:
 
 @dataclass(frozen=True)
 class For:
+    """``KIND for (VAR, START, EXTENT) { body }``. A symbolic extent (an affine
+    expression of the size parameters and enclosing loops, over ``scope``) is
+    ``bound``; the loop variable then ranges over ``[START, START + SIZE_MAX - 1]``
+    with the constraint ``VAR <= START + bound - 1`` (``extent`` is ``SIZE_MAX``).
+    A size parameter ``N`` of the program is an outermost pseudo-loop of kind
+    ``size`` over ``[0, SIZE_MAX]`` (printed as nothing), so that it is the first
+    variable of every scope and the first dim of every map (the convention of
+    :mod:`verified_indexing.engines.sizes`)."""
+
     kind: str
     var: str
     start: int
     extent: int
     body: tuple[Stmt, ...]
+    bound: AffineExpr | None = None
+    scope: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -248,8 +265,13 @@ def _fmt_stmt(s: Stmt, depth: int, out: list[str]) -> None:
         vals = ", ".join(format_index(v, s.scope) for v in s.values)
         out.append(f"{pad}{', '.join(s.names)} = axis.bind({vals})")
     else:
+        if isinstance(s, For) and s.kind == "size":
+            for c in s.body:
+                _fmt_stmt(c, depth, out)
+            return
         if isinstance(s, For):
-            head = f"{s.kind + ' ' if s.kind else ''}for ({s.var}, {s.start}, {s.extent})"
+            ext = format_index(s.bound, s.scope) if s.bound is not None else str(s.extent)
+            head = f"{s.kind + ' ' if s.kind else ''}for ({s.var}, {s.start}, {ext})"
             out.append(pad + head)
         elif isinstance(s, ScheduleBlock):
             out.append(f"{pad}ScheduleBlock({s.name})")
@@ -279,10 +301,32 @@ def format_program(p: Stmt) -> str:
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _SB_RE = re.compile(rf"ScheduleBlock\s*\(\s*({_IDENT})\s*\)")
-_FOR_RE = re.compile(
+_FOR_HEAD_RE = re.compile(
     rf"(?:(serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?"
-    rf"for\s*\(\s*({_IDENT})\s*,\s*(-?\d+)(?:ll|l)?\s*,\s*(\d+)(?:ll|l)?\s*\)"
+    rf"(for\s*\()\s*({_IDENT})\s*,\s*(-?\d+)(?:ll|l)?\s*,"
 )
+_INT_EXTENT_RE = re.compile(r"\s*(\d+)(?:ll|l)?\s*$")
+SIZE_MAX = 2**63 - 1
+
+
+def _for_header(text: str, pos: int) -> tuple[re.Match[str], int, int] | None:
+    """A loop header ``KIND for (VAR, MIN, EXTENT)`` at ``pos``: the match (kind,
+    var, min) and where the EXTENT text starts and ends (before the closing
+    parenthesis, which may enclose parenthesized extents like ``(S0 / 2)``)."""
+    m = _FOR_HEAD_RE.match(text, pos)
+    if m is None:
+        return None
+    depth = 1
+    i = m.end()
+    while i < len(text) and text[i] != "\n":
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return m, m.end(), i
+        i += 1
+    return None
 _ANY_FOR_RE = re.compile(r"(?:(?:serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?for\s*\(")
 _BIND_RE = re.compile(rf"({_IDENT}(?:\s*,\s*{_IDENT})*)\s*=\s*axis\.bind\s*\(")
 _STORE_RE = re.compile(rf"({_IDENT})\s*\[")
@@ -353,21 +397,33 @@ class _Reader(Scanner):
         if m:
             self.pos = m.end()
             return ScheduleBlock(m.group(1), self.body(loops, ())), None
-        m = _FOR_RE.match(self.text, self.pos)
-        if m:
-            self.pos = m.end()
-            var = m.group(2)
+        head = _for_header(self.text, self.pos)
+        if head:
+            m, ext_start, ext_end = head
+            self.pos = ext_end + 1
+            var = m.group(3)
             if var in loops:
-                raise self.error(f"loop variable {var!r} shadows an enclosing loop", m.start(2), len(var))
+                raise self.error(f"loop variable {var!r} shadows an enclosing loop", m.start(3), len(var))
             if iters is not None and var in [n for n, _ in iters]:
-                raise self.error(f"loop variable {var!r} shadows an iteration variable", m.start(2), len(var))
-            extent = int(m.group(4))
-            self.loop_stack.append((var, int(m.group(3)), extent))
+                raise self.error(f"loop variable {var!r} shadows an iteration variable", m.start(3), len(var))
+            bound: AffineExpr | None = None
+            im = _INT_EXTENT_RE.match(self.text[ext_start:ext_end])
+            if im is not None:
+                extent = int(im.group(1))
+            else:  # a symbolic extent: an affine expression of the sizes and enclosing loops
+                scope = loops + tuple(n for n, _ in (iters or ()))
+                bound = self.index_expr(ext_start, ext_end, scope, iters or ())
+                extent = SIZE_MAX
+            start_value = int(m.group(4))
+            self.loop_stack.append((var, start_value, extent))
             try:
                 body = self.body((*loops, var), iters)
             finally:
                 self.loop_stack.pop()
-            return For(m.group(1) or "", var, int(m.group(3)), extent, body), None
+            kind = m.group(1) or ""
+            if bound is None:
+                return For(kind, var, start_value, extent, body), None
+            return For(kind, var, start_value, extent, body, bound, loops + tuple(n for n, _ in (iters or ()))), None
         m = _BIND_RE.match(self.text, self.pos)
         if m:
             if iters is None:
@@ -392,8 +448,8 @@ class _Reader(Scanner):
             return Store(m.group(1), tuple(indices), value, scope), None
         fm = _ANY_FOR_RE.match(self.text, self.pos)
         if fm is not None:
-            raise self.error("a loop needs integer constants 'for (VAR, MIN, EXTENT)'; symbolic or computed bounds "
-                             "(dynamic shapes) are not modelled", start, len(fm.group()))
+            raise self.error("a loop needs 'for (VAR, MIN, EXTENT)' with an integer MIN and an integer or affine "
+                             "EXTENT; other computed bounds are not modelled", start, len(fm.group()))
         m = _IF_RE.match(self.text, self.pos)
         if m:
             it = iters or ()
@@ -620,7 +676,7 @@ class _Reader(Scanner):
             self.pos += 1
 
 
-_HUGE = 2**62
+_HUGE = 2**80  # above every sum of int64 sizes
 
 
 class _IndexParser:
@@ -863,23 +919,78 @@ class _ValueParser:
 _FUNCTION_RE = re.compile(rf"function\s+{_IDENT}\s*\([^()]*\)")
 
 
+def size_names(text: str) -> tuple[str, ...]:
+    """The size parameters of a CINN program: names used in a loop extent that
+    are not loop or iteration variables, in order of appearance."""
+    loop_vars = set(re.findall(rf"for\s*\(\s*({_IDENT})", text))
+    bound = {n.strip() for m in _BIND_RE.finditer(text) for n in m.group(1).split(",")}
+    out: list[str] = []
+    for m in re.finditer(r"for\s*\(", text):
+        head = _for_header(text, m.start())
+        if head is None:
+            continue
+        for name in re.findall(_IDENT, text[head[1]:head[2]]):
+            if name in ("floordiv", "mod", "ceildiv", "min", "max", "ll", "l") or name in loop_vars | bound:
+                continue
+            if name not in out:
+                out.append(name)
+    return tuple(out)
+
+
+def with_sizes(stmt: Stmt, sizes: Sequence[str]) -> Stmt:
+    """``stmt`` inside the pseudo-loops of its size parameters (outermost first)."""
+    for name in reversed(sizes):
+        stmt = For("size", name, 0, SIZE_MAX + 1, (stmt,))
+    return stmt
+
+
+def program_sizes(p: Stmt) -> tuple[str, ...]:
+    """The size parameters of a program (its leading ``size`` pseudo-loops)."""
+    out: list[str] = []
+    while isinstance(p, For) and p.kind == "size":
+        out.append(p.var)
+        p = p.body[0]
+    return tuple(out)
+
+
+def at_sizes(p: Stmt, values: dict[str, int]) -> Stmt:
+    """The program with each size parameter fixed (its pseudo-loop runs once, at
+    the given value): what the plain interpreters run."""
+    if isinstance(p, For) and p.kind == "size":
+        if p.var not in values:
+            raise VerifiedIndexingError(f"no value for the size parameter {p.var}")
+        return For("size", p.var, values[p.var], 1, tuple(at_sizes(c, values) for c in p.body))
+    return p
+
+
+def loop_range(f: For, scope_values: Sequence[int]) -> range:
+    """The values the loop runs over, its symbolic extent evaluated at the enclosing scope's values."""
+    if f.bound is None:
+        return range(f.start, f.start + f.extent)
+    return range(f.start, f.start + max(0, f.bound.evaluate(list(scope_values))))
+
+
 def parse_program(text: str, source: str = "<input>") -> Stmt:
     """The program of ``text``: one top-level statement (usually ``ScheduleBlock(root)``),
-    optionally wrapped in CINN's ``function NAME (args) { ... }``."""
+    optionally wrapped in CINN's ``function NAME (args) { ... }``. Names used in
+    loop extents (``for (i, 0, N)``) are size parameters: the program is wrapped
+    in their pseudo-loops (:func:`with_sizes`)."""
     r = _Reader(text, source)
+    sizes = size_names(text)
+    r.loop_stack = [(n, 0, SIZE_MAX + 1) for n in sizes]
     r.skip_ws()
     fm = _FUNCTION_RE.match(text, r.pos)
     if fm is not None:  # ``function fn_name (_A, _B)`` wrapper, as CINN prints lowered functions
         r.pos = fm.end()
         r.expect("{")
-        stmt, _ = r.stmt((), None)
+        stmt, _ = r.stmt(sizes, None)
         r.expect("}")
     else:
-        stmt, _ = r.stmt((), None)
+        stmt, _ = r.stmt(sizes, None)
     r.skip_ws()
     if r.pos != len(text):
         raise r.error(f"expected end of input after the top-level statement, found {r.found()}")
-    return stmt
+    return with_sizes(stmt, sizes)
 
 
 @dataclass(frozen=True)

@@ -200,6 +200,8 @@ def find_reduction(program: Stmt, tensor: str) -> Reduction | str:
         return (f"{tensor} is not written by one init block ({tensor}__reduce_init) and one update block "
                 f"({len(inits)} init, {len(updates)} update)")
     init, update = inits[0], updates[0]
+    if any(f.kind == "size" or f.bound is not None for f in update.loops):
+        return "symbolic sizes are not modelled in epilogue fusion yet"
     istore, ustore = _single_store(init), _single_store(update)
     if istore is None or ustore is None:
         return f"the init and update blocks of {tensor} must each hold one store (after an optional axis.bind)"
@@ -393,6 +395,8 @@ def fuse_reduction_epilogue(
     def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
         checks.append(InlineCheck(name, "proved", detail, engine))
 
+    if any(f.kind == "size" or f.bound is not None for f in ectx.loops):
+        return give_up("the loop structure is modelled", "symbolic sizes are not modelled in epilogue fusion yet")
     estore = _single_store(ectx)
     if estore is None or not ectx.loops:
         return refuse("the epilogue is one store in a loop nest",

@@ -89,6 +89,8 @@ def reverse_compute_inline(
     def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
         checks.append(InlineCheck(name, "proved", detail, engine))
 
+    if any(f.kind == "size" or f.bound is not None for c in contexts for f in c.loops):
+        return give_up("the loop structure is modelled", "symbolic sizes are not modelled in ReverseComputeInline yet")
     cstore = _single_store(cctx)
     if cstore is None or not cctx.loops:
         return refuse("a single store in the consumer block",

@@ -30,9 +30,12 @@ loops around the block, as ``T.grid`` writes them); ``T.reads``, ``T.writes``,
 Index expressions: ``+ - *``, ``//`` and ``%`` (floor semantics in TIR),
 ``T.floordiv``, ``T.floormod``, ``T.min``, ``T.max``.
 
-Anything else -- ``if`` statements on data, ``while``, symbolic extents,
-``T.attr``, buffer stores through ``T.buffer_store``... -- is refused with a
-:class:`ParseError` at its line and column.
+Size parameters ``N = T.int32()`` / ``N = T.var("int32")`` lead every scope
+(:func:`~verified_indexing.legality.cinn_ir.with_sizes`); loop extents may be affine
+expressions of them (``T.grid(N, M)``, ``T.serial(N - 1)``). Anything else --
+``if`` statements on data, ``while``, non-affine extents, ``T.attr``, buffer stores
+through ``T.buffer_store``... -- is refused with a :class:`ParseError` at its line
+and column.
 """
 
 from __future__ import annotations
@@ -40,11 +43,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
 from verified_indexing.legality.cinn_ir import (
+    SIZE_MAX,
     Bind,
     BinOp,
     Call,
@@ -59,6 +63,7 @@ from verified_indexing.legality.cinn_ir import (
     Stmt,
     Store,
     Value,
+    with_sizes,
 )
 
 __all__ = ["is_tvmscript", "parse_tvmscript"]
@@ -101,7 +106,7 @@ class _Reader:
         self.text = text
         self.source = source
         self.pending: dict[int, _Pending] = {}
-        self.sizes: set[str] = set()
+        self.sizes: list[str] = []
         self.starts = [0]
         for line in text.splitlines(keepends=True):
             self.starts.append(self.starts[-1] + len(line))
@@ -121,8 +126,11 @@ class _Reader:
         # ``with T.block("root"):`` wrapping everything
         if len(body) == 1 and isinstance(body[0], ast.With) and self._block_name(body[0]) == "root":
             body = list(body[0].body)
-        stmts = self.stmts(body, (), ())
-        return ScheduleBlock("root", tuple(stmts))
+        for node in body:  # size parameters first: they lead every scope
+            self._size_decl(node)
+        sizes = tuple(self.sizes)
+        stmts = self.stmts(body, sizes, ())
+        return with_sizes(ScheduleBlock("root", tuple(stmts)), sizes)
 
     def _block_name(self, node: ast.With) -> str | None:
         if len(node.items) != 1:
@@ -168,7 +176,8 @@ class _Reader:
             return False
         t = _t_name(node.value.func)
         if t == "var" or (t in ("int32", "int64") and not node.value.args):
-            self.sizes.add(node.targets[0].id)
+            if node.targets[0].id not in self.sizes:
+                self.sizes.append(node.targets[0].id)
             return True
         return False
 
@@ -190,17 +199,17 @@ class _Reader:
         if not isinstance(it, ast.Call):
             raise self.error("a loop must iterate over T.grid(...), T.serial(...) or range(...)", it)
         kind = "serial"
-        ranges: list[tuple[int, int]]
         t = _t_name(it.func)
+        ranges: list[tuple[int, int | AffineExpr]]
         if t == "grid":
-            ranges = [(0, self.const(a)) for a in it.args]
+            ranges = [(0, self.extent(a, loops)) for a in it.args]
         elif t in _LOOP_KINDS or (isinstance(it.func, ast.Name) and it.func.id == "range"):
             kind = _LOOP_KINDS.get(t or "serial", "serial")
             args = list(it.args)  # keywords (thread=..., annotations=...) are not bounds
             if len(args) == 1:
-                ranges = [(0, self.const(args[0]))]
+                ranges = [(0, self.extent(args[0], loops))]
             elif len(args) == 2:
-                lo, hi = self.const(args[0]), self.const(args[1])
+                lo, hi = self.const(args[0]), self.extent(args[1], loops)
                 ranges = [(lo, hi - lo)]
             else:
                 raise self.error("a loop range takes (extent) or (start, stop)", it)
@@ -214,8 +223,12 @@ class _Reader:
         inner_loops = loops + tuple(names)
         body = self.stmts(node.body, inner_loops, ())
         stmt: For | None = None
-        for name, (lo, ext) in reversed(list(zip(names, ranges))):
-            stmt = For(kind, name, lo, ext, tuple(body) if stmt is None else (stmt,))
+        for at, (name, (lo, ext)) in reversed(list(enumerate(zip(names, ranges)))):
+            inner = tuple(body) if stmt is None else (stmt,)
+            if isinstance(ext, int):
+                stmt = For(kind, name, lo, ext, inner)
+            else:  # a symbolic extent over the sizes and enclosing loops
+                stmt = For(kind, name, lo, SIZE_MAX, inner, ext, loops + tuple(names[:at]))
         assert stmt is not None
         return _hoist(stmt, self)
 
@@ -226,10 +239,19 @@ class _Reader:
             return -self.const(node.operand)
         if isinstance(node, ast.Call) and _t_name(node.func) in ("int32", "int64") and len(node.args) == 1:
             return self.const(node.args[0])
-        if isinstance(node, ast.Name) and node.id in self.sizes:
-            raise self.error(f"the loop extent {node.id} is a size parameter; symbolic sizes are not modelled yet "
-                             "(a loop extent must be an integer constant)", node)
-        raise self.error("a loop extent must be an integer constant (symbolic extents are not modelled here)", node)
+        raise self.error("a loop start must be an integer constant", node)
+
+    def extent(self, node: ast.expr, loops: tuple[str, ...]) -> int | AffineExpr:
+        """A loop extent: an integer, or an affine expression of the size parameters
+        (``N = T.int32()``) and enclosing loops."""
+        try:
+            return self.const(node)
+        except ParseError:
+            pass
+        e = self.index(node, loops)
+        if not e.variables():
+            return e.evaluate([])
+        return e
 
     # -- blocks ----------------------------------------------------------------
     def block(self, node: ast.With, name: str, loops: tuple[str, ...]) -> list[Stmt]:
@@ -556,10 +578,10 @@ def _hoist(stmt: For, r: _Reader) -> list[Stmt]:
     split = first - outer
     inner: Stmt = p.main
     for f in reversed(chain[split:]):
-        inner = For(f.kind, f.var, f.start, f.extent, (inner,))
+        inner = replace(f, body=(inner,))
     body: list[Stmt] = [init_block, inner]
     for f in reversed(chain[:split]):
-        body = [For(f.kind, f.var, f.start, f.extent, tuple(body))]
+        body = [replace(f, body=tuple(body))]
     return body
 
 
