@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verified_indexing.errors import ParseError
-from verified_indexing.legality.cinn_ir import at_sizes, format_program, parse_program, program_sizes
+from verified_indexing.legality.cinn_ir import If, at_sizes, cond_holds, format_program, parse_program, program_sizes
 from verified_indexing.legality.inline import compute_inline
 
 EX = Path(__file__).resolve().parent.parent / "examples" / "cinn"
@@ -49,6 +49,13 @@ def _outcome(p, n: int):  # type: ignore[no-untyped-def]
         return "unwritten"
 
 
+def _condition_holds(p, n: int) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the size guard a conditional inline put around the program holds at N = n."""
+    guard = p.body[0]
+    assert isinstance(guard, If)
+    return cond_holds(guard.conds, [n])
+
+
 def test_symbolic_example_is_inlined_for_every_size() -> None:
     text = (EX / "symbolic.txt").read_text()
     p = parse_program(text)
@@ -62,9 +69,11 @@ def test_symbolic_example_is_inlined_for_every_size() -> None:
 
 
 def test_collision_for_some_sizes_names_the_condition() -> None:
-    p = parse_program(PROGRAM.format(pext="N", store="i0 floordiv 2", cext="1", read="i0"))
+    # Injective only when N <= 1, but C reads B[1]: under N <= 1 that is never written, so refused.
+    p = parse_program(PROGRAM.format(pext="N", store="i0 floordiv 2", cext="2", read="i0"))
     rep = compute_inline(p, "B")
     assert rep.status == "refused" and "(this check holds exactly when N <= 1)" in rep.reason
+    assert rep.when == "N <= 1"
     w = rep.checks[-1].witness
     assert w is not None and w["sizes"] == {"N": 2}
     (a,), (b,) = ([it["i"]] for it in w["iterations"])
@@ -117,7 +126,9 @@ def test_random_symbolic_inlines_agree_with_the_interpreter_at_every_size(
     assert rep.status in ("inlined", "refused"), rep.reason
     if rep.status == "inlined":
         assert rep.program is not None
-        for n in SIZES:  # legal for every size: every size tried agrees, and none reads an unwritten element
+        for n in SIZES:  # legal for every size (or under the condition): every size tried agrees
+            if rep.when and not _condition_holds(rep.program, n):
+                continue
             before = _outcome(p, n)
             assert before != "unwritten", (n, pext, store, cext, read)
             assert before == _outcome(rep.program, n)
@@ -134,3 +145,22 @@ def test_random_symbolic_inlines_agree_with_the_interpreter_at_every_size(
         assert values[0] == values[1]
     else:
         assert _outcome(p, n) == "unwritten", (n, pext, store, cext, read, w)
+
+
+def test_legal_when_a_condition_on_the_sizes_holds() -> None:
+    p = parse_program((EX / "symbolic_collision.txt").read_text())
+    rep = compute_inline(p, "B")
+    # B[i floordiv 2] over N iterations is injective only when N <= 1; C reads B[0], written only when N >= 1.
+    assert rep.status == "inlined" and rep.when == "N <= 1 and N >= 1"
+    assert rep.program is not None
+    assert format_program(rep.program).startswith("if ((N <= 1) && (N >= 1))")
+    assert _outcome(p, 1) == _outcome(rep.program, 1) != "unwritten"
+    assert _outcome(p, 0) == "unwritten"  # outside the condition the original itself fails
+    # At N = 2 two iterations of B write B[0]: the last one wins in the original.
+    assert rep.to_json()["legal_when"] == "N <= 1 and N >= 1"
+
+
+def test_refusal_for_every_nonempty_size_has_no_condition() -> None:
+    p = parse_program(PROGRAM.format(pext="N", store="i0", cext="N", read="i0 + 1"))
+    rep = compute_inline(p, "B")
+    assert rep.status == "refused" and rep.when == ""

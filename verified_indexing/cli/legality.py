@@ -186,8 +186,8 @@ def run_inline(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rep.to_json())
         return rep.exit_code
-    every = rep.reason.removeprefix("all checks proved ") if "for every size" in rep.reason else ""
-    print(f"inline {rep.block}: {rep.status}" + (f" {every}" if every else "")
+    every = rep.reason.removeprefix("all checks proved ") if rep.status == "inlined" else ""
+    print(f"inline {rep.block}: {rep.status}" + (f" {every}" if every.startswith(("for every", "when")) else "")
           + ("" if rep.status == "inlined" else f": {rep.reason}"))
     for c in rep.checks:
         line = f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else "")

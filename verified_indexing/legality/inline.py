@@ -48,7 +48,7 @@ from verified_indexing.engines.sizes import (
 )
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
-from verified_indexing.expr import AffineExpr, CeilDiv, Dim, FloorDiv, Max, Min, Mod
+from verified_indexing.expr import AffineExpr, CeilDiv, Const, Dim, FloorDiv, Max, Min, Mod
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval, range_of
 from verified_indexing.legality._proofs import now, reads_inside
@@ -117,6 +117,11 @@ class InlineReport:
     program: Stmt | None = None
     store_inverse: InverseResult | None = None
     consumers: tuple[str, ...] = field(default=())
+    #: With size parameters: the condition on the sizes under which a refused check
+    #: holds (``refused``), or under which every check was proved (``inlined``,
+    #: ``program`` is then valid under it and guarded by it); ``""`` for every size.
+    when: str = ""
+    condition: Any = field(default=None, compare=False, repr=False)
 
     @property
     def exit_code(self) -> int:
@@ -130,6 +135,7 @@ class InlineReport:
             "consumers": list(self.consumers),
             "checks": [c.to_json() for c in self.checks],
             "store_inverse": self.store_inverse.to_json() if self.store_inverse else None,
+            "legal_when": self.when or None,
             "program": format_program(self.program) if self.program is not None else None,
         }
 
@@ -529,13 +535,19 @@ def _written_before_read(
     return Verdict("refuted", "z3", now() - t0, question), witness
 
 
-def _legal_when(violations: list[Any], k: int, names: list[str]) -> str:
-    """`` (legal only when N <= 8)`` when the obligation fails for some sizes only."""
+def _size_condition(violations: list[Any], k: int, names: list[str]) -> Any:
+    """Where the obligation holds (:func:`engines.sizes.size_condition`), ``None`` without sizes."""
     if not k:
-        return ""
+        return None
     try:
-        cond = size_condition(violations, k, names)
+        return size_condition(violations, k, names)
     except Exception:  # the condition is a courtesy; the witness stands on its own
+        return None
+
+
+def _when_text(cond: Any) -> str:
+    """`` (this check holds exactly when N <= 8)`` when the obligation fails for some sizes only."""
+    if cond is None:
         return ""
     if cond.status == "when":
         return f" (this check holds exactly when {cond.text})"
@@ -557,7 +569,62 @@ def compute_inline(
     ``outputs`` names the program's output tensors (default: every tensor that
     is stored and never read). Raises :class:`VerifiedIndexingError` when there
     is no such block or nothing to inline.
+
+    With size parameters every obligation is asked for every size at once. When
+    one fails for some sizes only, isl gives the exact condition under which it
+    holds; the inline is then decided again on the program guarded by that
+    condition (``if (...)`` around the root, so every domain includes it), up to
+    three times: ``inlined`` with ``when`` set means legal exactly under ``when``
+    (the new program carries the guard); otherwise the first refusal (its
+    witness holds at concrete sizes) is returned with ``when`` naming the
+    condition under which that check would hold.
     """
+    first = _compute_inline(program, block, outputs, timeout)
+    rep = first
+    constraints: list[tuple[AffineExpr, Interval]] = []
+    texts: list[str] = []
+    for _ in range(3):
+        cond = rep.condition
+        if rep.status != "refused" or cond is None or cond.status != "when" or cond.constraints is None:
+            break
+        constraints += list(cond.constraints)
+        texts.append(cond.text)
+        rep = _compute_inline(_guard_sizes(program, constraints), block, outputs, timeout)
+        if rep.status == "inlined":
+            when = " and ".join(texts)
+            return replace(rep, reason=f"all checks proved when {when}", when=when)
+    return first
+
+
+def _guard_sizes(program: Stmt, constraints: list[tuple[AffineExpr, Interval]]) -> Stmt:
+    """The program with ``if (constraints)`` inside its size pseudo-loops, around the rest."""
+    sizes: list[For] = []
+    p = program
+    while isinstance(p, For) and p.kind == "size":
+        sizes.append(p)
+        p = p.body[0]
+    names = tuple(f.var for f in sizes)
+    conds: list[Cond] = []
+    for e, iv in constraints:
+        op = "==" if iv.lo == iv.hi else ">="
+        # ``N + k >= lo`` reads better as ``N >= lo - k``, ``-N + k >= lo`` as ``N <= k - lo``
+        const = e.evaluate([0] * len(names))
+        lin = e - Const(const)
+        if isinstance(lin, Dim):
+            conds.append((lin, op, Const(iv.lo - const)))
+        elif isinstance(-lin, Dim):
+            conds.append((-lin, "==" if op == "==" else "<=", Const(const - iv.lo)))
+        else:
+            conds.append((e, op, Const(iv.lo)))
+    out: Stmt = If(tuple(conds), (p,), names)
+    for f in reversed(sizes):
+        out = replace(f, body=(out,))
+    return out
+
+
+def _compute_inline(
+    program: Stmt, block: str | None, outputs: Iterable[str] | None, timeout: float
+) -> InlineReport:
     contexts = list(walk_blocks(program))
     if block is None:
         cands = inline_candidates(program)
@@ -573,9 +640,11 @@ def compute_inline(
     pctx = matches[0]
     checks: list[InlineCheck] = []
 
-    def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax") -> InlineReport:
+    def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax",
+               condition: Any = None) -> InlineReport:
         checks.append(InlineCheck(name, "refuted", detail, engine, witness))
-        return InlineReport(block or "", "refused", detail, tuple(checks))
+        when = condition.text if condition is not None and condition.status == "when" else ""
+        return InlineReport(block or "", "refused", detail, tuple(checks), when=when, condition=condition)
 
     def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
         checks.append(InlineCheck(name, "proved", detail, engine))
@@ -643,11 +712,13 @@ def compute_inline(
             "iterations": [dict(zip(names, pair[0])), dict(zip(names, pair[1]))],
             "element": list(pair[2][k:]),
             "note": f"iterations ({_assign(names, pair[0])}) and ({_assign(names, pair[1])}) both write "
-            f"{tensor}{list(pair[2][k:])}" + _legal_when([violating_sizes_injective(write, k)], k, size_names),
+            f"{tensor}{list(pair[2][k:])}",
         }
+        cond = _size_condition([violating_sizes_injective(write, k)], k, size_names)
+        w["note"] += _when_text(cond)
         if k:
             w["sizes"] = dict(zip(size_names, pair[0][:k]))
-        return refuse("store indices are injective", str(w["note"]), w, inj.engine)
+        return refuse("store indices are injective", str(w["note"]), w, inj.engine, cond)
     if not inj.proved:
         checks.append(InlineCheck("store indices are injective", inj.status, inj.reason, inj.engine))
         return InlineReport(block, "unknown", f"injectivity: {inj.reason}", tuple(checks))
@@ -670,12 +741,12 @@ def compute_inline(
                 cw["element"] = list(rw["element"][k:])
                 if k:
                     cw["sizes"] = dict(zip(size_names, rw["consumer_iteration"][:k]))
+                cond = _size_condition([violating_sizes_subset(read, write, k)], k, size_names)
                 cw["note"] = (
                     f"{cctx.block.name}'s iteration ({_assign(loop_names, tuple(rw['consumer_iteration']))}) reads "
-                    f"{tensor}{cw['element']}, which {block} never writes"
-                    + _legal_when([violating_sizes_subset(read, write, k)], k, size_names)
+                    f"{tensor}{cw['element']}, which {block} never writes" + _when_text(cond)
                 )
-                return refuse(name, cw["note"], cw, v.engine)
+                return refuse(name, cw["note"], cw, v.engine, cond)
             if not v.proved:
                 checks.append(InlineCheck(name, v.status, v.reason, v.engine))
                 return InlineReport(block, "unknown", f"{name}: {v.reason}", tuple(checks))
