@@ -934,6 +934,15 @@ def size_names(text: str) -> tuple[str, ...]:
                 continue
             if name not in out:
                 out.append(name)
+    top = re.match(r"\s*if\s*\(", text)  # a size condition around the whole program (a conditional rewrite)
+    if top is not None:
+        depth, i = 1, top.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        for name in re.findall(_IDENT, text[top.end():i]):
+            if name not in out and name not in loop_vars | bound:
+                out.append(name)
     return tuple(out)
 
 
