@@ -125,3 +125,41 @@ def test_random_reverse_inlines_agree_with_enumeration_and_the_interpreter(
     else:
         (s,) = w["iteration"].values()
         assert "never reads" in note and written[s] not in reads
+
+
+_SYM_STORES = ["i0", "i0 + 1", "N - 1 - i0", "2 * i0"]
+_SYM_READS = ["i0", "i0 + 1", "N - 1 - i0", "i0 floordiv 2"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["N", "N + 1"]), st.sampled_from(["N", "N - 1", "N + 1"]), st.sampled_from(_SYM_STORES),
+       st.sampled_from(_SYM_READS))
+def test_random_symbolic_reverse_inlines_agree_at_every_size(pext: str, cext: str, store: str, read: str) -> None:
+    from verified_indexing.legality.cinn_ir import at_sizes
+
+    text = (_PROGRAM.format(n="PEXT", e="CEXT", store=store, read=read, dstore="i0", middle="")
+            .replace("PEXT", pext).replace("CEXT", cext))
+    p = parse_program(text)
+    rep = reverse_compute_inline(p, "D")
+    assert rep.status in ("inlined", "refused"), rep.reason
+
+    def sets(n: int) -> tuple[list[int], list[int]]:
+        env = {"N": n}
+        ne, ce = eval(pext, {}, env), eval(cext, {}, env)
+        w = [eval(store.replace("floordiv", "//"), {}, {"N": n, "i0": i}) for i in range(ne)]
+        r = [eval(read.replace("floordiv", "//"), {}, {"N": n, "i0": i}) for i in range(max(0, ce))]
+        return w, r
+
+    if rep.status == "inlined":
+        assert rep.program is not None
+        for n in (0, 1, 2, 3, 5):
+            w, r = sets(n)
+            assert len(set(w)) == len(w) and len(set(r)) == len(r) and set(w) == set(r), (n, text)
+            inputs = {"A", "X"}
+            assert run(at_sizes(p, {"N": n}), inputs).get("D") == run(at_sizes(rep.program, {"N": n}), inputs).get("D")
+        return
+    wit = rep.checks[-1].witness
+    assert wit is not None
+    n = next(iter(wit["iterations"] if "iterations" in wit else [wit["iteration"]]))["N"]
+    w, r = sets(n)
+    assert not (len(set(w)) == len(w) and len(set(r)) == len(r) and set(w) == set(r)), (n, text, wit)

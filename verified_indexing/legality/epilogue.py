@@ -153,10 +153,11 @@ class EpilogueReport:
 # ---------------------------------------------------------------------------
 
 
-def _single_store(ctx: BlockContext) -> Store | None:
+def _single_store(ctx: BlockContext, allow_guards: bool = False) -> Store | None:
     """The block's one store (after an optional axis.bind); ``None`` for any
-    other shape, predicated blocks included (not modelled here)."""
-    if ctx.guards:
+    other shape, and for predicated blocks unless ``allow_guards`` (predicates
+    around the block, which are part of its domain)."""
+    if ctx.guards and not allow_guards:
         return None
     own = _own_stores(ctx)
     body = ctx.block.body

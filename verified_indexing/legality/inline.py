@@ -53,6 +53,7 @@ from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval, range_of
 from verified_indexing.legality._proofs import now, reads_inside
 from verified_indexing.legality.cinn_ir import (
+    SIZE_MAX,
     Bind,
     BinOp,
     BlockContext,
@@ -579,7 +580,8 @@ def compute_inline(
     witness holds at concrete sizes) is returned with ``when`` naming the
     condition under which that check would hold.
     """
-    first = _compute_inline(program, block, outputs, timeout)
+    program, fits = int64_guard(program)
+    first = _strip_guard(_compute_inline(program, block, outputs, timeout), fits)
     rep = first
     constraints: list[tuple[AffineExpr, Interval]] = []
     texts: list[str] = []
@@ -589,11 +591,53 @@ def compute_inline(
             break
         constraints += list(cond.constraints)
         texts.append(cond.text)
-        rep = _compute_inline(_guard_sizes(program, constraints), block, outputs, timeout)
+        rep = _strip_guard(_compute_inline(_guard_sizes(program, constraints), block, outputs, timeout), fits)
         if rep.status == "inlined":
             when = " and ".join(texts)
             return replace(rep, reason=f"all checks proved when {when}", when=when)
     return first
+
+
+def int64_guard(program: Stmt) -> tuple[Stmt, tuple[Cond, ...]]:
+    """The program restricted to the sizes at which every symbolic extent fits in
+    an int64 (``START + EXTENT <= SIZE_MAX``): outside them the loop dims' bounds
+    (``[START, START + SIZE_MAX - 1]``) would cut loops short, and a witness there
+    would be an artefact of the encoding. Returns the guarded program and the
+    guard's comparisons (``()`` when there is none)."""
+    sizes: list[For] = []
+    p = program
+    while isinstance(p, For) and p.kind == "size":
+        sizes.append(p)
+        p = p.body[0]
+    k = len(sizes)
+    conds: list[Cond] = []
+    for ctx in walk_blocks(p):  # p is below the size pseudo-loops: ctx.loops are real loops
+        for f in ctx.loops:
+            if f.bound is not None and all(i < k for _, i in f.bound.variables()):
+                c: Cond = (f.bound + f.start, "<=", Const(SIZE_MAX))
+                if c not in conds:
+                    conds.append(c)
+    if not conds:
+        return program, ()
+    out: Stmt = If(tuple(conds), (p,), tuple(f.var for f in sizes))
+    for f in reversed(sizes):
+        out = replace(f, body=(out,))
+    return out, tuple(conds)
+
+
+def _strip_guard(rep: InlineReport, conds: tuple[Cond, ...]) -> InlineReport:
+    """``rep`` with the int64 guard of :func:`int64_guard` removed from its program."""
+    if not conds or rep.program is None:
+        return rep
+
+    def go(s: Stmt) -> Stmt:
+        if isinstance(s, If) and s.conds == conds and len(s.body) == 1:
+            return s.body[0]
+        if isinstance(s, (For, If)) and len(s.body) == 1 and (isinstance(s, If) or s.kind == "size"):
+            return replace(s, body=(go(s.body[0]),))
+        return s
+
+    return replace(rep, program=go(rep.program))
 
 
 def _guard_sizes(program: Stmt, constraints: list[tuple[AffineExpr, Interval]]) -> Stmt:

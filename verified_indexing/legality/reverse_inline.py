@@ -28,11 +28,14 @@ evaluation as a cross-check.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from verified_indexing.engines import Verdict, Z3Encoder
+from verified_indexing.engines.sizes import with_sizes_in_results
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.expr import Dim
 from verified_indexing.legality._proofs import now, reads_inside
 from verified_indexing.legality.cinn_eval import tensor_of
 from verified_indexing.legality.cinn_ir import (
@@ -47,15 +50,19 @@ from verified_indexing.legality.inline import (
     InlineCheck,
     InlineReport,
     _assign,
+    _encode_conds,
     _Frame,
     _frame,
+    _loop_bounds,
     _map_value,
     _own_stores,
     _replace_block,
+    _strip_guard,
     _subst_value,
     _tidy_index,
     _value_loads,
     _ValueEncoder,
+    int64_guard,
 )
 from verified_indexing.legality.inverse import collision, inverse, is_injective
 
@@ -68,6 +75,17 @@ def reverse_compute_inline(
     """Inline the consumer block ``block`` into the producer of the tensor it
     reads (see the module docstring). ``InlineReport.consumers`` holds the
     producer's name. Raises :class:`VerifiedIndexingError` when there is no such block."""
+    original = program
+    program, fits = int64_guard(program)
+    rep = _reverse_compute_inline(program, block, outputs, timeout)
+    if rep.program is None or not fits:
+        return rep
+    return replace(rep, program=_strip_guard(rep, fits).program) if original is not program else rep
+
+
+def _reverse_compute_inline(
+    program: Stmt, block: str, outputs: Iterable[str] | None, timeout: float
+) -> InlineReport:
     contexts = list(walk_blocks(program))
     matches = [c for c in contexts if c.block.name == block]
     if not matches:
@@ -89,9 +107,7 @@ def reverse_compute_inline(
     def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
         checks.append(InlineCheck(name, "proved", detail, engine))
 
-    if any(f.kind == "size" or f.bound is not None for c in contexts for f in c.loops):
-        return give_up("the loop structure is modelled", "symbolic sizes are not modelled in ReverseComputeInline yet")
-    cstore = _single_store(cctx)
+    cstore = _single_store(cctx, allow_guards=True)
     if cstore is None or not cctx.loops:
         return refuse("a single store in the consumer block",
                       f"block {block} must hold one store (after an optional axis.bind) inside loops")
@@ -112,7 +128,7 @@ def reverse_compute_inline(
                       f"block {block} reads no tensor that an earlier block computes")
     pctx = max(producers, key=lambda c: c.order)
     pname = pctx.block.name
-    pstore = _single_store(pctx)
+    pstore = _single_store(pctx, allow_guards=True)
     if pstore is None:
         return refuse("the producer is one store, not a reduction",
                       f"the producer {pname} must hold one store (after an optional axis.bind)")
@@ -122,7 +138,7 @@ def reverse_compute_inline(
         return refuse("the producer is one store, not a reduction",
                       f"{btensor} is a reduction or written by several blocks; its value is final only after the "
                       "last write")
-    if not pctx.loops or any(a == b for a, b in zip(pctx.loops, cctx.loops)):
+    if not pctx.loops or any(a == b and a.kind != "size" for a, b in zip(pctx.loops, cctx.loops)):
         return give_up("the producer is one store, not a reduction",
                        f"the producer {pname} and {block} must be in separate loop nests")
     ok("the producer is one store, not a reduction", f"{pname}: {btensor}[...] = ...")
@@ -157,18 +173,19 @@ def reverse_compute_inline(
     if len(read.results) != len(write.results):
         raise VerifiedIndexingError(f"{block} reads {btensor} with {len(read.results)} indices; {pname} writes it "
                                     f"with {len(write.results)}")
+    k = pf.sizes  # size parameters: every obligation for every size at once (engines.sizes)
     for m, who, ctx, what in ((write, pname, pctx, "writes"), (read, block, cctx, "read")):
         name = f"{who}'s {'store' if what == 'writes' else 'read of ' + btensor} is injective"
-        v = is_injective(m, timeout=timeout)
+        v = is_injective(m, timeout=timeout, sizes=k)
         names = [f.var for f in ctx.loops]
         if v.refuted:
-            pair = collision(m, v)
+            pair = collision(with_sizes_in_results(m, k), v)
             assert pair is not None
             w: dict[str, Any] = {"iterations": [dict(zip(names, pair[0])), dict(zip(names, pair[1]))],
-                                 "element": list(pair[2]),
+                                 "element": list(pair[2][k:]),
                                  "note": f"{who}'s iterations ({_assign(names, pair[0])}) and "
                                          f"({_assign(names, pair[1])}) both {'write' if what == 'writes' else 'read'}"
-                                         f" {btensor}{list(pair[2])}"}
+                                         f" {btensor}{list(pair[2][k:])}"}
             return refuse(name, str(w["note"]), w, v.engine)
         if not v.proved:
             return give_up(name, v.reason, v.engine)
@@ -177,12 +194,13 @@ def reverse_compute_inline(
         (read, write, f"{block} reads only elements {pname} writes", cctx, "unwritten"),
         (write, read, f"{block} reads every element {pname} writes", pctx, "unread"),
     ):
-        v, rw = reads_inside(sub, sup, timeout)
+        v, rw = reads_inside(sub, sup, timeout, sizes=k)
         if v.refuted and rw is not None:
             cw: dict[str, Any] = dict(rw)
             loops = [f.var for f in ctx.loops]
             it = tuple(rw["consumer_iteration"])
             cw["iteration"] = dict(zip(loops, it))
+            cw["element"] = rw["element"] = list(rw["element"][k:])
             if kind == "unwritten":
                 cw["note"] = (f"{block}'s iteration ({_assign(loops, it)}) reads {btensor}{list(rw['element'])}, "
                               f"which {pname} never writes")
@@ -193,7 +211,7 @@ def reverse_compute_inline(
         if not v.proved:
             return give_up(name, v.reason, v.engine)
         ok(name, "", v.engine)
-    inv = inverse(read, timeout=timeout)
+    inv = inverse(read, timeout=timeout, sizes=k)
     if not inv.proved or inv.inverse is None:
         checks.append(InlineCheck(f"{block}'s read of {btensor} has a proven inverse", inv.status, inv.reason))
         return InlineReport(block, "unknown", f"inverse of the read map: {inv.reason}", tuple(checks),
@@ -201,7 +219,7 @@ def reverse_compute_inline(
     ok(f"{block}'s read of {btensor} has a proven inverse", inv.inverse.format(one_line=True), "isl")
     g_inv = inv.inverse
     # The consumer's scope at producer iteration s (over the producer's scope).
-    t_loops = [r.substitute(dims=list(pstore.indices)) for r in g_inv.results]
+    t_loops = [r.substitute(dims=[Dim(i) for i in range(k)] + list(pstore.indices)) for r in g_inv.results]
     t_scope = t_loops + [b.substitute(dims=t_loops) for b in cf.bind_values]
     new_idx = tuple(_tidy_index(e.substitute(dims=t_scope), pf) for e in cstore.indices)
     value = _subst_value(cstore.value, t_scope)
@@ -246,10 +264,14 @@ def _prove_moved(
     ve = _ValueEncoder(enc)
     s = enc.solver(timeout=timeout)
 
+    shared_sizes: list[Any] = []
+
     def scope(frame: _Frame, prefix: str) -> Env:
         xs = [enc.int_var(f"{prefix}_{f.var}") for f in frame.loops]
-        for f, x in zip(frame.loops, xs):
-            s.add(x >= f.start, x <= f.start + f.extent - 1)
+        if not shared_sizes:
+            shared_sizes.extend(xs[:frame.sizes])
+        xs[:frame.sizes] = shared_sizes  # one program, one size
+        s.add(*_loop_bounds(enc, frame, xs), *_encode_conds(enc, frame, {("d", i): x for i, x in enumerate(xs)}))
         lenv: Env = {("d", i): x for i, x in enumerate(xs)}
         sc = xs + [enc.expr(b, lenv) for b in frame.bind_values]
         return {("d", i): x for i, x in enumerate(sc)}
