@@ -17,6 +17,7 @@ from verified_indexing.legality.cinn_ir import (
     Call,
     For,
     Group,
+    If,
     IndexValue,
     Load,
     Neg,
@@ -54,6 +55,8 @@ def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], boo
             "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b if b else 0.0,
             "%": lambda: math.fmod(a, b) if b else 0.0,
             ">": lambda: float(a > b), "<": lambda: float(a < b), "&&": lambda: float(bool(a) and bool(b)),
+            ">=": lambda: float(a >= b), "<=": lambda: float(a <= b), "==": lambda: float(a == b),
+            "!=": lambda: float(a != b), "||": lambda: float(bool(a) or bool(b)),
         }
         return ops[v.op]()
     if isinstance(v, Neg):
@@ -62,9 +65,13 @@ def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], boo
         args = [_value(a, scope, t, is_input) for a in v.args]
         if v.name == "select":
             return args[1] if args[0] else args[2]
-        return {"exp": lambda: math.exp(args[0]), "max": lambda: max(args)}[v.name]()
+        return {"exp": lambda: math.exp(args[0]), "max": lambda: max(args), "min": lambda: min(args)}[v.name]()
     assert isinstance(v, IndexValue)
     return float(v.expr.evaluate(scope))
+
+
+def _holds(a: int, op: str, b: int) -> bool:
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]
 
 
 def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool]) -> Tensors:
@@ -74,7 +81,10 @@ def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool]) -> Tensors:
 
     def go(s: Stmt, loops: list[int], iters: list[int]) -> list[int]:
         if isinstance(s, For):
-            for x in range(s.start, s.start + s.extent):
+            if s.kind == "size" and s.extent != 1:
+                raise ValueError(f"size parameter {s.var}: run the program at concrete sizes (at_sizes)")
+            extent = s.extent if s.bound is None else max(0, s.bound.evaluate(loops + iters))
+            for x in range(s.start, s.start + extent):
                 for c in s.body:
                     go(c, [*loops, x], [])
         elif isinstance(s, ScheduleBlock):
@@ -84,6 +94,10 @@ def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool]) -> Tensors:
         elif isinstance(s, Group):
             for c in s.body:
                 go(c, loops, iters)
+        elif isinstance(s, If):
+            if all(_holds(a.evaluate(loops + iters), op, b.evaluate(loops + iters)) for a, op, b in s.conds):
+                for c in s.body:
+                    go(c, loops, iters)
         elif isinstance(s, Bind):
             return [e.evaluate(loops) for e in s.values]
         elif isinstance(s, Store):

@@ -296,10 +296,14 @@ def test_function_wrapper_and_dynamic_loops() -> None:
     doc = parse_program(REDUCTION)
     wrapped = parse_program("function fn_reduce (_A, _C, _D, _E)\n{\n" + REDUCTION + "\n}\n")
     assert wrapped == doc
+    # A dynamic extent: S0 is a size parameter (C's '/' on a size is floor division: sizes are >= 0).
     text = "ScheduleBlock(root)\n{\n  serial for (i, 0, (S0 / 2))\n  {\n  }\n}"
+    p = parse_program(text)
+    assert format_program(p) == text.replace("(S0 / 2)", "S0 floordiv 2")
+    text = "ScheduleBlock(root)\n{\n  serial for (i, 0, (S0 / 2 + A[0]))\n  {\n  }\n}"
     with pytest.raises(ParseError) as info:
         parse_program(text)
-    assert "dynamic shapes" in info.value.message and text[info.value.offset :].startswith("serial for")
+    assert "unexpected character '['" in info.value.message and text[info.value.offset] == "["
 
 
 CHAIN = """ScheduleBlock(root)

@@ -9,16 +9,20 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import add_timeout, print_json, read_input
 from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 from verified_indexing.legality.cinn_ir import Stmt, format_program, parse_program
-from verified_indexing.legality.inline import compute_inline, inline_all
+from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+from verified_indexing.legality.inline import InlineCheck, compute_inline, inline_all
 from verified_indexing.legality.inverse import inverse
 from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates, results_used_elsewhere
 from verified_indexing.legality.linalg_ir import parse_linalg_module
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
+from verified_indexing.legality.reverse_inline import reverse_compute_inline
+from verified_indexing.legality.tvmscript import is_tvmscript, parse_tvmscript
 from verified_indexing.serialize import indexing_map_to_affine_map
 from verified_indexing.syntax import parse_map
 
@@ -32,6 +36,14 @@ INLINE_EXAMPLES = """examples:
   verified-indexing inline examples/cinn/compute_inline.txt
   verified-indexing inline examples/cinn/split_store.txt --block B --json
   verified-indexing inline examples/cinn/reduction.txt --all
+"""
+EPILOGUE_EXAMPLES = """examples:
+  verified-indexing fuse-epilogue examples/cinn/matmul_bias.txt --block D
+  verified-indexing fuse-epilogue examples/cinn/matmul_sub.txt --block D \\
+      --fused examples/cinn/matmul_sub_fused_wrong.txt
+"""
+REVERSE_EXAMPLES = """examples:
+  verified-indexing reverse-inline examples/cinn/reverse_inline.txt --block D
 """
 INVERT_EXAMPLES = """examples:
   verified-indexing invert '(d0, d1) -> (d0 + d1, d0), domain: d0 in [0, 3], d1 in [0, 3]'
@@ -69,7 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=INLINE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="the loop-nest IR (or - for standard input)")
+    p.add_argument("file", metavar="FILE", help="the loop-nest IR or TVMScript (or - for standard input)")
     p.add_argument("--block", metavar="NAME", help="the block to inline (default: the first whose tensor is read)")
     p.add_argument("--all", action="store_true",
                    help="inline every block that can be, in order, each step proven (as CINN's DoComputeInline)")
@@ -78,6 +90,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON report")
     add_timeout(p, math.inf)
     p.set_defaults(run=run_inline)
+
+    p = sub.add_parser(
+        "fuse-epilogue",
+        help="fuse an elementwise epilogue into the reduction it reads (TVM's fuse_reduction_epilogue), proven",
+        description="Fuse the epilogue block into the reduction whose tensor it reads: the bias-style epilogue "
+        "folded into the init, any other applied on the last reduction iteration. The fused program (ours, or "
+        "the one given with --fused) is compared with the original by exact evaluation (a difference is "
+        "reported with the element, the sizes and both values) and proven equal by induction over the "
+        "reduction loop (z3, uninterpreted values; the algebraic laws assumed are listed).",
+        epilog=EPILOGUE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="the loop-nest IR or TVMScript (or - for standard input)")
+    p.add_argument("--block", metavar="NAME", required=True, help="the epilogue block")
+    p.add_argument("--fused", metavar="FILE", help="check this fused program instead of generating one")
+    p.add_argument("--output", metavar="TENSOR", action="append", help="a program output tensor (repeatable)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.set_defaults(run=run_fuse_epilogue)
+
+    p = sub.add_parser(
+        "reverse-inline",
+        help="TVM's ReverseComputeInline: move a consumer block into its producer, legality checked, proven",
+        description="Move the consumer block into the producer of the tensor it reads, through the proven inverse "
+        "of its read indices; every check is reported with its witness, and z3 proves the moved store writes "
+        "what the consumer wrote.",
+        epilog=REVERSE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="the loop-nest IR or TVMScript (or - for standard input)")
+    p.add_argument("--block", metavar="NAME", required=True, help="the consumer block to move")
+    p.add_argument("--output", metavar="TENSOR", action="append", help="a program output tensor (repeatable)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.set_defaults(run=run_reverse_inline)
 
     p = sub.add_parser(
         "invert",
@@ -91,6 +136,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON report")
     add_timeout(p)
     p.set_defaults(run=run_invert)
+
+
+def read_program(text: str, source: str, block: str | None = None) -> Stmt:
+    """A CINN loop-nest program, or TVMScript (``@T.prim_func``, ``import tvm``)
+    read with ``ast`` and converted to it (with several prim_funcs, the one
+    holding ``block``)."""
+    if is_tvmscript(text):
+        return parse_tvmscript(text, source, block)
+    return parse_program(text, source)
 
 
 def _name(s: str | None) -> str | None:
@@ -131,7 +185,7 @@ def run_fuse(args: argparse.Namespace) -> int:
 
 def run_inline(args: argparse.Namespace) -> int:
     text, source = read_input(args.file)
-    program = parse_program(text, source)
+    program = read_program(text, source, args.block)
     if args.all:
         if args.block is not None:
             raise VerifiedIndexingError("--all and --block are exclusive")
@@ -140,7 +194,9 @@ def run_inline(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rep.to_json())
         return rep.exit_code
-    print(f"inline {rep.block}: {rep.status}" + ("" if rep.status == "inlined" else f": {rep.reason}"))
+    every = rep.reason.removeprefix("all checks proved ") if rep.status == "inlined" else ""
+    print(f"inline {rep.block}: {rep.status}" + (f" {every}" if every.startswith(("for every", "when")) else "")
+          + ("" if rep.status == "inlined" else f": {rep.reason}"))
     for c in rep.checks:
         line = f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else "")
         print(line)
@@ -162,6 +218,54 @@ def _run_inline_all(program: Stmt, args: argparse.Namespace) -> int:
     if any(r.status == "unknown" for r in reports):
         return 2
     return 0
+
+
+def _print_checks(checks: Sequence[InlineCheck]) -> None:
+    for c in checks:
+        print(f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else ""))
+        if c.status != "proved" and c.detail:
+            print(f"    {c.detail}")
+
+
+def run_fuse_epilogue(args: argparse.Namespace) -> int:
+    text, source = read_input(args.file)
+    program = read_program(text, source, args.block)
+    fused = None
+    if args.fused is not None:
+        ftext, fsource = read_input(args.fused)
+        fused = read_program(ftext, fsource, args.block)
+    rep = fuse_reduction_epilogue(program, args.block, outputs=args.output, fused=fused)
+    if args.json:
+        print_json(rep.to_json())
+        return rep.exit_code
+    how = {"fold": "folded into the init", "last": "applied on the last reduction iteration"}.get(rep.form, "")
+    head = f"fuse-epilogue {rep.block} into {rep.reduction or '?'}: {rep.status}"
+    if rep.status == "fused":
+        head += f" ({how})" if args.fused is None else " (the given fused program)"
+    else:
+        head += f": {rep.reason}"
+    print(head)
+    if rep.laws:
+        print(f"  laws assumed: {', '.join(rep.laws)}")
+    _print_checks(rep.checks)
+    if rep.program is not None and rep.status == "fused" and args.fused is None:
+        print(format_program(rep.program))
+    return rep.exit_code
+
+
+def run_reverse_inline(args: argparse.Namespace) -> int:
+    text, source = read_input(args.file)
+    program = read_program(text, source, args.block)
+    rep = reverse_compute_inline(program, args.block, outputs=args.output)
+    if args.json:
+        print_json(rep.to_json())
+        return rep.exit_code
+    into = f" into {rep.consumers[0]}" if rep.consumers else ""
+    print(f"reverse-inline {rep.block}{into}: {rep.status}" + ("" if rep.status == "inlined" else f": {rep.reason}"))
+    _print_checks(rep.checks)
+    if rep.program is not None:
+        print(format_program(rep.program))
+    return rep.exit_code
 
 
 def run_invert(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from verified_indexing.engines import Verdict, Z3Encoder, prove_subset
+from verified_indexing.engines.sizes import with_sizes_in_results
 from verified_indexing.indexing_map import IndexingMap
 
 __all__ = ["not_written", "reads_inside", "now"]
@@ -32,7 +33,7 @@ def not_written(producer_write: IndexingMap, element: tuple[int, ...], timeout: 
 
 
 def reads_inside(
-    consumer_read: IndexingMap, producer_write: IndexingMap, timeout: float
+    consumer_read: IndexingMap, producer_write: IndexingMap, timeout: float, sizes: int = 0
 ) -> tuple[Verdict, dict[str, Any] | None]:
     """Whether the image of ``consumer_read`` lies in the image of ``producer_write``
     (:func:`verified_indexing.engines.prove_subset` with ``of="image"``). A
@@ -42,6 +43,9 @@ def reads_inside(
     :func:`not_written`)."""
     question = "every element the consumer reads is written by the producer"
     t0 = now()
+    if sizes:  # compare images size by size: the sizes lead the results (the witness element includes them)
+        consumer_read = with_sizes_in_results(consumer_read, sizes)
+        producer_write = with_sizes_in_results(producer_write, sizes)
     v = prove_subset(consumer_read, producer_write, of="image", timeout=timeout)
     if v.proved:
         return Verdict("proved", v.engine, now() - t0, question), None

@@ -28,7 +28,11 @@ and ``%`` -- accepted only where they provably equal ``floordiv``/``mod`` (see
 ``_Reader.check_truncating``), else refused with a point where they differ.
 Values are uninterpreted terms: loads ``T[e, ...]``, numbers, calls
 ``f(a, b)``, binary ``+ - * / %``, comparisons, ``&& ||``, unary ``-`` and ``!``.
-Symbolic loop bounds and ``if`` statements are refused with a positioned error.
+``if (c0 && c1 ...) { ... }`` statements (inside loops or blocks) hold affine
+comparisons (``< <= > >= ==``) of loop and iteration variables: they become
+constraints of the iteration domain of the stores inside (:class:`If`); a
+non-affine predicate, ``||``, ``!=`` or ``else`` is refused with a positioned
+error. Symbolic loop bounds are refused with a positioned error.
 
 Promises: :func:`format_program` prints the layout above (two spaces per level,
 binary operations parenthesized as CINN prints them) and
@@ -46,7 +50,7 @@ from verified_indexing.engines import prove_implies
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
 from verified_indexing.indexing_map import IndexingMap, Variable
-from verified_indexing.interval import Interval
+from verified_indexing.interval import Interval, range_of
 from verified_indexing.legality._scanner import Scanner
 from verified_indexing.syntax import format_expr
 from verified_indexing.syntax.limits import check_limits
@@ -65,8 +69,18 @@ __all__ = [
     "For",
     "Group",
     "ScheduleBlock",
+    "If",
+    "Cond",
+    "cond_constraints",
+    "cond_holds",
     "parse_program",
     "format_program",
+    "SIZE_MAX",
+    "at_sizes",
+    "loop_range",
+    "program_sizes",
+    "size_names",
+    "with_sizes",
     "format_value",
     "walk_blocks",
     "BlockContext",
@@ -137,11 +151,22 @@ class Bind:
 
 @dataclass(frozen=True)
 class For:
+    """``KIND for (VAR, START, EXTENT) { body }``. A symbolic extent (an affine
+    expression of the size parameters and enclosing loops, over ``scope``) is
+    ``bound``; the loop variable then ranges over ``[START, START + SIZE_MAX - 1]``
+    with the constraint ``VAR <= START + bound - 1`` (``extent`` is ``SIZE_MAX``).
+    A size parameter ``N`` of the program is an outermost pseudo-loop of kind
+    ``size`` over ``[0, SIZE_MAX]`` (printed as nothing), so that it is the first
+    variable of every scope and the first dim of every map (the convention of
+    :mod:`verified_indexing.engines.sizes`)."""
+
     kind: str
     var: str
     start: int
     extent: int
     body: tuple[Stmt, ...]
+    bound: AffineExpr | None = None
+    scope: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,7 +180,49 @@ class ScheduleBlock:
     body: tuple[Stmt, ...]
 
 
-Stmt = Store | Bind | For | Group | ScheduleBlock
+#: One affine comparison ``lhs OP rhs`` (OP in ``< <= > >= ==``) of a predicate.
+Cond = tuple[AffineExpr, str, AffineExpr]
+
+
+@dataclass(frozen=True)
+class If:
+    """``if (c0 && c1 ...) { body }`` (CINN) or a block's ``T.where`` (TVM):
+    a conjunction of affine comparisons over ``scope`` (the loop variables then
+    the block's iteration variables at that point). The body runs where every
+    comparison holds: the comparisons become constraints of the iteration
+    domain of every store inside (:func:`cond_constraints`)."""
+
+    conds: tuple[Cond, ...]
+    body: tuple[Stmt, ...]
+    scope: tuple[str, ...]
+
+
+Stmt = Store | Bind | For | Group | ScheduleBlock | If
+
+
+def cond_constraints(conds: Sequence[Cond], bounds: Sequence[Interval]) -> list[tuple[AffineExpr, Interval]]:
+    """The comparisons as ``(expr, interval)`` domain constraints (``expr`` in
+    ``interval``), over variables with the given ``bounds``. The upper bound of
+    a one-sided comparison is the largest value ``expr`` can take on the box."""
+    out: list[tuple[AffineExpr, Interval]] = []
+    for lhs, op, rhs in conds:
+        d = rhs - lhs if op in ("<", "<=", "==") else lhs - rhs
+        low = 1 if op in ("<", ">") else 0
+        if op == "==":
+            out.append((d, Interval(0, 0)))
+            continue
+        hi = range_of(d, bounds).hi
+        out.append((d, Interval(low, max(low, hi))))
+    return out
+
+
+def cond_holds(conds: Sequence[Cond], point: Sequence[int]) -> bool:
+    """Whether every comparison holds at ``point`` (the plain evaluator)."""
+    for lhs, op, rhs in conds:
+        a, b = lhs.evaluate(list(point)), rhs.evaluate(list(point))
+        if not {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------
@@ -199,15 +266,27 @@ def _fmt_stmt(s: Stmt, depth: int, out: list[str]) -> None:
         vals = ", ".join(format_index(v, s.scope) for v in s.values)
         out.append(f"{pad}{', '.join(s.names)} = axis.bind({vals})")
     else:
+        if isinstance(s, For) and s.kind == "size":
+            for c in s.body:
+                _fmt_stmt(c, depth, out)
+            return
         if isinstance(s, For):
-            head = f"{s.kind + ' ' if s.kind else ''}for ({s.var}, {s.start}, {s.extent})"
+            ext = format_index(s.bound, s.scope) if s.bound is not None else str(s.extent)
+            head = f"{s.kind + ' ' if s.kind else ''}for ({s.var}, {s.start}, {ext})"
             out.append(pad + head)
         elif isinstance(s, ScheduleBlock):
             out.append(f"{pad}ScheduleBlock({s.name})")
+        elif isinstance(s, If):
+            out.append(f"{pad}if ({format_conds(s.conds, s.scope)})")
         out.append(pad + "{")
         for c in s.body:
             _fmt_stmt(c, depth + 1, out)
         out.append(pad + "}")
+
+
+def format_conds(conds: Sequence[Cond], scope: Sequence[str]) -> str:
+    """A predicate in CINN's syntax: ``(i < 6) && (j == 0)``."""
+    return " && ".join(f"({format_index(a, scope)} {op} {format_index(b, scope)})" for a, op, b in conds)
 
 
 def format_program(p: Stmt) -> str:
@@ -223,13 +302,36 @@ def format_program(p: Stmt) -> str:
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _SB_RE = re.compile(rf"ScheduleBlock\s*\(\s*({_IDENT})\s*\)")
-_FOR_RE = re.compile(
+_FOR_HEAD_RE = re.compile(
     rf"(?:(serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?"
-    rf"for\s*\(\s*({_IDENT})\s*,\s*(-?\d+)(?:ll|l)?\s*,\s*(\d+)(?:ll|l)?\s*\)"
+    rf"(for\s*\()\s*({_IDENT})\s*,\s*(-?\d+)(?:ll|l)?\s*,"
 )
+_INT_EXTENT_RE = re.compile(r"\s*(\d+)(?:ll|l)?\s*$")
+SIZE_MAX = 2**63 - 1
+
+
+def _for_header(text: str, pos: int) -> tuple[re.Match[str], int, int] | None:
+    """A loop header ``KIND for (VAR, MIN, EXTENT)`` at ``pos``: the match (kind,
+    var, min) and where the EXTENT text starts and ends (before the closing
+    parenthesis, which may enclose parenthesized extents like ``(S0 / 2)``)."""
+    m = _FOR_HEAD_RE.match(text, pos)
+    if m is None:
+        return None
+    depth = 1
+    i = m.end()
+    while i < len(text) and text[i] != "\n":
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return m, m.end(), i
+        i += 1
+    return None
 _ANY_FOR_RE = re.compile(r"(?:(?:serial|parallel|vectorize|unroll|gpu_block|gpu_thread)\s+)?for\s*\(")
 _BIND_RE = re.compile(rf"({_IDENT}(?:\s*,\s*{_IDENT})*)\s*=\s*axis\.bind\s*\(")
 _STORE_RE = re.compile(rf"({_IDENT})\s*\[")
+_IF_RE = re.compile(r"if\s*\(")
 _BUFFERS_RE = re.compile(r"(?:read|write)_buffers\s*\(")
 _VTOKEN_RE = re.compile(
     r"\s*(?:(?P<num>\d+\.\d*(?:e[+-]?\d+)?f?|\d+(?:e[+-]?\d+)?f?)"
@@ -296,21 +398,33 @@ class _Reader(Scanner):
         if m:
             self.pos = m.end()
             return ScheduleBlock(m.group(1), self.body(loops, ())), None
-        m = _FOR_RE.match(self.text, self.pos)
-        if m:
-            self.pos = m.end()
-            var = m.group(2)
+        head = _for_header(self.text, self.pos)
+        if head:
+            m, ext_start, ext_end = head
+            self.pos = ext_end + 1
+            var = m.group(3)
             if var in loops:
-                raise self.error(f"loop variable {var!r} shadows an enclosing loop", m.start(2), len(var))
+                raise self.error(f"loop variable {var!r} shadows an enclosing loop", m.start(3), len(var))
             if iters is not None and var in [n for n, _ in iters]:
-                raise self.error(f"loop variable {var!r} shadows an iteration variable", m.start(2), len(var))
-            extent = int(m.group(4))
-            self.loop_stack.append((var, int(m.group(3)), extent))
+                raise self.error(f"loop variable {var!r} shadows an iteration variable", m.start(3), len(var))
+            bound: AffineExpr | None = None
+            im = _INT_EXTENT_RE.match(self.text[ext_start:ext_end])
+            if im is not None:
+                extent = int(im.group(1))
+            else:  # a symbolic extent: an affine expression of the sizes and enclosing loops
+                scope = loops + tuple(n for n, _ in (iters or ()))
+                bound = self.index_expr(ext_start, ext_end, scope, iters or ())
+                extent = SIZE_MAX
+            start_value = int(m.group(4))
+            self.loop_stack.append((var, start_value, extent))
             try:
                 body = self.body((*loops, var), iters)
             finally:
                 self.loop_stack.pop()
-            return For(m.group(1) or "", var, int(m.group(3)), extent, body), None
+            kind = m.group(1) or ""
+            if bound is None:
+                return For(kind, var, start_value, extent, body), None
+            return For(kind, var, start_value, extent, body, bound, loops + tuple(n for n, _ in (iters or ()))), None
         m = _BIND_RE.match(self.text, self.pos)
         if m:
             if iters is None:
@@ -335,13 +449,103 @@ class _Reader(Scanner):
             return Store(m.group(1), tuple(indices), value, scope), None
         fm = _ANY_FOR_RE.match(self.text, self.pos)
         if fm is not None:
-            raise self.error("a loop needs integer constants 'for (VAR, MIN, EXTENT)'; symbolic or computed bounds "
-                             "(dynamic shapes) are not modelled", start, len(fm.group()))
-        if self.text.startswith("if", self.pos) and re.match(r"if\s*\(", self.text[self.pos :]):
-            raise self.error("'if' statements are not supported (only loops, blocks, axis.bind and stores)", start, 2)
+            raise self.error("a loop needs 'for (VAR, MIN, EXTENT)' with an integer MIN and an integer or affine "
+                             "EXTENT; other computed bounds are not modelled", start, len(fm.group()))
+        m = _IF_RE.match(self.text, self.pos)
+        if m:
+            it = iters or ()
+            scope = loops + tuple(n for n, _ in it)
+            self.pos = m.end() - 1
+            conds = self.predicate(scope, it)
+            body = self.body(loops, iters)
+            self.skip_ws()
+            if re.match(r"else\b", self.text[self.pos:]):
+                raise self.error("'else' branches are not modelled (only 'if (affine predicate) { ... }')", self.pos, 4)
+            return If(conds, body, scope), None
         raise self.error(
             f"expected a statement (ScheduleBlock, for, axis.bind, a store or '{{'), found {self.found()}", start
         )
+
+    def predicate(self, scope: tuple[str, ...], iters: tuple[_Iter, ...]) -> tuple[Cond, ...]:
+        """``( c && c ... )`` at ``self.pos`` (the '('): affine comparisons only."""
+        open_pos = self.pos
+        depth = 0
+        i = self.pos
+        while i < len(self.text):
+            if self.text[i] == "(":
+                depth += 1
+            elif self.text[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        if depth:
+            raise self.error("no matching ')' for the predicate", open_pos)
+        stop = i
+        self.pos = stop + 1
+        parts: list[tuple[int, int]] = []
+        depth, s0, j = 0, open_pos + 1, open_pos + 1
+        while j < stop:
+            ch = self.text[j]
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+            elif depth == 0 and self.text.startswith("||", j):
+                raise self.error("a predicate with '||' is not a conjunction of affine constraints "
+                                 "(not modelled)", j, 2)
+            elif depth == 0 and self.text.startswith("&&", j):
+                parts.append((s0, j))
+                s0 = j + 2
+                j += 1
+            j += 1
+        parts.append((s0, stop))
+        return tuple(self.comparison(a, b, scope, iters) for a, b in parts)
+
+    def comparison(self, start: int, stop: int, scope: tuple[str, ...], iters: tuple[_Iter, ...]) -> Cond:
+        # strip one level of enclosing parentheses: "(i < 6)"
+        while True:
+            raw = self.text[start:stop]
+            lead = len(raw) - len(raw.lstrip())
+            trail = len(raw) - len(raw.rstrip())
+            a, b = start + lead, stop - trail
+            if a < b and self.text[a] == "(" and self.text[b - 1] == ")" and self._matching(a) == b - 1:
+                start, stop = a + 1, b - 1
+                continue
+            break
+        depth = 0
+        for j in range(start, stop):
+            ch = self.text[j]
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+            elif depth == 0 and ch in "<>=!":
+                op = self.text[j:j + 2] if self.text[j:j + 2] in ("<=", ">=", "==", "!=") else ch
+                if op in ("=", "!"):
+                    continue
+                if op == "!=":
+                    raise self.error("'!=' in a predicate is not a convex affine constraint (not modelled)", j, 2)
+                try:
+                    lhs = self.index_expr(start, j, scope, iters)
+                    rhs = self.index_expr(j + len(op), stop, scope, iters)
+                except ParseError as exc:
+                    raise self.error(f"a predicate must compare affine expressions of the loop and iteration "
+                                     f"variables: {exc.message}", exc.offset) from None
+                return (lhs, op, rhs)
+        raise self.error("a predicate must be a comparison (< <= > >= ==) of affine expressions", start,
+                         max(1, stop - start))
+
+    def _matching(self, open_pos: int) -> int:
+        depth = 0
+        for j in range(open_pos, len(self.text)):
+            if self.text[j] == "(":
+                depth += 1
+            elif self.text[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    return j
+        return -1
 
     def bracket_list(
         self, open_: str, close: str, scope: tuple[str, ...], iters: tuple[_Iter, ...]
@@ -473,7 +677,7 @@ class _Reader(Scanner):
             self.pos += 1
 
 
-_HUGE = 2**62
+_HUGE = 2**80  # above every sum of int64 sizes
 
 
 class _IndexParser:
@@ -716,51 +920,120 @@ class _ValueParser:
 _FUNCTION_RE = re.compile(rf"function\s+{_IDENT}\s*\([^()]*\)")
 
 
+def size_names(text: str) -> tuple[str, ...]:
+    """The size parameters of a CINN program: names used in a loop extent that
+    are not loop or iteration variables, in order of appearance."""
+    loop_vars = set(re.findall(rf"for\s*\(\s*({_IDENT})", text))
+    bound = {n.strip() for m in _BIND_RE.finditer(text) for n in m.group(1).split(",")}
+    out: list[str] = []
+    for m in re.finditer(r"for\s*\(", text):
+        head = _for_header(text, m.start())
+        if head is None:
+            continue
+        for name in re.findall(_IDENT, text[head[1]:head[2]]):
+            if name in ("floordiv", "mod", "ceildiv", "min", "max", "ll", "l") or name in loop_vars | bound:
+                continue
+            if name not in out:
+                out.append(name)
+    top = re.match(r"\s*if\s*\(", text)  # a size condition around the whole program (a conditional rewrite)
+    if top is not None:
+        depth, i = 1, top.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        for name in re.findall(_IDENT, text[top.end():i]):
+            if name not in out and name not in loop_vars | bound:
+                out.append(name)
+    return tuple(out)
+
+
+def with_sizes(stmt: Stmt, sizes: Sequence[str]) -> Stmt:
+    """``stmt`` inside the pseudo-loops of its size parameters (outermost first)."""
+    for name in reversed(sizes):
+        stmt = For("size", name, 0, SIZE_MAX + 1, (stmt,))
+    return stmt
+
+
+def program_sizes(p: Stmt) -> tuple[str, ...]:
+    """The size parameters of a program (its leading ``size`` pseudo-loops)."""
+    out: list[str] = []
+    while isinstance(p, For) and p.kind == "size":
+        out.append(p.var)
+        p = p.body[0]
+    return tuple(out)
+
+
+def at_sizes(p: Stmt, values: dict[str, int]) -> Stmt:
+    """The program with each size parameter fixed (its pseudo-loop runs once, at
+    the given value): what the plain interpreters run."""
+    if isinstance(p, For) and p.kind == "size":
+        if p.var not in values:
+            raise VerifiedIndexingError(f"no value for the size parameter {p.var}")
+        return For("size", p.var, values[p.var], 1, tuple(at_sizes(c, values) for c in p.body))
+    return p
+
+
+def loop_range(f: For, scope_values: Sequence[int]) -> range:
+    """The values the loop runs over, its symbolic extent evaluated at the enclosing scope's values."""
+    if f.bound is None:
+        return range(f.start, f.start + f.extent)
+    return range(f.start, f.start + max(0, f.bound.evaluate(list(scope_values))))
+
+
 def parse_program(text: str, source: str = "<input>") -> Stmt:
     """The program of ``text``: one top-level statement (usually ``ScheduleBlock(root)``),
-    optionally wrapped in CINN's ``function NAME (args) { ... }``."""
+    optionally wrapped in CINN's ``function NAME (args) { ... }``. Names used in
+    loop extents (``for (i, 0, N)``) are size parameters: the program is wrapped
+    in their pseudo-loops (:func:`with_sizes`)."""
     check_limits(text, source)
     r = _Reader(text, source)
+    sizes = size_names(text)
+    r.loop_stack = [(n, 0, SIZE_MAX + 1) for n in sizes]
     r.skip_ws()
     fm = _FUNCTION_RE.match(text, r.pos)
     if fm is not None:  # ``function fn_name (_A, _B)`` wrapper, as CINN prints lowered functions
         r.pos = fm.end()
         r.expect("{")
-        stmt, _ = r.stmt((), None)
+        stmt, _ = r.stmt(sizes, None)
         r.expect("}")
     else:
-        stmt, _ = r.stmt((), None)
+        stmt, _ = r.stmt(sizes, None)
     r.skip_ws()
     if r.pos != len(text):
         raise r.error(f"expected end of input after the top-level statement, found {r.found()}")
-    return stmt
+    return with_sizes(stmt, sizes)
 
 
 @dataclass(frozen=True)
 class BlockContext:
-    """A ScheduleBlock with its enclosing loops (outer first) and its position
-    in program order."""
+    """A ScheduleBlock with its enclosing loops (outer first), its position in
+    program order, and the predicates around it (each over a prefix of the
+    loops, so over the block's loop variables)."""
 
     block: ScheduleBlock
     loops: tuple[For, ...]
     order: int
+    guards: tuple[If, ...] = ()
 
 
 def walk_blocks(p: Stmt) -> Iterator[BlockContext]:
     """Every ScheduleBlock of the program in order, with its enclosing loops."""
     counter = [0]
 
-    def go(s: Stmt, loops: tuple[For, ...]) -> Iterator[BlockContext]:
+    def go(s: Stmt, loops: tuple[For, ...], guards: tuple[If, ...]) -> Iterator[BlockContext]:
         if isinstance(s, ScheduleBlock):
-            yield BlockContext(s, loops, counter[0])
+            yield BlockContext(s, loops, counter[0], guards)
             counter[0] += 1
             for c in s.body:
-                yield from go(c, loops)
+                yield from go(c, loops, guards)
         elif isinstance(s, For):
             for c in s.body:
-                yield from go(c, (*loops, s))
+                yield from go(c, (*loops, s), guards)
         elif isinstance(s, Group):
             for c in s.body:
-                yield from go(c, loops)
+                yield from go(c, loops, guards)
+        elif isinstance(s, If):
+            for c in s.body:
+                yield from go(c, loops, (*guards, s))
 
-    yield from go(p, ())
+    yield from go(p, (), ())

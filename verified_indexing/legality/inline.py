@@ -35,23 +35,33 @@ uninterpreted functions, so the proof holds whatever they compute.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from verified_indexing.engines import Verdict, Z3Encoder
+from verified_indexing.engines.sizes import (
+    loop_constraint,
+    size_condition,
+    violating_sizes_injective,
+    violating_sizes_subset,
+    with_sizes_in_results,
+)
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
-from verified_indexing.expr import AffineExpr, CeilDiv, Dim, FloorDiv, Max, Min, Mod
+from verified_indexing.expr import AffineExpr, CeilDiv, Const, Dim, FloorDiv, Max, Min, Mod
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval, range_of
 from verified_indexing.legality._proofs import now, reads_inside
 from verified_indexing.legality.cinn_ir import (
+    SIZE_MAX,
     Bind,
     BinOp,
     BlockContext,
     Call,
+    Cond,
     For,
     Group,
+    If,
     IndexValue,
     Load,
     Neg,
@@ -60,6 +70,7 @@ from verified_indexing.legality.cinn_ir import (
     Stmt,
     Store,
     Value,
+    cond_constraints,
     format_program,
     parse_program,
     walk_blocks,
@@ -107,6 +118,11 @@ class InlineReport:
     program: Stmt | None = None
     store_inverse: InverseResult | None = None
     consumers: tuple[str, ...] = field(default=())
+    #: With size parameters: the condition on the sizes under which a refused check
+    #: holds (``refused``), or under which every check was proved (``inlined``,
+    #: ``program`` is then valid under it and guarded by it); ``""`` for every size.
+    when: str = ""
+    condition: Any = field(default=None, compare=False, repr=False)
 
     @property
     def exit_code(self) -> int:
@@ -120,6 +136,7 @@ class InlineReport:
             "consumers": list(self.consumers),
             "checks": [c.to_json() for c in self.checks],
             "store_inverse": self.store_inverse.to_json() if self.store_inverse else None,
+            "legal_when": self.when or None,
             "program": format_program(self.program) if self.program is not None else None,
         }
 
@@ -132,7 +149,7 @@ class InlineReport:
 def _stores(s: Stmt) -> Iterable[Store]:
     if isinstance(s, Store):
         yield s
-    elif isinstance(s, (For, Group, ScheduleBlock)):
+    elif isinstance(s, (For, Group, ScheduleBlock, If)):
         for c in s.body:
             yield from _stores(c)
 
@@ -157,13 +174,34 @@ def _own_stores(ctx: BlockContext) -> list[Store]:
     def go(s: Stmt) -> None:
         if isinstance(s, Store):
             out.append(s)
-        elif isinstance(s, (For, Group)):
+        elif isinstance(s, (For, Group, If)):
             for c in s.body:
                 go(c)
 
     for c in ctx.block.body:
         go(c)
     return out
+
+
+def _inner_conds(ctx: BlockContext, store: Store) -> tuple[Cond, ...]:
+    """The predicates inside the block around ``store`` (over the block's scope)."""
+    def go(s: Stmt, conds: tuple[Cond, ...]) -> tuple[Cond, ...] | None:
+        if s is store:
+            return conds
+        if isinstance(s, If):
+            conds = conds + s.conds
+        if isinstance(s, (For, Group, If)):
+            for c in s.body:
+                r = go(c, conds)
+                if r is not None:
+                    return r
+        return None
+
+    for c in ctx.block.body:
+        r = go(c, ())
+        if r is not None:
+            return r
+    return ()
 
 
 def _loads_of(ctx: BlockContext, tensor: str) -> list[tuple[Store, Load]]:
@@ -193,14 +231,30 @@ class _Frame:
 
     ctx: BlockContext
     bind_values: tuple[AffineExpr, ...]
+    inner: tuple[Cond, ...] = ()
 
     @property
     def loops(self) -> tuple[For, ...]:
         return self.ctx.loops
 
+    def conds(self) -> list[Cond]:
+        """Every predicate the store runs under, over the loop variables."""
+        out = [c for g in self.ctx.guards for c in g.conds]
+        return out + [(self.resolve(a), op, self.resolve(b)) for a, op, b in self.inner]
+
+    @property
+    def sizes(self) -> int:
+        """How many leading loops are size parameters."""
+        return sum(1 for f in self.loops if f.kind == "size")
+
+    def constraints(self) -> list[tuple[AffineExpr, Interval]]:
+        bounds = [Interval(f.start, f.start + f.extent - 1) for f in self.loops]
+        symbolic = [loop_constraint(Dim(d), f.bound, f.start) for d, f in enumerate(self.loops) if f.bound is not None]
+        return symbolic + cond_constraints(self.conds(), bounds)
+
     def domain(self, results: Iterable[AffineExpr]) -> IndexingMap:
         dims = [Variable(Interval(f.start, f.start + f.extent - 1), f.var) for f in self.loops]
-        return IndexingMap(dims, list(results))
+        return IndexingMap(dims, list(results), constraints=self.constraints())
 
     def resolve(self, e: AffineExpr) -> AffineExpr:
         """A scope expression over the loop variables only."""
@@ -208,12 +262,14 @@ class _Frame:
         return e.substitute(dims=[Dim(i) for i in range(n)] + list(self.bind_values))
 
 
-def _frame(ctx: BlockContext) -> _Frame:
+def _frame(ctx: BlockContext, store: Store | None = None) -> _Frame:
+    """The block's frame; with ``store``, its domain includes the predicates
+    inside the block around that store."""
     binds = [s for s in ctx.block.body if isinstance(s, Bind)]
     values: tuple[AffineExpr, ...] = ()
     if binds:
         values = binds[0].values
-    return _Frame(ctx, values)
+    return _Frame(ctx, values, _inner_conds(ctx, store) if store is not None else ())
 
 
 # ---------------------------------------------------------------------------
@@ -249,9 +305,11 @@ def _scope_domain(frame: _Frame) -> IndexingMap:
     loops = [Interval(f.start, f.start + f.extent - 1) for f in frame.loops]
     n = len(loops)
     iters = [range_of(b, loops) for b in frame.bind_values]
+    if frame.sizes or any(f.bound is not None for f in frame.loops):
+        iters = [iv if iv.hi - iv.lo < 2**62 else Interval(-(2**80), 2**80) for iv in iters]
     dims = [Variable(iv) for iv in loops + iters]
     constraints = [(Dim(n + k) - b, Interval(0, 0)) for k, b in enumerate(frame.bind_values)]
-    return IndexingMap(dims, [], constraints=constraints)
+    return IndexingMap(dims, [], constraints=constraints + frame.constraints())
 
 
 def _tidy_index(e: AffineExpr, frame: _Frame) -> AffineExpr:
@@ -273,7 +331,7 @@ def _replace_block(s: Stmt, name: str, fn: Callable[[ScheduleBlock], Stmt | None
     and groups left empty by a removal are removed too (never the root)."""
     if isinstance(s, ScheduleBlock) and s.name == name:
         return fn(s)
-    if isinstance(s, (For, Group, ScheduleBlock)):
+    if isinstance(s, (For, Group, ScheduleBlock, If)):
         body = []
         for c in s.body:
             r = _replace_block(c, name, fn)
@@ -282,7 +340,9 @@ def _replace_block(s: Stmt, name: str, fn: Callable[[ScheduleBlock], Stmt | None
         if not body and s.body and not isinstance(s, ScheduleBlock):
             return None
         if isinstance(s, For):
-            return For(s.kind, s.var, s.start, s.extent, tuple(body))
+            return replace(s, body=tuple(body))
+        if isinstance(s, If):
+            return If(s.conds, tuple(body), s.scope)
         if isinstance(s, Group):
             return Group(tuple(body))
         return ScheduleBlock(s.name, tuple(body))
@@ -333,6 +393,26 @@ class _ValueEncoder:
         return self.func("int", [self.enc.expr(v.expr, env)], [ints])
 
 
+def _loop_bounds(enc: Z3Encoder, frame: _Frame, xs: list[Any]) -> list[Any]:
+    """The loops' ranges (symbolic extents included) as z3 constraints."""
+    env: Env = {("d", i): x for i, x in enumerate(xs)}
+    out = []
+    for f, x in zip(frame.loops, xs):
+        out += [x >= f.start, x <= f.start + f.extent - 1]
+        if f.bound is not None:
+            out.append(x <= enc.expr(f.bound, env) + (f.start - 1))
+    return out
+
+
+def _encode_conds(enc: Z3Encoder, frame: _Frame, loop_env: Env) -> list[Any]:
+    """The frame's predicates as z3 constraints over its loop variables."""
+    out = []
+    for a, op, b in frame.conds():
+        x, y = enc.expr(a, loop_env), enc.expr(b, loop_env)
+        out.append({"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y}[op])
+    return out
+
+
 def _prove_consumer(
     producer: _Frame, pstore: Store, consumer: _Frame, old: Store, new: Store, tensor: str, timeout: float
 ) -> Verdict:
@@ -345,9 +425,9 @@ def _prove_consumer(
     ve = _ValueEncoder(enc)
     s = enc.solver(timeout=timeout)
     cl = [enc.int_var(f"c_{f.var}") for f in consumer.loops]
-    for f, x in zip(consumer.loops, cl):
-        s.add(x >= f.start, x <= f.start + f.extent - 1)
     cenv_loops: Env = {("d", i): x for i, x in enumerate(cl)}
+    s.add(*_loop_bounds(enc, consumer, cl))
+    s.add(*_encode_conds(enc, consumer, cenv_loops))
     cscope = list(cl) + [enc.expr(b, cenv_loops) for b in consumer.bind_values]
     cenv: Env = {("d", i): x for i, x in enumerate(cscope)}
     counter = [0]
@@ -356,10 +436,11 @@ def _prove_consumer(
         if ld.tensor != tensor:
             return None
         counter[0] += 1
-        pl = [enc.int_var(f"p{counter[0]}_{f.var}") for f in producer.loops]
-        for f, x in zip(producer.loops, pl):
-            s.add(x >= f.start, x <= f.start + f.extent - 1)
+        # the sizes are the consumer's: one program, one size
+        pl = cl[:producer.sizes] + [enc.int_var(f"p{counter[0]}_{f.var}") for f in producer.loops[producer.sizes:]]
+        s.add(*_loop_bounds(enc, producer, pl))
         penv_loops: Env = {("d", i): x for i, x in enumerate(pl)}
+        s.add(*_encode_conds(enc, producer, penv_loops))
         pscope = list(pl) + [enc.expr(b, penv_loops) for b in producer.bind_values]
         penv: Env = {("d", i): x for i, x in enumerate(pscope)}
         for si, li in zip(pstore.indices, ld.indices):
@@ -389,10 +470,18 @@ def _unsupported(ctx: BlockContext) -> str | None:
     name = ctx.block.name
     if sum(1 for s in ctx.block.body if isinstance(s, Bind)) > 1:
         return f"block {name} has several axis.bind statements"
-    direct = [s for s in ctx.block.body if isinstance(s, Store)]
-    if len(direct) != len(_own_stores(ctx)):
+    def direct_stores(body: tuple[Stmt, ...]) -> list[Store]:
+        return [s for s in body if isinstance(s, Store)] + [x for s in body if isinstance(s, If)
+                                                             for x in direct_stores(s.body)]
+
+    if len(direct_stores(ctx.block.body)) != len(_own_stores(ctx)):
         return f"block {name} has loops inside its body"
     return None
+
+
+def _only_store(s: Stmt) -> bool:
+    """A store under (possibly nested) predicates only."""
+    return isinstance(s, Store) or (isinstance(s, If) and len(s.body) == 1 and _only_store(s.body[0]))
 
 
 def _shared_loops(a: BlockContext, b: BlockContext) -> int:
@@ -406,7 +495,7 @@ def _shared_loops(a: BlockContext, b: BlockContext) -> int:
 
 
 def _written_before_read(
-    write: IndexingMap, read: IndexingMap, shared: int, timeout: float
+    write: IndexingMap, read: IndexingMap, shared: int, timeout: float, sizes: int = 0
 ) -> tuple[Verdict, dict[str, Any] | None]:
     """With ``shared`` common outer loops and the producer block first in their
     body, the element a consumer iteration ``c`` reads is written before the
@@ -423,9 +512,11 @@ def _written_before_read(
     s.add(*enc.domain(write, penv), *enc.domain(read, cenv))
     for a, b in zip(write.results, read.results):
         s.add(enc.expr(a, penv) == enc.expr(b, cenv))
-    p = [penv[("d", i)] for i in range(shared)]
-    c = [cenv[("d", i)] for i in range(shared)]
-    later = [z3.And(*[p[j] == c[j] for j in range(k)], p[k] > c[k]) for k in range(shared)]
+    for i in range(sizes):  # one program, one size
+        s.add(penv[("d", i)] == cenv[("d", i)])
+    p = [penv[("d", i)] for i in range(sizes, shared)]
+    c = [cenv[("d", i)] for i in range(sizes, shared)]
+    later = [z3.And(*[p[j] == c[j] for j in range(k)], p[k] > c[k]) for k in range(len(p))]
     s.add(z3.Or(*later) if later else z3.BoolVal(False, enc.ctx))
     s.add(*enc.side_conditions)
     r = s.check()
@@ -437,12 +528,33 @@ def _written_before_read(
     pv = tuple(model.eval(penv[("d", i)], model_completion=True).as_long() for i in range(write.num_dims))
     cv = tuple(model.eval(cenv[("d", i)], model_completion=True).as_long() for i in range(read.num_dims))
     ok = (write.contains(pv) and read.contains(cv) and write.evaluate(pv) == read.evaluate(cv)
-          and pv[:shared] > cv[:shared])
+          and pv[:sizes] == cv[:sizes] and pv[sizes:shared] > cv[sizes:shared])
     if not ok:
         return Verdict("error", "z3", now() - t0, question, "encoding disagrees with evaluator"), None
     witness: dict[str, Any] = {"producer_iteration": list(pv), "consumer_iteration": list(cv),
                                "element": list(write.evaluate(pv))}
     return Verdict("refuted", "z3", now() - t0, question), witness
+
+
+def _size_condition(violations: list[Any], k: int, names: list[str]) -> Any:
+    """Where the obligation holds (:func:`engines.sizes.size_condition`), ``None`` without sizes."""
+    if not k:
+        return None
+    try:
+        return size_condition(violations, k, names)
+    except Exception:  # the condition is a courtesy; the witness stands on its own
+        return None
+
+
+def _when_text(cond: Any) -> str:
+    """`` (this check holds exactly when N <= 8)`` when the obligation fails for some sizes only."""
+    if cond is None:
+        return ""
+    if cond.status == "when":
+        return f" (this check holds exactly when {cond.text})"
+    if cond.status == "never":
+        return " (this check fails for every size at which no tensor is empty)"
+    return ""
 
 
 def _assign(names: list[str], values: tuple[int, ...]) -> str:
@@ -458,7 +570,105 @@ def compute_inline(
     ``outputs`` names the program's output tensors (default: every tensor that
     is stored and never read). Raises :class:`VerifiedIndexingError` when there
     is no such block or nothing to inline.
+
+    With size parameters every obligation is asked for every size at once. When
+    one fails for some sizes only, isl gives the exact condition under which it
+    holds; the inline is then decided again on the program guarded by that
+    condition (``if (...)`` around the root, so every domain includes it), up to
+    three times: ``inlined`` with ``when`` set means legal exactly under ``when``
+    (the new program carries the guard); otherwise the first refusal (its
+    witness holds at concrete sizes) is returned with ``when`` naming the
+    condition under which that check would hold.
     """
+    program, fits = int64_guard(program)
+    first = _strip_guard(_compute_inline(program, block, outputs, timeout), fits)
+    rep = first
+    constraints: list[tuple[AffineExpr, Interval]] = []
+    texts: list[str] = []
+    for _ in range(3):
+        cond = rep.condition
+        if rep.status != "refused" or cond is None or cond.status != "when" or cond.constraints is None:
+            break
+        constraints += list(cond.constraints)
+        texts.append(cond.text)
+        rep = _strip_guard(_compute_inline(_guard_sizes(program, constraints), block, outputs, timeout), fits)
+        if rep.status == "inlined":
+            when = " and ".join(texts)
+            return replace(rep, reason=f"all checks proved when {when}", when=when)
+    return first
+
+
+def int64_guard(program: Stmt) -> tuple[Stmt, tuple[Cond, ...]]:
+    """The program restricted to the sizes at which every symbolic extent fits in
+    an int64 (``START + EXTENT <= SIZE_MAX``): outside them the loop dims' bounds
+    (``[START, START + SIZE_MAX - 1]``) would cut loops short, and a witness there
+    would be an artefact of the encoding. Returns the guarded program and the
+    guard's comparisons (``()`` when there is none)."""
+    sizes: list[For] = []
+    p = program
+    while isinstance(p, For) and p.kind == "size":
+        sizes.append(p)
+        p = p.body[0]
+    k = len(sizes)
+    conds: list[Cond] = []
+    for ctx in walk_blocks(p):  # p is below the size pseudo-loops: ctx.loops are real loops
+        for f in ctx.loops:
+            if f.bound is not None and all(i < k for _, i in f.bound.variables()):
+                c: Cond = (f.bound + f.start, "<=", Const(SIZE_MAX))
+                if c not in conds:
+                    conds.append(c)
+    if not conds:
+        return program, ()
+    out: Stmt = If(tuple(conds), (p,), tuple(f.var for f in sizes))
+    for f in reversed(sizes):
+        out = replace(f, body=(out,))
+    return out, tuple(conds)
+
+
+def _strip_guard(rep: InlineReport, conds: tuple[Cond, ...]) -> InlineReport:
+    """``rep`` with the int64 guard of :func:`int64_guard` removed from its program."""
+    if not conds or rep.program is None:
+        return rep
+
+    def go(s: Stmt) -> Stmt:
+        if isinstance(s, If) and s.conds == conds and len(s.body) == 1:
+            return s.body[0]
+        if isinstance(s, (For, If)) and len(s.body) == 1 and (isinstance(s, If) or s.kind == "size"):
+            return replace(s, body=(go(s.body[0]),))
+        return s
+
+    return replace(rep, program=go(rep.program))
+
+
+def _guard_sizes(program: Stmt, constraints: list[tuple[AffineExpr, Interval]]) -> Stmt:
+    """The program with ``if (constraints)`` inside its size pseudo-loops, around the rest."""
+    sizes: list[For] = []
+    p = program
+    while isinstance(p, For) and p.kind == "size":
+        sizes.append(p)
+        p = p.body[0]
+    names = tuple(f.var for f in sizes)
+    conds: list[Cond] = []
+    for e, iv in constraints:
+        op = "==" if iv.lo == iv.hi else ">="
+        # ``N + k >= lo`` reads better as ``N >= lo - k``, ``-N + k >= lo`` as ``N <= k - lo``
+        const = e.evaluate([0] * len(names))
+        lin = e - Const(const)
+        if isinstance(lin, Dim):
+            conds.append((lin, op, Const(iv.lo - const)))
+        elif isinstance(-lin, Dim):
+            conds.append((-lin, "==" if op == "==" else "<=", Const(const - iv.lo)))
+        else:
+            conds.append((e, op, Const(iv.lo)))
+    out: Stmt = If(tuple(conds), (p,), names)
+    for f in reversed(sizes):
+        out = replace(f, body=(out,))
+    return out
+
+
+def _compute_inline(
+    program: Stmt, block: str | None, outputs: Iterable[str] | None, timeout: float
+) -> InlineReport:
     contexts = list(walk_blocks(program))
     if block is None:
         cands = inline_candidates(program)
@@ -474,9 +684,11 @@ def compute_inline(
     pctx = matches[0]
     checks: list[InlineCheck] = []
 
-    def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax") -> InlineReport:
+    def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax",
+               condition: Any = None) -> InlineReport:
         checks.append(InlineCheck(name, "refuted", detail, engine, witness))
-        return InlineReport(block or "", "refused", detail, tuple(checks))
+        when = condition.text if condition is not None and condition.status == "when" else ""
+        return InlineReport(block or "", "refused", detail, tuple(checks), when=when, condition=condition)
 
     def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
         checks.append(InlineCheck(name, "proved", detail, engine))
@@ -485,7 +697,8 @@ def compute_inline(
         return refuse("the block is not the root", "the root block cannot be inlined")
     body = pctx.block.body
     own = _own_stores(pctx)
-    shape_ok = len(own) == 1 and all(isinstance(s, (Bind, Store)) for s in body) and len(body) <= 2
+    shape_ok = len(own) == 1 and all(isinstance(s, (Bind, Store)) or (isinstance(s, If) and _only_store(s))
+                                     for s in body) and len(body) <= 2
     if not shape_ok:
         return refuse("a single store in the producer block",
                       f"block {block} holds {len(own)} store(s) and {len(body)} statement(s); "
@@ -528,56 +741,66 @@ def compute_inline(
         if why is not None:
             checks.append(InlineCheck("the loop structure is modelled", "unknown", why))
             return InlineReport(block, "unknown", f"unsupported: {why}", tuple(checks))
-    pf = _frame(pctx)
+    pf = _frame(pctx, pstore)
     if len(pctx.loops) == 0:
         return refuse("store indices are injective", f"block {block} is not inside a loop nest (nothing to invert)")
     write = pf.domain(pf.resolve(i) for i in pstore.indices)
-    inj = is_injective(write, timeout=timeout)
+    k = pf.sizes
+    size_names = [f.var for f in pctx.loops[:k]]
+    inj = is_injective(write, timeout=timeout, sizes=k)
     if inj.refuted:
-        pair = collision(write, inj)
+        pair = collision(with_sizes_in_results(write, k), inj)
         assert pair is not None
         names = [f.var for f in pctx.loops]
         w: dict[str, Any] = {
             "iterations": [dict(zip(names, pair[0])), dict(zip(names, pair[1]))],
-            "element": list(pair[2]),
+            "element": list(pair[2][k:]),
             "note": f"iterations ({_assign(names, pair[0])}) and ({_assign(names, pair[1])}) both write "
-            f"{tensor}{list(pair[2])}",
+            f"{tensor}{list(pair[2][k:])}",
         }
-        return refuse("store indices are injective", str(w["note"]), w, inj.engine)
+        cond = _size_condition([violating_sizes_injective(write, k)], k, size_names)
+        w["note"] += _when_text(cond)
+        if k:
+            w["sizes"] = dict(zip(size_names, pair[0][:k]))
+        return refuse("store indices are injective", str(w["note"]), w, inj.engine, cond)
     if not inj.proved:
         checks.append(InlineCheck("store indices are injective", inj.status, inj.reason, inj.engine))
         return InlineReport(block, "unknown", f"injectivity: {inj.reason}", tuple(checks))
     ok("store indices are injective", "", inj.engine)
     for cctx in consumers:
-        cf = _frame(cctx)
         for _st, ld in _loads_of(cctx, tensor):
+            cf = _frame(cctx, _st)
             if len(ld.indices) != len(pstore.indices):
                 raise VerifiedIndexingError(
                     f"{cctx.block.name} reads {tensor} with {len(ld.indices)} indices; {block} writes it with "
                     f"{len(pstore.indices)}"
                 )
             read = cf.domain(cf.resolve(i) for i in ld.indices)
-            v, rw = reads_inside(read, write, timeout)
+            v, rw = reads_inside(read, write, timeout, sizes=k)
             name = f"{cctx.block.name}'s load of {tensor} lies in the stored region"
             if v.refuted and rw is not None:
                 cw: dict[str, Any] = dict(rw)
                 loop_names = [f.var for f in cctx.loops]
                 cw["consumer_iteration"] = dict(zip(loop_names, rw["consumer_iteration"]))
+                cw["element"] = list(rw["element"][k:])
+                if k:
+                    cw["sizes"] = dict(zip(size_names, rw["consumer_iteration"][:k]))
+                cond = _size_condition([violating_sizes_subset(read, write, k)], k, size_names)
                 cw["note"] = (
                     f"{cctx.block.name}'s iteration ({_assign(loop_names, tuple(rw['consumer_iteration']))}) reads "
-                    f"{tensor}{list(rw['element'])}, which {block} never writes"
+                    f"{tensor}{cw['element']}, which {block} never writes" + _when_text(cond)
                 )
-                return refuse(name, cw["note"], cw, v.engine)
+                return refuse(name, cw["note"], cw, v.engine, cond)
             if not v.proved:
                 checks.append(InlineCheck(name, v.status, v.reason, v.engine))
                 return InlineReport(block, "unknown", f"{name}: {v.reason}", tuple(checks))
             ok(name, "", v.engine)
             shared = _shared_loops(pctx, cctx)
-            if shared:
+            if shared > k:
                 loop_names = [f.var for f in cctx.loops]
                 oname = (f"{block} writes each element {cctx.block.name} reads before the read "
-                         f"(shared loops {', '.join(loop_names[:shared])})")
-                ov, ow = _written_before_read(write, read, shared, timeout)
+                         f"(shared loops {', '.join(loop_names[k:shared])})")
+                ov, ow = _written_before_read(write, read, shared, timeout, sizes=k)
                 if ov.refuted and ow is not None:
                     pnames = [f.var for f in pctx.loops]
                     ow["note"] = (
@@ -590,7 +813,7 @@ def compute_inline(
                     checks.append(InlineCheck(oname, ov.status, ov.reason, ov.engine))
                     return InlineReport(block, "unknown", f"{oname}: {ov.reason}", tuple(checks))
                 ok(oname, "", "z3")
-    inv = inverse(write, timeout=timeout)
+    inv = inverse(write, timeout=timeout, sizes=k)
     if not inv.proved or inv.inverse is None:
         checks.append(InlineCheck("the store map has a proven inverse", inv.status, inv.reason))
         return InlineReport(block, "unknown", f"inverse of the store map: {inv.reason}", tuple(checks),
@@ -599,7 +822,7 @@ def compute_inline(
     g = inv.inverse
 
     def replacement(ld: Load, cf: _Frame) -> Value:
-        loops = [r.substitute(dims=list(ld.indices)) for r in g.results]
+        loops = [r.substitute(dims=[Dim(i) for i in range(k)] + list(ld.indices)) for r in g.results]
         iters = [b.substitute(dims=loops) for b in pf.bind_values]
         value = _subst_value(pstore.value, loops + iters)
         return _map_value(value, lambda x: Load(x.tensor, tuple(_tidy_index(e, cf) for e in x.indices)),
@@ -617,7 +840,9 @@ def compute_inline(
 
                     return Store(s.tensor, s.indices, _map_value(s.value, swap, lambda e: e), s.scope)
                 if isinstance(s, For):
-                    return For(s.kind, s.var, s.start, s.extent, tuple(fix(c) for c in s.body))
+                    return replace(s, body=tuple(fix(c) for c in s.body))
+                if isinstance(s, If):
+                    return If(s.conds, tuple(fix(c) for c in s.body), s.scope)
                 if isinstance(s, Group):
                     return Group(tuple(fix(c) for c in s.body))
                 return s
@@ -633,11 +858,12 @@ def compute_inline(
     for cctx in consumers:
         nctx = new_contexts[cctx.block.name]
         for old, new in zip(_own_stores(cctx), _own_stores(nctx)):
-            v = _prove_consumer(pf, pstore, _frame(cctx), old, new, tensor, timeout)
+            v = _prove_consumer(pf, pstore, _frame(cctx, old), old, new, tensor, timeout)
             checks.append(InlineCheck(v.question, v.status, v.reason, v.engine))
             if not v.proved:
                 return InlineReport(block, "unknown", f"{v.question}: {v.status}", tuple(checks), None, inv)
-    return InlineReport(block, "inlined", "all checks proved", tuple(checks), new_program, inv,
+    every = f"all checks proved for every size ({', '.join(size_names)})" if k else "all checks proved"
+    return InlineReport(block, "inlined", every, tuple(checks), new_program, inv,
                         tuple(c.block.name for c in consumers))
 
 

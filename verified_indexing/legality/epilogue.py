@@ -1,0 +1,782 @@
+"""Reduction epilogue fusion (TVM's ``fuse_reduction_epilogue``), legality checked, the fused form proven.
+
+A reduction into ``C`` (an init block ``C__reduce_init`` storing ``I`` and an
+update block ``C`` storing ``C[s] = C[s] (+) u(s, k)`` inside one more loop, the
+reduction loop ``k``) followed by an elementwise epilogue ``D[w(t)] = g(C[r(t)], ...)``
+is fused into one reduction that computes ``D`` directly; ``C`` disappears.
+
+Two fused forms are generated, whichever applies first:
+
+* **fold into the init** (TVM's bias-add fusion): when ``g(c) = c (+) b`` (or
+  ``b (+) c``) with the reduction's own associative and commutative operator
+  ``(+)`` (``+``, ``*``, ``max``, ``min``) and ``b`` independent of ``C``, the
+  init becomes ``b`` (when ``I`` is the identity of ``(+)``, else ``I (+) b``)
+  and the update accumulates into ``D``. Proof assumes: ``(+)`` associative,
+  commutative, and ``I`` its identity (as TVM does for floats; rounding may
+  differ).
+* **epilogue on the last reduction iteration** (anything else, e.g. ReLU
+  ``max(C, 0)``): the update accumulates into ``D`` and applies ``g`` to the new
+  accumulator when ``k`` is the last iteration:
+  ``D[w] = select((k == LAST), g(D[w] (+) u), (D[w] (+) u))``. The proof assumes
+  no algebraic law: ``g`` is applied exactly once, after the last update.
+
+Obligations (each reported, with a witness when it fails): the reduction is
+recognized; the epilogue is one store and the only reader of ``C``, which is not
+an output; it reads ``C`` at one index tuple, injectively, and exactly the
+region the reduction writes (both inclusions, isl); the epilogue's other inputs
+are not written after the reduction starts; the read has a proven inverse
+(which places the epilogue at the reduction's element). The fused program (ours
+or one given with ``fused=``) is then compared with the original:
+
+1. by exact evaluation (:mod:`~verified_indexing.legality.cinn_eval`) on a few
+   deterministic inputs: a difference refutes the fusion with the element, the
+   sizes and both values;
+2. by induction over the reduction loop, with z3 on uninterpreted values (tensor
+   reads, constants and operators are uninterpreted functions; only the laws
+   named above are assumed): for every element, the fused accumulator ``G_n``
+   and the original one ``F_n`` satisfy an invariant (``G_n = F_n (+) b`` for the
+   fold form; ``G_n = F_n`` before the last iteration and ``G_K = g(F_K)`` for the
+   last-iteration form) at ``n = 0``, it is preserved by every step
+   ``0 <= n < K``, and at ``n = K`` it gives the epilogue's value; the fused
+   store's indices equal the epilogue's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from verified_indexing.engines import Verdict, Z3Encoder
+from verified_indexing.engines.z3 import Env
+from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.expr import AffineExpr, Dim
+from verified_indexing.legality._proofs import now, reads_inside
+from verified_indexing.legality.cinn_eval import INPUT_RULE, Unwritten, run_exact, tensor_of
+from verified_indexing.legality.cinn_ir import (
+    Bind,
+    BinOp,
+    BlockContext,
+    Call,
+    For,
+    IndexValue,
+    Load,
+    Neg,
+    Num,
+    ScheduleBlock,
+    Stmt,
+    Store,
+    Value,
+    format_program,
+    walk_blocks,
+)
+from verified_indexing.legality.inline import (
+    InlineCheck,
+    _assign,
+    _Frame,
+    _frame,
+    _map_value,
+    _own_stores,
+    _replace_block,
+    _subst_value,
+    _tidy_index,
+    _value_loads,
+    _ValueEncoder,
+)
+from verified_indexing.legality.inverse import collision, inverse, is_injective
+
+__all__ = ["EVALUATION_LIMIT", "EpilogueReport", "Reduction", "compare_programs", "evaluation_size",
+           "find_reduction", "fuse_reduction_epilogue"]
+
+EpilogueStatus = Literal["fused", "illegal", "unknown"]
+
+#: Associative and commutative reduction operators and their identities (as values).
+_IDENTITY: dict[str, Fraction] = {
+    "+": Fraction(0),
+    "*": Fraction(1),
+    "max": -Fraction(340282347) * 10**30,
+    "min": Fraction(340282347) * 10**30,
+}
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A recognized reduction: ``init`` and ``update`` blocks, the reduction
+    loop, the operator (``+ * max min`` or ``""`` when the update is not
+    ``C (+) u``) and the update value ``u`` (``None`` when not recognized)."""
+
+    tensor: str
+    init: BlockContext
+    update: BlockContext
+    init_store: Store
+    update_store: Store
+    loop: For
+    op: str
+    operand: Value | None
+
+
+@dataclass(frozen=True)
+class EpilogueReport:
+    """The outcome of :func:`fuse_reduction_epilogue`: ``fused`` (every obligation
+    proved, ``program`` is the fused program), ``illegal`` (a check failed or the
+    fused program differs; ``witness`` says where) or ``unknown``."""
+
+    block: str
+    reduction: str
+    status: EpilogueStatus
+    reason: str
+    checks: tuple[InlineCheck, ...]
+    program: Stmt | None = None
+    form: str = ""
+    laws: tuple[str, ...] = field(default=())
+
+    @property
+    def exit_code(self) -> int:
+        return {"fused": 0, "illegal": 1, "unknown": 2}[self.status]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "block": self.block,
+            "reduction": self.reduction,
+            "status": self.status,
+            "reason": self.reason,
+            "form": self.form,
+            "laws_assumed": list(self.laws),
+            "checks": [c.to_json() for c in self.checks],
+            "program": format_program(self.program) if self.program is not None else None,
+        }
+
+
+# ---------------------------------------------------------------------------
+# Recognizing the reduction
+# ---------------------------------------------------------------------------
+
+
+def _single_store(ctx: BlockContext, allow_guards: bool = False) -> Store | None:
+    """The block's one store (after an optional axis.bind); ``None`` for any
+    other shape, and for predicated blocks unless ``allow_guards`` (predicates
+    around the block, which are part of its domain)."""
+    if ctx.guards and not allow_guards:
+        return None
+    own = _own_stores(ctx)
+    body = ctx.block.body
+    if len(own) != 1 or not all(isinstance(s, (Bind, Store)) for s in body) or len(body) > 2:
+        return None
+    return own[0]
+
+
+def _split_update(store: Store, frame: _Frame, tensor: str) -> tuple[str, Value | None]:
+    """``(op, u)`` when the update is ``C (+) u`` / ``u (+) C`` with the self-load at the store's indices."""
+    v = store.value
+
+    def is_self(x: Value) -> bool:
+        return isinstance(x, Load) and x.tensor == tensor and \
+            [frame.resolve(i) for i in x.indices] == [frame.resolve(i) for i in store.indices]
+
+    def free(x: Value) -> bool:
+        return not any(ld.tensor == tensor for ld in _value_loads(x))
+
+    if isinstance(v, BinOp) and v.op in ("+", "*"):
+        if is_self(v.lhs) and free(v.rhs):
+            return v.op, v.rhs
+        if is_self(v.rhs) and free(v.lhs):
+            return v.op, v.lhs
+    if isinstance(v, Call) and v.name in ("max", "min") and len(v.args) == 2:
+        a, b = v.args
+        if is_self(a) and free(b):
+            return v.name, b
+        if is_self(b) and free(a):
+            return v.name, a
+    return "", None
+
+
+def find_reduction(program: Stmt, tensor: str) -> Reduction | str:
+    """The reduction into ``tensor``, or why there is none that is modelled."""
+    contexts = list(walk_blocks(program))
+    inits = [c for c in contexts if any(tensor_of(s.tensor) == tensor and s.tensor.endswith("__reduce_init")
+                                        for s in _own_stores(c))]
+    updates = [c for c in contexts if any(s.tensor == tensor for s in _own_stores(c))]
+    if len(inits) != 1 or len(updates) != 1:
+        return (f"{tensor} is not written by one init block ({tensor}__reduce_init) and one update block "
+                f"({len(inits)} init, {len(updates)} update)")
+    init, update = inits[0], updates[0]
+    if any(f.kind == "size" or f.bound is not None for f in update.loops):
+        return "symbolic sizes are not modelled in epilogue fusion yet"
+    istore, ustore = _single_store(init), _single_store(update)
+    if istore is None or ustore is None:
+        return f"the init and update blocks of {tensor} must each hold one store (after an optional axis.bind)"
+    n = len(init.loops)
+    if len(update.loops) != n + 1 or any(a is not b for a, b in zip(init.loops, update.loops)):
+        return (f"the update block {update.block.name} must sit in exactly one more loop (the reduction loop) "
+                f"than the init block {init.block.name}, inside the same outer loops")
+    if init.order > update.order:
+        return f"the init block of {tensor} comes after its update block"
+    uf, inf = _frame(update), _frame(init)
+    u_idx = [uf.resolve(i) for i in ustore.indices]
+    if any(n in {x.index for x in e.walk() if isinstance(x, Dim)} for e in u_idx):
+        return f"the update's store indices depend on the reduction loop {update.loops[-1].var}"
+    i_idx = [inf.resolve(i) for i in istore.indices]
+    if u_idx != i_idx:
+        return f"the init and update blocks of {tensor} write different index expressions"
+    if any(ld.tensor == tensor for ld in _value_loads(istore.value)):
+        return f"the init value of {tensor} reads {tensor}"
+    self_loads = [ld for ld in _value_loads(ustore.value) if ld.tensor == tensor]
+    if not self_loads:
+        return f"the update block {update.block.name} does not read {tensor} (not a reduction)"
+    if any([uf.resolve(i) for i in ld.indices] != u_idx for ld in self_loads):
+        return f"the update block {update.block.name} reads {tensor} at another element than it writes"
+    op, operand = _split_update(ustore, uf, tensor)
+    return Reduction(tensor, init, update, istore, ustore, update.loops[-1], op, operand)
+
+
+# ---------------------------------------------------------------------------
+# z3 encoding of values with an accumulator, selects and integer comparisons
+# ---------------------------------------------------------------------------
+
+
+def _canonical_num(text: str) -> str:
+    t = text.rstrip("f")
+    try:
+        return str(Fraction(t))
+    except ValueError:
+        return t
+
+
+def _is_int_like(v: Value) -> bool:
+    return isinstance(v, IndexValue) or (isinstance(v, Num) and v.text.lstrip("-").isdigit())
+
+
+class _AccEncoder(_ValueEncoder):
+    """Uninterpreted values; numerals by value; ``select`` on an integer
+    comparison is an if-then-else; loads of ``acc_tensor`` are ``acc``."""
+
+    def value(self, v: Value, env: Env, load: Any = None) -> Any:
+        z3 = self.enc.z3
+        if isinstance(v, (Num, Neg)) and _num_value(v) is not None:
+            return z3.Const(f"num {_num_value(v)}", self.sort)
+        if isinstance(v, Call) and v.name == "select" and len(v.args) == 3:
+            c = self.condition(v.args[0], env)
+            if c is not None:
+                return z3.If(c, self.value(v.args[1], env, load), self.value(v.args[2], env, load))
+        return super().value(v, env, load)
+
+    def condition(self, v: Value, env: Env) -> Any:
+        z3 = self.enc.z3
+        if isinstance(v, BinOp) and v.op in ("&&", "||"):
+            a, b = self.condition(v.lhs, env), self.condition(v.rhs, env)
+            if a is None or b is None:
+                return None
+            return z3.And(a, b) if v.op == "&&" else z3.Or(a, b)
+        if isinstance(v, BinOp) and v.op in ("<", "<=", ">", ">=", "==", "!=") and _is_int_like(v.lhs) \
+                and _is_int_like(v.rhs):
+            a, b = self.int_term(v.lhs, env), self.int_term(v.rhs, env)
+            return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[v.op]
+        return None
+
+    def int_term(self, v: Value, env: Env) -> Any:
+        if isinstance(v, IndexValue):
+            return self.enc.expr(v.expr, env)
+        assert isinstance(v, Num)
+        return self.enc.int_val(int(v.text))
+
+    def combine(self, op: str, a: Any, b: Any) -> Any:
+        if op in ("+", "*"):
+            return self.func(f"op {op}", [a, b], [self.sort, self.sort])
+        return self.func(f"call {op}", [a, b], [self.sort, self.sort])
+
+    def laws(self, op: str, identity: bool) -> tuple[list[Any], list[str]]:
+        z3 = self.enc.z3
+        x, y, w = (z3.Const(n, self.sort) for n in ("law_x", "law_y", "law_z"))
+        f = self.combine
+        shown = op
+        axioms = [z3.ForAll([x, y, w], f(op, f(op, x, y), w) == f(op, x, f(op, y, w))),
+                  z3.ForAll([x, y], f(op, x, y) == f(op, y, x))]
+        names = [f"{shown} is associative", f"{shown} is commutative"]
+        if identity:
+            e = z3.Const(f"num {_IDENTITY[op]}", self.sort)
+            axioms.append(z3.ForAll([x], f(op, e, x) == x))
+            names.append(f"{_IDENTITY_TEXT[op]} is the identity of {shown}")
+        return axioms, names
+
+
+_IDENTITY_TEXT = {"+": "0", "*": "1", "max": "-3.40282347e+38f", "min": "3.40282347e+38f"}
+
+
+def _num_value(v: Value) -> Fraction | None:
+    """The value of a numeral or a negated numeral."""
+    sign = 1
+    if isinstance(v, Neg):
+        sign, v = -1, v.operand
+    if not isinstance(v, Num):
+        return None
+    try:
+        return sign * Fraction(_canonical_num(v.text))
+    except ValueError:
+        return None
+
+
+def _is_identity(v: Value, op: str) -> bool:
+    return op in _IDENTITY and _num_value(v) == _IDENTITY[op]
+
+
+# ---------------------------------------------------------------------------
+# Splitting the epilogue value g(c) = c (+) b
+# ---------------------------------------------------------------------------
+
+
+def _fold_operand(g: Value, tensor: str, op: str) -> Value | None:
+    """``b`` when ``g`` is ``C[..] (+) b`` or ``b (+) C[..]`` with ``b`` free of ``C``."""
+    def is_c(x: Value) -> bool:
+        return isinstance(x, Load) and x.tensor == tensor
+
+    def free(x: Value) -> bool:
+        return not any(ld.tensor == tensor for ld in _value_loads(x))
+
+    pair: tuple[Value, Value] | None = None
+    if isinstance(g, BinOp) and g.op == op and op in ("+", "*"):
+        pair = (g.lhs, g.rhs)
+    elif isinstance(g, Call) and g.name == op and op in ("max", "min") and len(g.args) == 2:
+        pair = (g.args[0], g.args[1])
+    if pair is None:
+        return None
+    a, b = pair
+    if is_c(a) and free(b):
+        return b
+    if is_c(b) and free(a):
+        return a
+    return None
+
+
+def _combine_value(op: str, a: Value, b: Value) -> Value:
+    return BinOp(op, a, b) if op in ("+", "*") else Call(op, (a, b))
+
+
+# ---------------------------------------------------------------------------
+# Fusion
+# ---------------------------------------------------------------------------
+
+
+def fuse_reduction_epilogue(
+    program: Stmt,
+    block: str,
+    *,
+    outputs: Iterable[str] | None = None,
+    fused: Stmt | None = None,
+    timeout: float = 10.0,
+) -> EpilogueReport:
+    """Fuse the elementwise epilogue block ``block`` into the reduction whose
+    tensor it reads (see the module docstring). With ``fused``, check that
+    program (a candidate fusion, e.g. what a compiler produced) instead of
+    generating one. Raises :class:`VerifiedIndexingError` when there is no such
+    block."""
+    contexts = list(walk_blocks(program))
+    matches = [c for c in contexts if c.block.name == block]
+    if not matches:
+        known = ", ".join(c.block.name for c in contexts)
+        raise VerifiedIndexingError(f"no ScheduleBlock named {block!r} (blocks: {known})")
+    if len(matches) > 1:
+        raise VerifiedIndexingError(f"several ScheduleBlocks are named {block!r}")
+    ectx = matches[0]
+    checks: list[InlineCheck] = []
+    red_name = ""
+
+    def report(status: EpilogueStatus, reason: str, prog: Stmt | None = None, form: str = "",
+               laws: tuple[str, ...] = ()) -> EpilogueReport:
+        return EpilogueReport(block, red_name, status, reason, tuple(checks), prog, form, laws)
+
+    def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax") -> EpilogueReport:
+        checks.append(InlineCheck(name, "refuted", detail, engine, witness))
+        return report("illegal", detail)
+
+    def give_up(name: str, detail: str, engine: str = "syntax") -> EpilogueReport:
+        checks.append(InlineCheck(name, "unknown", detail, engine))
+        return report("unknown", detail)
+
+    def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
+        checks.append(InlineCheck(name, "proved", detail, engine))
+
+    if any(f.kind == "size" or f.bound is not None for f in ectx.loops):
+        return give_up("the loop structure is modelled", "symbolic sizes are not modelled in epilogue fusion yet")
+    estore = _single_store(ectx)
+    if estore is None or not ectx.loops:
+        return refuse("the epilogue is one store in a loop nest",
+                      f"block {block} must hold one store (after an optional axis.bind) inside loops")
+    dname = estore.tensor
+    # The reduction: the tensor the epilogue reads that has an init block.
+    red: Reduction | None = None
+    why = f"block {block} reads no reduction's tensor"
+    for t in dict.fromkeys(ld.tensor for ld in _value_loads(estore.value)):
+        found = find_reduction(program, t)
+        if isinstance(found, Reduction):
+            red = found
+            break
+        if any(c.block.name == f"{t}__reduce_init" or any(s.tensor == f"{t}__reduce_init" for s in _own_stores(c))
+               for c in contexts):
+            why = found
+    if red is None:
+        return give_up("the reduction is recognized", why)
+    red_name = red.update.block.name
+    ctensor = red.tensor
+    ok("the reduction is recognized",
+       f"init {red.init.block.name}, update {red_name} over loop {red.loop.var}"
+       + (f", operator {red.op}" if red.op else ""))
+    writers = [c.block.name for c in contexts if c is not ectx and any(tensor_of(s.tensor) == dname
+                                                                      for s in _own_stores(c))]
+    if writers or dname == ctensor:
+        return refuse("the epilogue is one store in a loop nest", f"{dname} is also written by {', '.join(writers)}")
+    if ectx.order < red.update.order or any(a == b for a, b in zip(ectx.loops, red.update.loops)):
+        return give_up("the epilogue is one store in a loop nest",
+                       f"block {block} must come after the reduction's loop nest, sharing no loop with it")
+    ok("the epilogue is one store in a loop nest", f"{dname}[...] = ... is the only write of {dname}")
+    readers = [c.block.name for c in contexts if c is not ectx and c.order != red.update.order
+               and any(ld.tensor == ctensor for s in _own_stores(c) for ld in _value_loads(s.value))]
+    out_set = set(outputs) if outputs is not None else set()
+    if readers or ctensor in out_set:
+        what = f"{ctensor} is also read by {', '.join(readers)}" if readers else f"{ctensor} is a program output"
+        return refuse(f"{block} is the only reader of {ctensor}, which is not an output",
+                      f"{what}; it must stay materialized")
+    ok(f"{block} is the only reader of {ctensor}, which is not an output")
+    ef = _frame(ectx)
+    cloads = [ld for ld in _value_loads(estore.value) if ld.tensor == ctensor]
+    tuples = {tuple(ef.resolve(i) for i in ld.indices) for ld in cloads}
+    if len(tuples) != 1:
+        return refuse(f"{block} reads {ctensor} at one index tuple",
+                      f"{block} reads {ctensor} at {len(tuples)} different index tuples; each element of the "
+                      "fused reduction can feed only the epilogue iteration that reads it")
+    ok(f"{block} reads {ctensor} at one index tuple")
+    # Inputs of the epilogue must not change between the reduction and the epilogue.
+    others = {ld.tensor for ld in _value_loads(estore.value)} - {ctensor}
+    late = sorted({tensor_of(s.tensor) for c in contexts if c is not ectx and c.order >= red.init.order
+                   for s in _own_stores(c)} & (others | {dname}))
+    if late:
+        return refuse(f"{block}'s other inputs are not written during or after the reduction",
+                      f"{', '.join(late)} read by {block} is written at or after the reduction; moving {block} "
+                      "into the reduction would read another value")
+    ok(f"{block}'s other inputs are not written during or after the reduction")
+    rf, inf = _frame(red.update), _frame(red.init)
+    read = ef.domain(ef.resolve(i) for i in cloads[0].indices)
+    written = inf.domain(inf.resolve(i) for i in red.init_store.indices)
+    if len(read.results) != len(written.results):
+        raise VerifiedIndexingError(f"{block} reads {ctensor} with {len(read.results)} indices; it is written with "
+                                    f"{len(written.results)}")
+    inj = is_injective(read, timeout=timeout)
+    rname = f"{block}'s read of {ctensor} is injective"
+    enames = [f.var for f in ectx.loops]
+    if inj.refuted:
+        pair = collision(read, inj)
+        assert pair is not None
+        w: dict[str, Any] = {"iterations": [dict(zip(enames, pair[0])), dict(zip(enames, pair[1]))],
+                             "element": list(pair[2]),
+                             "note": f"iterations ({_assign(enames, pair[0])}) and ({_assign(enames, pair[1])}) "
+                                     f"both read {ctensor}{list(pair[2])}"}
+        return refuse(rname, str(w["note"]), w, inj.engine)
+    if not inj.proved:
+        return give_up(rname, inj.reason, inj.engine)
+    ok(rname, "", inj.engine)
+    wname = f"the reduction's update of {ctensor} is injective in its outer loops"
+    winj = is_injective(written, timeout=timeout)
+    if not winj.proved:
+        return give_up(wname, f"{winj.status}: several outer iterations reduce into one element is not modelled",
+                       winj.engine)
+    ok(wname, "", winj.engine)
+    for sub, sup, name, who, loops in (
+        (read, written, f"{block} reads only elements the reduction writes", block, enames),
+        (written, read, f"{block} reads every element the reduction writes", red.init.block.name,
+         [f.var for f in red.init.loops]),
+    ):
+        v, rw = reads_inside(sub, sup, timeout)
+        if v.refuted and rw is not None:
+            cw: dict[str, Any] = dict(rw)
+            it = tuple(rw["consumer_iteration"])
+            cw["iteration"] = dict(zip(loops, it))
+            if who == block:
+                cw["note"] = (f"{block}'s iteration ({_assign(loops, it)}) reads {ctensor}{list(rw['element'])}, "
+                              "which the reduction never writes")
+            else:
+                cw["note"] = (f"the reduction writes {ctensor}{list(rw['element'])} (iteration "
+                              f"({_assign(loops, it)})), which {block} never reads: the fused reduction would "
+                              f"write an extra element of {dname}")
+            return refuse(name, cw["note"], cw, v.engine)
+        if not v.proved:
+            return give_up(name, v.reason, v.engine)
+        ok(name, "", v.engine)
+    inv = inverse(read, timeout=timeout)
+    if not inv.proved or inv.inverse is None:
+        return give_up(f"{block}'s read of {ctensor} has a proven inverse", inv.reason, "isl")
+    ok(f"{block}'s read of {ctensor} has a proven inverse", inv.inverse.format(one_line=True), "isl")
+    g_inv = inv.inverse
+
+    def at_element(frame: _Frame, idx: tuple[AffineExpr, ...]) -> list[AffineExpr]:
+        """The epilogue's scope, over ``frame``'s scope, at the element ``idx``."""
+        loops = [r.substitute(dims=list(idx)) for r in g_inv.results]
+        return loops + [b.substitute(dims=loops) for b in ef.bind_values]
+
+    def epilogue_here(frame: _Frame, idx: tuple[AffineExpr, ...], acc: Value | None) -> tuple[tuple[AffineExpr, ...],
+                                                                                                Value]:
+        """The epilogue's store indices and value at reduction element ``idx``;
+        its load of C replaced by ``acc``."""
+        sub = at_element(frame, idx)
+        didx = tuple(_tidy_index(e.substitute(dims=sub), frame) for e in estore.indices)
+        value = _subst_value(estore.value, sub)
+        value = _map_value(value, lambda x: Load(x.tensor, tuple(_tidy_index(e, frame) for e in x.indices)),
+                           lambda e: e)
+        if acc is not None:
+            value = _map_value(value, lambda x: acc if x.tensor == ctensor else x, lambda e: e)
+        return didx, value
+
+    form = "last"
+    b_value = _fold_operand(estore.value, ctensor, red.op) if red.op else None
+    if b_value is not None:
+        form = "fold"
+    if fused is None:
+        fused = _generate(program, red, ectx, dname, form, epilogue_here)
+        origin = "ours"
+    else:
+        origin = "given"
+    # 1. Exact evaluation on deterministic inputs (when small enough to run).
+    small = max(evaluation_size(program), evaluation_size(fused)) <= EVALUATION_LIMIT
+    diff = compare_programs(program, fused, dname) if small else None
+    if diff is not None:
+        sizes = ", ".join(f"{k} = {v}" for k, v in diff["sizes"].items())
+        note = (f"{dname}{diff['element']}: original {diff['original']}, fused {diff['fused']} "
+                f"(loop extents {sizes}; {diff['inputs']})")
+        diff["note"] = note
+        if origin == "ours":
+            checks.append(InlineCheck("the fused program computes the same values", "error",
+                                      f"internal error: our fused form differs: {note}", "evaluation", diff))
+            return report("unknown", f"internal error: our fused form differs: {note}", fused, form)
+        return refuse("the fused program computes the same values", f"the fused program differs: "
+                      f"{note}", diff, "evaluation")
+    if small:
+        ok("the fused program computes the same values", "no difference on 3 input sets", "evaluation")
+    # 2. Induction over the reduction loop.
+    verdict, laws = _prove_fold(program, fused, red, ectx, estore, dname, b_value, inf, rf, epilogue_here, timeout)
+    checks.append(InlineCheck(verdict.question, verdict.status, verdict.reason, verdict.engine))
+    if not verdict.proved:
+        return report("unknown", f"{verdict.question}: {verdict.reason or verdict.status}", fused, form, laws)
+    return report("fused", "all obligations proved", fused, form, laws)
+
+
+def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, form: str, epilogue_here: Any) -> Stmt:
+    inf, uf = _frame(red.init), _frame(red.update)
+    ctensor = red.tensor
+    didx_i, b_init = epilogue_here(inf, red.init_store.indices, None)
+    # init
+    if form == "fold":
+        b = _fold_operand(b_init, ctensor, red.op)
+        assert b is not None
+        init_value = b if _is_identity(red.init_store.value, red.op) else _combine_value(red.op,
+                                                                                          red.init_store.value, b)
+    else:
+        init_value = red.init_store.value
+    new_init = Store(f"{dname}__reduce_init", didx_i, init_value, red.init_store.scope)
+    didx_u, _ = epilogue_here(uf, red.update_store.indices, None)
+    acc_load = Load(dname, didx_u)
+    acc = _map_value(red.update_store.value, lambda x: acc_load if x.tensor == ctensor else x, lambda e: e)
+    if form == "fold":
+        upd_value = acc
+    else:
+        _, g_acc = epilogue_here(uf, red.update_store.indices, acc)
+        k = Dim(len(red.update.loops) - 1)
+        last = red.loop.start + red.loop.extent - 1
+        guard = BinOp("==", IndexValue(k), Num(str(last)))
+        upd_value = Call("select", (guard, g_acc, acc))
+    new_upd = Store(dname, didx_u, upd_value, red.update_store.scope)
+
+    def swap(sb: ScheduleBlock, store: Store, name: str) -> Stmt:
+        return ScheduleBlock(name, tuple(store if isinstance(s, Store) else s for s in sb.body))
+
+    p = _replace_block(program, ectx.block.name, lambda sb: None)  # first: the fused blocks may take its name
+    assert p is not None
+    p = _replace_block(p, red.init.block.name, lambda sb: swap(sb, new_init, f"{dname}__reduce_init"))
+    assert p is not None
+    p = _replace_block(p, red.update.block.name, lambda sb: swap(sb, new_upd, dname))
+    assert p is not None
+    return p
+
+
+#: Programs executing more stores than this are not run by the exact evaluator.
+EVALUATION_LIMIT = 20_000
+
+
+def evaluation_size(p: Stmt) -> int:
+    """How many stores the program executes (predicates ignored: an upper bound)."""
+    total = 0
+    for c in walk_blocks(p):
+        n = 1
+        for f in c.loops:
+            n *= max(0, f.extent)
+        total += n * len(_own_stores(c))
+    return total
+
+
+def _inputs(p: Stmt) -> set[str]:
+    stored = {tensor_of(s.tensor) for c in walk_blocks(p) for s in _own_stores(c)}
+    read = {ld.tensor for c in walk_blocks(p) for s in _own_stores(c) for ld in _value_loads(s.value)}
+    return read - stored
+
+
+def compare_programs(
+    original: Stmt, fused: Stmt, tensor: str, seeds: Iterable[int] = (0, 1, 2)
+) -> dict[str, Any] | None:
+    """The first element of ``tensor`` where the two programs differ (exact
+    evaluation, inputs by :data:`~verified_indexing.legality.cinn_eval.INPUT_RULE`),
+    as ``{element, original, fused, sizes, inputs, seed}``; ``None`` when they agree."""
+    inputs = _inputs(original) | _inputs(fused)
+    sizes = {c.var: c.extent for ctx in walk_blocks(original) for c in ctx.loops}
+    for seed in seeds:
+        try:
+            a = run_exact(original, inputs, seed).get(tensor, {})
+        except Unwritten as exc:
+            raise VerifiedIndexingError(f"the original program reads an unwritten element: {exc}") from None
+        try:
+            b = run_exact(fused, inputs, seed).get(tensor, {})
+        except Unwritten as exc:
+            return {"element": [], "original": "", "fused": f"reads an unwritten element ({exc})", "sizes": sizes,
+                    "inputs": f"{INPUT_RULE}, seed {seed}", "seed": seed}
+        for idx in sorted(set(a) | set(b)):
+            va, vb = a.get(idx), b.get(idx)
+            if va != vb:
+                return {"element": list(idx), "original": _show(va), "fused": _show(vb), "sizes": sizes,
+                        "inputs": f"{INPUT_RULE}, seed {seed}", "seed": seed}
+    return None
+
+
+def _show(v: Fraction | None) -> str:
+    if v is None:
+        return "not written"
+    return str(v.numerator) if v.denominator == 1 else str(v)
+
+
+def _prove_fold(
+    program: Stmt, fused: Stmt, red: Reduction, ectx: BlockContext, estore: Store, dname: str,
+    b_value: Value | None, inf: _Frame, rf: _Frame, epilogue_here: Any, timeout: float,
+) -> tuple[Verdict, tuple[str, ...]]:
+    """Induction over the reduction loop (module docstring), with each invariant
+    template in turn; ``proved`` when one template proves base, step and
+    conclusion."""
+    question = f"the fused {dname} equals the epilogue of the reduction, for every element (induction over " \
+               f"{red.loop.var})"
+    t0 = now()
+    fred = find_reduction(fused, dname)
+    if not isinstance(fred, Reduction):
+        return Verdict("unknown", "z3", now() - t0, question, f"the fused program is not a reduction into {dname}: "
+                       f"{fred}"), ()
+    same_loops = len(fred.init.loops) == len(red.init.loops) and all(
+        (a.start, a.extent) == (b.start, b.extent) for a, b in zip(fred.update.loops, red.update.loops))
+    if not same_loops:
+        return Verdict("unknown", "z3", now() - t0, question,
+                       "the fused reduction's loops differ from the original's (not modelled)"), ()
+    rest_a = _rest(program, {red.init.block.name, red.update.block.name, ectx.block.name})
+    rest_b = _rest(fused, {fred.init.block.name, fred.update.block.name})
+    if rest_a != rest_b:
+        return Verdict("unknown", "z3", now() - t0, question,
+                       "the fused program changes blocks other than the reduction and the epilogue"), ()
+    templates: list[str] = (["fold"] if b_value is not None else []) + ["last"]
+    last_reason = ""
+    for template in templates:
+        v, laws = _induction(red, fred, estore, dname, template, epilogue_here, timeout)
+        if v == "proved":
+            invariant = (f"G = F {red.op} b" if template == "fold"
+                         else "G = F before the last iteration, G = g(F) after it")
+            return Verdict("proved", "z3", now() - t0, question, f"invariant: {invariant}"), laws
+        last_reason = v
+    return Verdict("unknown", "z3", now() - t0, question, f"no invariant template proves it ({last_reason})"), ()
+
+
+def _rest(p: Stmt, drop: set[str]) -> list[tuple[str, tuple[Stmt, ...], tuple[tuple[str, int, int], ...]]]:
+    return [(c.block.name, c.block.body, tuple((f.var, f.start, f.extent) for f in c.loops))
+            for c in walk_blocks(p) if c.block.name not in drop and (c.loops or c.block.name != "root")]
+
+
+def _induction(
+    red: Reduction, fred: Reduction, estore: Store, dname: str, template: str, epilogue_here: Any, timeout: float,
+) -> tuple[str, tuple[str, ...]]:
+    """Base, step and conclusion of the induction for one template: ``"proved"``
+    or the first failing obligation's outcome."""
+    laws: tuple[str, ...] = ()
+    for obligation in ("base", "step", "conclusion"):
+        outcome, laws = _obligation(red, fred, dname, template, epilogue_here, timeout, obligation)
+        if outcome != "proved":
+            return f"{obligation}: {outcome}", laws
+    return "proved", laws
+
+
+def _obligation(
+    red: Reduction, fred: Reduction, dname: str, template: str, epilogue_here: Any, timeout: float, obligation: str,
+) -> tuple[str, tuple[str, ...]]:
+    """One obligation (``base``, ``step`` or ``conclusion``) of the induction."""
+    uf, inf = _frame(red.update), _frame(red.init)
+    fuf, finf = _frame(fred.update), _frame(fred.init)
+    laws: tuple[str, ...] = ()
+    enc = Z3Encoder()
+    z3 = enc.z3
+    ve = _AccEncoder(enc)
+    s = enc.solver(timeout=timeout)
+    sp = [enc.int_var(f"s_{f.var}") for f in red.init.loops]
+    for f, x in zip(red.init.loops, sp):
+        s.add(x >= f.start, x <= f.start + f.extent - 1)
+    n = enc.int_var("n")
+    big_k = red.loop.extent
+    k = n + red.loop.start
+
+    def scope_env(frame: _Frame, with_k: bool) -> Env:
+        loops = list(sp) + ([k] if with_k else [])
+        lenv: Env = {("d", i): x for i, x in enumerate(loops)}
+        sc = loops + [enc.expr(b, lenv) for b in frame.bind_values]
+        return {("d", i): x for i, x in enumerate(sc)}
+
+    ienv, uenv = scope_env(inf, False), scope_env(uf, True)
+    fienv, fuenv = scope_env(finf, False), scope_env(fuf, True)
+    acc_f, acc_g = z3.Const("F", ve.sort), z3.Const("G", ve.sort)
+
+    def with_acc(tensor: str, acc: Any) -> Any:
+        return lambda ld: acc if ld.tensor == tensor else None
+
+    # the epilogue at the element: indices and value g(acc)
+    didx, gval = epilogue_here(inf, red.init_store.indices, None)
+
+    def g_of(acc: Any) -> Any:
+        return ve.value(gval, ienv, with_acc(red.tensor, acc))
+
+    b_term = None
+    if template == "fold":
+        b = _fold_operand(gval, red.tensor, red.op)
+        if b is None:
+            return "the epilogue is not C (+) b", ()
+        b_term = ve.value(b, ienv)
+
+    def inv(nv: Any, g_: Any, f_: Any) -> Any:
+        if template == "fold":
+            return g_ == ve.combine(red.op, f_, b_term)
+        return z3.And(z3.Implies(nv < big_k, g_ == f_), z3.Implies(nv == big_k, g_ == g_of(f_)))
+
+    if template == "fold":
+        axioms, names = ve.laws(red.op, _is_identity(red.init_store.value, red.op)
+                                or _is_identity(fred.init_store.value, red.op))
+        s.add(*axioms)
+        laws = tuple(names)
+    if obligation == "base":
+        goal = inv(enc.int_val(0), ve.value(fred.init_store.value, fienv), ve.value(red.init_store.value, ienv))
+        # the fused init and update write the epilogue's element
+        same = [enc.expr(a, fienv) == enc.expr(b_, ienv) for a, b_ in zip(fred.init_store.indices, didx)]
+        goal = z3.And(goal, *same)
+        if len(fred.init_store.indices) != len(didx):
+            return "the fused store has another rank", ()
+    elif obligation == "step":
+        s.add(n >= 0, n < big_k)
+        s.add(inv(n, acc_g, acc_f))
+        f_next = ve.value(red.update_store.value, uenv, with_acc(red.tensor, acc_f))
+        g_next = ve.value(fred.update_store.value, fuenv, with_acc(dname, acc_g))
+        same = [enc.expr(a, fuenv) == enc.expr(b_, ienv) for a, b_ in zip(fred.update_store.indices, didx)]
+        goal = z3.And(inv(n + 1, g_next, f_next), *same)
+    else:
+        s.add(inv(enc.int_val(big_k), acc_g, acc_f))
+        goal = acc_g == g_of(acc_f)
+    s.add(*enc.side_conditions)
+    s.add(z3.Not(goal))
+    r = s.check()
+    if r == z3.unsat:
+        return "proved", laws
+    return ("fails (the template does not hold)" if r == z3.sat else f"unknown ({s.reason_unknown()})"), laws

@@ -1,0 +1,295 @@
+"""TVM's ReverseComputeInline on CINN's loop-nest IR, legality checked, the rewrite proven.
+
+:func:`reverse_compute_inline` moves a consumer block ``D[w(t)] = g(B[r(t)], ...)``
+into the producer ``B[p(s)] = f(s)`` of the tensor it reads: the producer then
+stores ``D[w(t(s))] = g(f(s), ...)`` with ``t(s) = r^-1(p(s))`` -- the consumer
+iteration that reads the element the producer iteration ``s`` writes, through
+the **proven inverse** of the consumer's read map (not a syntactic
+substitution) -- and the consumer block, ``B`` and the loops left empty are
+removed.
+
+Checks (each reported, in order, with a witness when it fails): the consumer is
+one store (after an optional ``axis.bind``) and the only writer of its tensor;
+the producer (the block writing the last-computed tensor the consumer reads) is
+one store, not a reduction, and comes first, sharing no loop with the consumer;
+the consumer is the only reader of ``B``, which is not an output; it reads ``B``
+at one index tuple; its other inputs and its own tensor are not touched between
+the two blocks; the producer's store and the consumer's read are injective
+(two iterations otherwise); the consumer reads exactly the elements the
+producer writes (both inclusions: an unwritten read, or a written element no
+consumer iteration reads -- the moved store would write an extra element); the
+read has a proven inverse. Then z3 proves, for every producer iteration ``s``
+and the consumer iteration ``t`` reading its element, that the rewritten store
+writes the consumer's element with the consumer's value (reads, constants and
+operations uninterpreted), and the two programs are compared by exact
+evaluation as a cross-check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from verified_indexing.engines import Verdict, Z3Encoder
+from verified_indexing.engines.sizes import with_sizes_in_results
+from verified_indexing.engines.z3 import Env
+from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.expr import Dim
+from verified_indexing.legality._proofs import now, reads_inside
+from verified_indexing.legality.cinn_eval import tensor_of
+from verified_indexing.legality.cinn_ir import (
+    Load,
+    ScheduleBlock,
+    Stmt,
+    Store,
+    walk_blocks,
+)
+from verified_indexing.legality.epilogue import EVALUATION_LIMIT, _single_store, compare_programs, evaluation_size
+from verified_indexing.legality.inline import (
+    InlineCheck,
+    InlineReport,
+    _assign,
+    _encode_conds,
+    _Frame,
+    _frame,
+    _loop_bounds,
+    _map_value,
+    _own_stores,
+    _replace_block,
+    _strip_guard,
+    _subst_value,
+    _tidy_index,
+    _value_loads,
+    _ValueEncoder,
+    int64_guard,
+)
+from verified_indexing.legality.inverse import collision, inverse, is_injective
+
+__all__ = ["reverse_compute_inline"]
+
+
+def reverse_compute_inline(
+    program: Stmt, block: str, *, outputs: Iterable[str] | None = None, timeout: float = 10.0
+) -> InlineReport:
+    """Inline the consumer block ``block`` into the producer of the tensor it
+    reads (see the module docstring). ``InlineReport.consumers`` holds the
+    producer's name. Raises :class:`VerifiedIndexingError` when there is no such block."""
+    original = program
+    program, fits = int64_guard(program)
+    rep = _reverse_compute_inline(program, block, outputs, timeout)
+    if rep.program is None or not fits:
+        return rep
+    return replace(rep, program=_strip_guard(rep, fits).program) if original is not program else rep
+
+
+def _reverse_compute_inline(
+    program: Stmt, block: str, outputs: Iterable[str] | None, timeout: float
+) -> InlineReport:
+    contexts = list(walk_blocks(program))
+    matches = [c for c in contexts if c.block.name == block]
+    if not matches:
+        known = ", ".join(c.block.name for c in contexts)
+        raise VerifiedIndexingError(f"no ScheduleBlock named {block!r} (blocks: {known})")
+    if len(matches) > 1:
+        raise VerifiedIndexingError(f"several ScheduleBlocks are named {block!r}")
+    cctx = matches[0]
+    checks: list[InlineCheck] = []
+
+    def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax") -> InlineReport:
+        checks.append(InlineCheck(name, "refuted", detail, engine, witness))
+        return InlineReport(block, "refused", detail, tuple(checks))
+
+    def give_up(name: str, detail: str, engine: str = "syntax") -> InlineReport:
+        checks.append(InlineCheck(name, "unknown", detail, engine))
+        return InlineReport(block, "unknown", detail, tuple(checks))
+
+    def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
+        checks.append(InlineCheck(name, "proved", detail, engine))
+
+    cstore = _single_store(cctx, allow_guards=True)
+    if cstore is None or not cctx.loops:
+        return refuse("a single store in the consumer block",
+                      f"block {block} must hold one store (after an optional axis.bind) inside loops")
+    dname = tensor_of(cstore.tensor)
+    writers = [c.block.name for c in contexts if c is not cctx and any(tensor_of(s.tensor) == dname
+                                                                      for s in _own_stores(c))]
+    if writers:
+        return refuse("a single store in the consumer block", f"{dname} is also written by {', '.join(writers)}")
+    if any(ld.tensor == dname for ld in _value_loads(cstore.value)):
+        return refuse("a single store in the consumer block", f"the store reads {dname} itself (a reduction)")
+    ok("a single store in the consumer block", f"{dname}[...] = ... is the only write of {dname}")
+    # The producer: the block writing the last-computed tensor the consumer reads.
+    read_tensors = {ld.tensor for ld in _value_loads(cstore.value)}
+    producers = [c for c in contexts if c is not cctx and c.order < cctx.order
+                 and any(tensor_of(s.tensor) in read_tensors for s in _own_stores(c))]
+    if not producers:
+        return refuse("the producer is one store, not a reduction",
+                      f"block {block} reads no tensor that an earlier block computes")
+    pctx = max(producers, key=lambda c: c.order)
+    pname = pctx.block.name
+    pstore = _single_store(pctx, allow_guards=True)
+    if pstore is None:
+        return refuse("the producer is one store, not a reduction",
+                      f"the producer {pname} must hold one store (after an optional axis.bind)")
+    btensor = pstore.tensor
+    if btensor.endswith("__reduce_init") or any(ld.tensor == btensor for ld in _value_loads(pstore.value)) or \
+            [c.block.name for c in producers if c is not pctx and any(s.tensor == btensor for s in _own_stores(c))]:
+        return refuse("the producer is one store, not a reduction",
+                      f"{btensor} is a reduction or written by several blocks; its value is final only after the "
+                      "last write")
+    if not pctx.loops or any(a == b and a.kind != "size" for a, b in zip(pctx.loops, cctx.loops)):
+        return give_up("the producer is one store, not a reduction",
+                       f"the producer {pname} and {block} must be in separate loop nests")
+    ok("the producer is one store, not a reduction", f"{pname}: {btensor}[...] = ...")
+    readers = [c.block.name for c in contexts if c is not cctx
+               and any(ld.tensor == btensor for s in _own_stores(c) for ld in _value_loads(s.value))]
+    out_set = set(outputs) if outputs is not None else set()
+    if readers or btensor in out_set:
+        what = f"{btensor} is also read by {', '.join(readers)}" if readers else f"{btensor} is a program output"
+        return refuse(f"{block} is the only reader of {btensor}, which is not an output",
+                      f"{what}; it must stay materialized")
+    ok(f"{block} is the only reader of {btensor}, which is not an output")
+    cf, pf = _frame(cctx), _frame(pctx)
+    bloads = [ld for ld in _value_loads(cstore.value) if ld.tensor == btensor]
+    tuples = {tuple(cf.resolve(i) for i in ld.indices) for ld in bloads}
+    if len(tuples) != 1:
+        return refuse(f"{block} reads {btensor} at one index tuple",
+                      f"{block} reads {btensor} at {len(tuples)} different index tuples; a producer iteration "
+                      "computes only the element it writes")
+    ok(f"{block} reads {btensor} at one index tuple")
+    others = read_tensors - {btensor}
+    between = sorted({tensor_of(s.tensor) for c in contexts if pctx.order <= c.order < cctx.order
+                      for s in _own_stores(c)} & others)
+    touched_d = [c.block.name for c in contexts if pctx.order < c.order < cctx.order
+                 and any(ld.tensor == dname for s in _own_stores(c) for ld in _value_loads(s.value))]
+    if between or touched_d:
+        what = (f"{', '.join(between)} read by {block} is written between {pname} and {block}" if between
+                else f"{', '.join(touched_d)} read {dname} between {pname} and {block}")
+        return refuse(f"{block}'s other inputs and {dname} are untouched between {pname} and {block}", what)
+    ok(f"{block}'s other inputs and {dname} are untouched between {pname} and {block}")
+    write = pf.domain(pf.resolve(i) for i in pstore.indices)
+    read = cf.domain(cf.resolve(i) for i in bloads[0].indices)
+    if len(read.results) != len(write.results):
+        raise VerifiedIndexingError(f"{block} reads {btensor} with {len(read.results)} indices; {pname} writes it "
+                                    f"with {len(write.results)}")
+    k = pf.sizes  # size parameters: every obligation for every size at once (engines.sizes)
+    for m, who, ctx, what in ((write, pname, pctx, "writes"), (read, block, cctx, "read")):
+        name = f"{who}'s {'store' if what == 'writes' else 'read of ' + btensor} is injective"
+        v = is_injective(m, timeout=timeout, sizes=k)
+        names = [f.var for f in ctx.loops]
+        if v.refuted:
+            pair = collision(with_sizes_in_results(m, k), v)
+            assert pair is not None
+            w: dict[str, Any] = {"iterations": [dict(zip(names, pair[0])), dict(zip(names, pair[1]))],
+                                 "element": list(pair[2][k:]),
+                                 "note": f"{who}'s iterations ({_assign(names, pair[0])}) and "
+                                         f"({_assign(names, pair[1])}) both {'write' if what == 'writes' else 'read'}"
+                                         f" {btensor}{list(pair[2][k:])}"}
+            return refuse(name, str(w["note"]), w, v.engine)
+        if not v.proved:
+            return give_up(name, v.reason, v.engine)
+        ok(name, "", v.engine)
+    for sub, sup, name, ctx, kind in (
+        (read, write, f"{block} reads only elements {pname} writes", cctx, "unwritten"),
+        (write, read, f"{block} reads every element {pname} writes", pctx, "unread"),
+    ):
+        v, rw = reads_inside(sub, sup, timeout, sizes=k)
+        if v.refuted and rw is not None:
+            cw: dict[str, Any] = dict(rw)
+            loops = [f.var for f in ctx.loops]
+            it = tuple(rw["consumer_iteration"])
+            cw["iteration"] = dict(zip(loops, it))
+            cw["element"] = rw["element"] = list(rw["element"][k:])
+            if kind == "unwritten":
+                cw["note"] = (f"{block}'s iteration ({_assign(loops, it)}) reads {btensor}{list(rw['element'])}, "
+                              f"which {pname} never writes")
+            else:
+                cw["note"] = (f"{pname}'s iteration ({_assign(loops, it)}) writes {btensor}{list(rw['element'])}, "
+                              f"which {block} never reads: the moved store would write an extra element of {dname}")
+            return refuse(name, cw["note"], cw, v.engine)
+        if not v.proved:
+            return give_up(name, v.reason, v.engine)
+        ok(name, "", v.engine)
+    inv = inverse(read, timeout=timeout, sizes=k)
+    if not inv.proved or inv.inverse is None:
+        checks.append(InlineCheck(f"{block}'s read of {btensor} has a proven inverse", inv.status, inv.reason))
+        return InlineReport(block, "unknown", f"inverse of the read map: {inv.reason}", tuple(checks),
+                            store_inverse=inv)
+    ok(f"{block}'s read of {btensor} has a proven inverse", inv.inverse.format(one_line=True), "isl")
+    g_inv = inv.inverse
+    # The consumer's scope at producer iteration s (over the producer's scope).
+    t_loops = [r.substitute(dims=[Dim(i) for i in range(k)] + list(pstore.indices)) for r in g_inv.results]
+    t_scope = t_loops + [b.substitute(dims=t_loops) for b in cf.bind_values]
+    new_idx = tuple(_tidy_index(e.substitute(dims=t_scope), pf) for e in cstore.indices)
+    value = _subst_value(cstore.value, t_scope)
+    value = _map_value(value, lambda x: pstore.value if x.tensor == btensor else
+                       Load(x.tensor, tuple(_tidy_index(e, pf) for e in x.indices)), lambda e: e)
+    new_store = Store(cstore.tensor, new_idx, value, pstore.scope)
+
+    def rewrite(sb: ScheduleBlock) -> Stmt:
+        return ScheduleBlock(sb.name, tuple(new_store if isinstance(s, Store) else s for s in sb.body))
+
+    new_program = _replace_block(program, block, lambda sb: None)
+    assert new_program is not None
+    new_program = _replace_block(new_program, pname, rewrite)
+    assert new_program is not None
+    vp = _prove_moved(pf, pstore, cf, cstore, new_store, btensor, timeout)
+    checks.append(InlineCheck(vp.question, vp.status, vp.reason, vp.engine))
+    if not vp.proved:
+        return InlineReport(block, "unknown", f"{vp.question}: {vp.status}", tuple(checks), None, inv)
+    small = max(evaluation_size(program), evaluation_size(new_program)) <= EVALUATION_LIMIT
+    diff = compare_programs(program, new_program, dname) if small else None
+    if diff is not None:
+        checks.append(InlineCheck("the rewritten program computes the same values", "error",
+                                  f"internal error: evaluation differs at {dname}{diff['element']}", "evaluation",
+                                  diff))
+        return InlineReport(block, "unknown", "internal error: evaluation disagrees with the proof", tuple(checks))
+    if small:
+        ok("the rewritten program computes the same values", "no difference on 3 input sets", "evaluation")
+    return InlineReport(block, "inlined", "all checks proved", tuple(checks), new_program, inv, (pname,))
+
+
+def _prove_moved(
+    pf: _Frame, pstore: Store, cf: _Frame, cstore: Store, new: Store, btensor: str, timeout: float
+) -> Verdict:
+    """z3: for every producer iteration ``s`` and the consumer iteration ``t``
+    whose read of ``btensor`` is the element ``s`` writes, the moved store
+    writes ``t``'s element with ``t``'s value (its load of ``btensor`` standing
+    for the producer's value)."""
+    question = f"the moved store writes what {cf.ctx.block.name} wrote"
+    t0 = now()
+    enc = Z3Encoder()
+    z3 = enc.z3
+    ve = _ValueEncoder(enc)
+    s = enc.solver(timeout=timeout)
+
+    shared_sizes: list[Any] = []
+
+    def scope(frame: _Frame, prefix: str) -> Env:
+        xs = [enc.int_var(f"{prefix}_{f.var}") for f in frame.loops]
+        if not shared_sizes:
+            shared_sizes.extend(xs[:frame.sizes])
+        xs[:frame.sizes] = shared_sizes  # one program, one size
+        s.add(*_loop_bounds(enc, frame, xs), *_encode_conds(enc, frame, {("d", i): x for i, x in enumerate(xs)}))
+        lenv: Env = {("d", i): x for i, x in enumerate(xs)}
+        sc = xs + [enc.expr(b, lenv) for b in frame.bind_values]
+        return {("d", i): x for i, x in enumerate(sc)}
+
+    penv, cenv = scope(pf, "p"), scope(cf, "c")
+    bl = next(ld for ld in _value_loads(cstore.value) if ld.tensor == btensor)
+    for a, b in zip(pstore.indices, bl.indices):
+        s.add(enc.expr(a, penv) == enc.expr(b, cenv))
+    produced = ve.value(pstore.value, penv)
+    before = ve.value(cstore.value, cenv, lambda ld: produced if ld.tensor == btensor else None)
+    after = ve.value(new.value, penv)
+    same: list[Any] = [enc.expr(a, penv) == enc.expr(b, cenv) for a, b in zip(new.indices, cstore.indices)]
+    s.add(*enc.side_conditions)
+    s.add(z3.Not(z3.And(before == after, *same)))
+    r = s.check()
+    if r == z3.unsat:
+        return Verdict("proved", "z3", now() - t0, question)
+    if r == z3.sat:
+        return Verdict("error", "z3", now() - t0, question, "the moved store differs (internal inconsistency)")
+    return Verdict("unknown", "z3", now() - t0, question, str(s.reason_unknown()))
+

@@ -1,0 +1,624 @@
+"""TVMScript (``@T.prim_func``) read with the standard library's :mod:`ast`, as the CINN loop-nest IR.
+
+A TVM test's function is pasted as is::
+
+    @T.prim_func
+    def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), D: T.Buffer((16, 16), "float32")):
+        C = T.alloc_buffer((16, 16))
+        for i, j, k in T.grid(16, 16, 16):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+        ...
+
+and becomes the IR of :mod:`~verified_indexing.legality.cinn_ir`: ``for`` over
+``T.grid(...)``, ``T.serial(...)``, ``range(...)`` (constant bounds; ``T.parallel``,
+``T.vectorized``, ``T.unroll`` keep their kind) nest; ``with T.block("NAME")``
+becomes ``ScheduleBlock(NAME)``; ``T.axis.remap("SSR", [...])``,
+``T.axis.spatial/reduce/S/R(extent, value)`` become one ``axis.bind``;
+``T.where(cond)`` wraps the block's stores in a predicate (:class:`If`);
+``with T.init():`` becomes the init block ``NAME__reduce_init`` placed before the
+reduction loops (the loops the reduce axes are bound to must be the innermost
+loops around the block, as ``T.grid`` writes them); ``T.reads``, ``T.writes``,
+``T.block_attr``, buffer declarations (``T.Buffer`` parameters, ``T.match_buffer``,
+``T.alloc_buffer``) are read for names only. Values: ``+ - * /``, comparisons,
+``and``/``or``, ``T.max``/``T.min``/``T.exp``/... calls, ``T.if_then_else``
+(``select``), ``T.float32(x)``/``T.Cast`` (the value itself), numbers,
+``T.min_value``/``T.max_value``/``T.float32("-inf")`` (CINN's float lowest/highest).
+Index expressions: ``+ - *``, ``//`` and ``%`` (floor semantics in TIR),
+``T.floordiv``, ``T.floormod``, ``T.min``, ``T.max``.
+
+Size parameters ``N = T.int32()`` / ``N = T.var("int32")`` lead every scope
+(:func:`~verified_indexing.legality.cinn_ir.with_sizes`); loop extents may be affine
+expressions of them (``T.grid(N, M)``, ``T.serial(N - 1)``). Anything else --
+``if`` statements on data, ``while``, non-affine extents, ``T.attr``, buffer stores
+through ``T.buffer_store``... -- is refused with a :class:`ParseError` at its line
+and column.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from verified_indexing.errors import ParseError, VerifiedIndexingError
+from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
+from verified_indexing.legality.cinn_ir import (
+    SIZE_MAX,
+    Bind,
+    BinOp,
+    Call,
+    Cond,
+    For,
+    If,
+    IndexValue,
+    Load,
+    Neg,
+    Num,
+    ScheduleBlock,
+    Stmt,
+    Store,
+    Value,
+    with_sizes,
+)
+
+__all__ = ["is_tvmscript", "parse_tvmscript"]
+
+_DETECT = re.compile(r"@T\.prim_func|^\s*(?:import tvm|from tvm)|@tvm\.script", re.MULTILINE)
+_LOWEST = "3.40282347e+38f"
+_LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorize", "unroll": "unroll",
+               "thread_binding": "gpu_thread"}
+_VALUE_CALLS = {"max", "min", "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "fabs", "exp2", "rsqrt", "pow",
+                "floor", "ceil", "round", "erf", "cos", "sin"}
+_CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
+
+
+def is_tvmscript(text: str) -> bool:
+    """Whether ``text`` looks like TVMScript (``@T.prim_func``, ``import tvm``)."""
+    return _DETECT.search(text) is not None
+
+
+def _is_t(node: ast.AST, *names: str) -> bool:
+    """``node`` is ``T.name`` (or ``T.axis.name`` when ``names`` starts with ``axis``)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in ("T", "tir"):
+        return False
+    return tuple(reversed(parts)) == names
+
+
+def _t_name(node: ast.AST) -> str | None:
+    """``name`` for ``T.name`` (``None`` otherwise)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("T", "tir"):
+        return node.attr
+    return None
+
+
+class _Reader:
+    def __init__(self, text: str, source: str) -> None:
+        self.text = text
+        self.source = source
+        self.pending: dict[int, _Pending] = {}
+        self.sizes: list[str] = []
+        self.starts = [0]
+        for line in text.splitlines(keepends=True):
+            self.starts.append(self.starts[-1] + len(line))
+
+    def error(self, message: str, node: ast.AST) -> ParseError:
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0)
+        end_col = getattr(node, "end_col_offset", None)
+        end_line = getattr(node, "end_lineno", line)
+        offset = self.starts[min(line - 1, len(self.starts) - 1)] + col
+        length = (end_col - col) if end_col is not None and end_line == line else 1
+        return ParseError(message, self.text, offset, max(1, length), self.source)
+
+    # -- the function ----------------------------------------------------------
+    def function(self, fn: ast.FunctionDef) -> Stmt:
+        body = list(fn.body)
+        # ``with T.block("root"):`` wrapping everything
+        if len(body) == 1 and isinstance(body[0], ast.With) and self._block_name(body[0]) == "root":
+            body = list(body[0].body)
+        for node in body:  # size parameters first: they lead every scope
+            self._size_decl(node)
+        sizes = tuple(self.sizes)
+        stmts = self.stmts(body, sizes, ())
+        return with_sizes(ScheduleBlock("root", tuple(stmts)), sizes)
+
+    def _block_name(self, node: ast.With) -> str | None:
+        if len(node.items) != 1:
+            return None
+        e = node.items[0].context_expr
+        if isinstance(e, ast.Call) and _is_t(e.func, "block"):
+            if len(e.args) >= 1 and isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str):
+                return e.args[0].value
+            raise self.error("T.block needs its name as a string", e)
+        return None
+
+    def stmts(self, body: Sequence[ast.stmt], loops: tuple[str, ...], loop_nodes: tuple[For, ...]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for node in body:
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # docstring
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and (
+                    _t_name(node.value.func) in ("alloc_buffer", "match_buffer", "decl_buffer")):
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
+                    _t_name(node.value.func) in ("func_attr", "evaluate"):
+                continue
+            if self._size_decl(node):
+                continue
+            if isinstance(node, ast.For):
+                out.extend(self.loop(node, loops))
+                continue
+            if isinstance(node, ast.With):
+                name = self._block_name(node)
+                if name is not None:
+                    out.extend(self.block(node, name, loops))
+                    continue
+            if isinstance(node, (ast.Assign, ast.AugAssign)) and self._is_store(node):
+                raise self.error("a buffer store outside a T.block is not modelled", node)
+            raise self.error(f"unsupported TVMScript statement ({type(node).__name__}): only for loops over "
+                             "T.grid/T.serial/range and T.block are modelled here", node)
+        return out
+
+    def _size_decl(self, node: ast.stmt) -> bool:
+        """``N = T.int32()`` / ``N = T.var("int32")``: a size parameter (recorded)."""
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            return False
+        t = _t_name(node.value.func)
+        if t == "var" or (t in ("int32", "int64") and not node.value.args):
+            if node.targets[0].id not in self.sizes:
+                self.sizes.append(node.targets[0].id)
+            return True
+        return False
+
+    def _is_store(self, node: ast.Assign | ast.AugAssign) -> bool:
+        target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+        return isinstance(target, ast.Subscript)
+
+    def loop(self, node: ast.For, loops: tuple[str, ...]) -> list[Stmt]:
+        if node.orelse:
+            raise self.error("for ... else is not modelled", node)
+        names: list[str]
+        if isinstance(node.target, ast.Name):
+            names = [node.target.id]
+        elif isinstance(node.target, ast.Tuple) and all(isinstance(e, ast.Name) for e in node.target.elts):
+            names = [e.id for e in node.target.elts if isinstance(e, ast.Name)]
+        else:
+            raise self.error("a loop variable must be a name or a tuple of names", node.target)
+        it = node.iter
+        if not isinstance(it, ast.Call):
+            raise self.error("a loop must iterate over T.grid(...), T.serial(...) or range(...)", it)
+        kind = "serial"
+        t = _t_name(it.func)
+        ranges: list[tuple[int, int | AffineExpr]]
+        if t == "grid":
+            ranges = [(0, self.extent(a, loops)) for a in it.args]
+        elif t in _LOOP_KINDS or (isinstance(it.func, ast.Name) and it.func.id == "range"):
+            kind = _LOOP_KINDS.get(t or "serial", "serial")
+            args = list(it.args)  # keywords (thread=..., annotations=...) are not bounds
+            if len(args) == 1:
+                ranges = [(0, self.extent(args[0], loops))]
+            elif len(args) == 2:
+                lo, hi = self.const(args[0]), self.extent(args[1], loops)
+                ranges = [(lo, hi - lo)]
+            else:
+                raise self.error("a loop range takes (extent) or (start, stop)", it)
+        else:
+            raise self.error("a loop must iterate over T.grid(...), T.serial(...) or range(...)", it)
+        if len(ranges) != len(names):
+            raise self.error(f"{len(names)} loop variables for {len(ranges)} extents", node.target)
+        for n in names:
+            if n in loops:
+                raise self.error(f"loop variable {n!r} shadows an enclosing loop", node.target)
+        inner_loops = loops + tuple(names)
+        body = self.stmts(node.body, inner_loops, ())
+        stmt: For | None = None
+        for at, (name, (lo, ext)) in reversed(list(enumerate(zip(names, ranges)))):
+            inner = tuple(body) if stmt is None else (stmt,)
+            if isinstance(ext, int):
+                stmt = For(kind, name, lo, ext, inner)
+            else:  # a symbolic extent over the sizes and enclosing loops
+                stmt = For(kind, name, lo, SIZE_MAX, inner, ext, loops + tuple(names[:at]))
+        assert stmt is not None
+        return _hoist(stmt, self)
+
+    def const(self, node: ast.expr) -> int:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self.const(node.operand)
+        if isinstance(node, ast.Call) and _t_name(node.func) in ("int32", "int64") and len(node.args) == 1:
+            return self.const(node.args[0])
+        raise self.error("a loop start must be an integer constant", node)
+
+    def extent(self, node: ast.expr, loops: tuple[str, ...]) -> int | AffineExpr:
+        """A loop extent: an integer, or an affine expression of the size parameters
+        (``N = T.int32()``) and enclosing loops."""
+        try:
+            return self.const(node)
+        except ParseError:
+            pass
+        e = self.index(node, loops)
+        if not e.variables():
+            return e.evaluate([])
+        return e
+
+    # -- blocks ----------------------------------------------------------------
+    def block(self, node: ast.With, name: str, loops: tuple[str, ...]) -> list[Stmt]:
+        names: list[str] = []
+        values: list[AffineExpr] = []
+        kinds: list[str] = []
+        where: list[Cond] = []
+        init: list[ast.stmt] | None = None
+        stores: list[Store] = []
+        pending: list[ast.stmt] = []
+        for st in node.body:
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+                continue
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and self._axis(st, loops, names, values,
+                                                                                               kinds):
+                continue
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                t = _t_name(st.value.func)
+                if t in ("reads", "writes", "block_attr"):
+                    continue
+                if t == "where":
+                    if len(st.value.args) != 1:
+                        raise self.error("T.where takes one condition", st.value)
+                    where.extend(self.predicate(st.value.args[0], loops + tuple(names)))
+                    continue
+            if isinstance(st, ast.With) and len(st.items) == 1 and isinstance(st.items[0].context_expr, ast.Call) \
+                    and _is_t(st.items[0].context_expr.func, "init"):
+                if init is not None:
+                    raise self.error("a block has one T.init()", st)
+                init = list(st.body)
+                continue
+            if isinstance(st, (ast.Assign, ast.AugAssign)) and self._is_store(st):
+                pending.append(st)
+                continue
+            if isinstance(st, ast.With) and self._block_name(st) is not None:
+                raise self.error("nested T.block inside a block is not modelled", st)
+            raise self.error(f"unsupported statement in a T.block ({type(st).__name__})", st)
+        scope = loops + tuple(names)
+        for st in pending:
+            stores.append(self.store(st, scope))
+        if not stores:
+            raise self.error(f"block {name!r} stores nothing", node)
+        bind: tuple[Stmt, ...] = (Bind(tuple(names), tuple(values), loops),) if names else ()
+
+        def wrap(ss: Sequence[Store], sc: tuple[str, ...]) -> tuple[Stmt, ...]:
+            return (If(tuple(where), tuple(ss), sc),) if where else tuple(ss)
+
+        main = ScheduleBlock(name, bind + wrap(stores, scope))
+        if init is None:
+            return [main]
+        init_stores = [self.store(st, scope) for st in init if self._init_stmt(st)]
+        red = {n for n, k in zip(names, kinds) if k == "R"}
+        red_idx = {len(loops) + names.index(n) for n in red}
+        for ist in init_stores:
+            used = {x.index for e in ist.indices for x in e.walk() if isinstance(x, Dim)}
+            if used & red_idx:
+                raise self.error("the T.init() store uses a reduce axis", node)
+        # Hoisted by the enclosing loop nest (see _hoist).
+        self.pending[id(main)] = _Pending(main, tuple(init_stores), tuple(names), tuple(values), tuple(kinds), loops,
+                                          tuple(where), node)
+        return [main]
+
+    def _init_stmt(self, st: ast.stmt) -> bool:
+        if isinstance(st, (ast.Assign, ast.AugAssign)) and self._is_store(st):
+            return True
+        raise self.error("T.init() may only hold buffer stores", st)
+
+    def _axis(self, st: ast.Assign, loops: tuple[str, ...], names: list[str], values: list[AffineExpr],
+              kinds: list[str]) -> bool:
+        call = st.value
+        assert isinstance(call, ast.Call)
+        f = call.func
+        targets = st.targets[0]
+        tnames: list[str]
+        if isinstance(targets, ast.Name):
+            tnames = [targets.id]
+        elif isinstance(targets, ast.Tuple) and all(isinstance(e, ast.Name) for e in targets.elts):
+            tnames = [e.id for e in targets.elts if isinstance(e, ast.Name)]
+        else:
+            return False
+        if _is_t(f, "axis", "remap"):
+            if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or \
+                    not isinstance(call.args[0].value, str) or not isinstance(call.args[1], (ast.List, ast.Tuple)):
+                raise self.error('T.axis.remap takes a kind string and a list of loop variables', call)
+            ks = call.args[0].value
+            vals = call.args[1].elts
+            if len(ks) != len(vals) or len(vals) != len(tnames) or any(k not in "SR" for k in ks):
+                raise self.error("T.axis.remap: kinds (S or R), values and names must match in number", call)
+            for n, k, v in zip(tnames, ks, vals):
+                self._add_axis(n, k, self.index(v, loops), names, values, kinds, st)
+            return True
+        for kind_names, k in ((("spatial", "S"), "S"), (("reduce", "R"), "R")):
+            if any(_is_t(f, "axis", kn) for kn in kind_names):
+                if len(tnames) != 1 or len(call.args) != 2:
+                    raise self.error(f"T.axis.{kind_names[0]} takes (extent, value) and binds one name", call)
+                self._add_axis(tnames[0], k, self.index(call.args[1], loops), names, values, kinds, st)
+                return True
+        if _t_name(f) == "axis" or (isinstance(f, ast.Attribute) and _is_t(f.value, "axis")):
+            raise self.error("unsupported axis kind (only spatial/S, reduce/R and remap are modelled)", call)
+        return False
+
+    def _add_axis(self, name: str, kind: str, value: AffineExpr, names: list[str], values: list[AffineExpr],
+                  kinds: list[str], node: ast.AST) -> None:
+        if name in names:
+            raise self.error(f"iteration variable {name!r} is bound twice", node)
+        names.append(name)
+        values.append(value)
+        kinds.append(kind)
+
+    # -- stores, values, indices -------------------------------------------------
+    def store(self, st: ast.stmt, scope: tuple[str, ...]) -> Store:
+        if isinstance(st, ast.Assign):
+            if len(st.targets) != 1:
+                raise self.error("one store target at a time", st)
+            target = st.targets[0]
+            assert isinstance(target, ast.Subscript)
+            tensor, idx = self.subscript(target, scope)
+            return Store(tensor, idx, self.value(st.value, scope), tuple(scope))
+        assert isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Subscript)
+        tensor, idx = self.subscript(st.target, scope)
+        op = _ARITH.get(type(st.op))
+        if op is None:
+            raise self.error("unsupported augmented assignment", st)
+        return Store(tensor, idx, BinOp(op, Load(tensor, idx), self.value(st.value, scope)), scope)
+
+    def subscript(self, node: ast.Subscript, scope: Sequence[str]) -> tuple[str, tuple[AffineExpr, ...]]:
+        if not isinstance(node.value, ast.Name):
+            raise self.error("a buffer must be named", node.value)
+        sl = node.slice
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if any(isinstance(e, ast.Slice) for e in elts):
+            raise self.error("buffer slices are not modelled (index each element)", node)
+        return node.value.id, tuple(self.index(e, scope) for e in elts)
+
+    def index(self, node: ast.expr, scope: Sequence[str]) -> AffineExpr:
+        try:
+            return self._index(node, scope)
+        except ParseError:
+            raise
+        except VerifiedIndexingError as exc:
+            raise self.error(f"an index must be quasi-affine in the loop and iteration variables: {exc}",
+                             node) from None
+
+    def _index(self, node: ast.expr, scope: Sequence[str]) -> AffineExpr:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return Const(node.value)
+        if isinstance(node, ast.Name):
+            if node.id not in scope:
+                raise self.error(f"unknown variable {node.id!r} in an index (not a loop or iteration variable)",
+                                 node)
+            return Dim(list(scope).index(node.id))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self._index(node.operand, scope)
+        if isinstance(node, ast.BinOp):
+            a, b = self._index(node.left, scope), self._index(node.right, scope)
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+                c = b.evaluate([]) if not b.variables() else None
+                if c is None or c == 0:
+                    raise self.error("the divisor of '//' or '%' must be a nonzero constant", node.right)
+                return a.floordiv(c) if isinstance(node.op, ast.FloorDiv) else a.mod(c)
+            raise self.error("an index supports + - * // % only ('/' on integers is floor division in TIR: "
+                             "write '//')", node)
+        if isinstance(node, ast.Call):
+            t = _t_name(node.func)
+            if t in ("floordiv", "floormod", "min", "max") and len(node.args) == 2:
+                a, b = self._index(node.args[0], scope), self._index(node.args[1], scope)
+                if t == "min":
+                    return emin(a, b)
+                if t == "max":
+                    return emax(a, b)
+                c = b.evaluate([]) if not b.variables() else None
+                if c is None or c == 0:
+                    raise self.error("the divisor must be a nonzero constant", node.args[1])
+                return a.floordiv(c) if t == "floordiv" else a.mod(c)
+            if t in ("int32", "int64") and len(node.args) == 1:
+                return self._index(node.args[0], scope)
+        raise self.error("an index must be quasi-affine in the loop and iteration variables", node)
+
+    def predicate(self, node: ast.expr, scope: Sequence[str]) -> list[Cond]:
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            return [c for v in node.values for c in self.predicate(v, scope)]
+        if isinstance(node, ast.Call) and _t_name(node.func) == "And" and len(node.args) == 2:
+            return [c for v in node.args for c in self.predicate(v, scope)]
+        if isinstance(node, ast.Compare):
+            out: list[Cond] = []
+            left = node.left
+            for op, right in zip(node.ops, node.comparators):
+                sym = _CMP.get(type(op))
+                if sym is None or sym == "!=":
+                    raise self.error("a predicate comparison must be < <= > >= or == (a convex affine constraint)",
+                                     node)
+                out.append((self.index(left, scope), sym, self.index(right, scope)))
+                left = right
+            return out
+        raise self.error("a predicate must be a conjunction ('and') of affine comparisons", node)
+
+    def value(self, node: ast.expr, scope: Sequence[str]) -> Value:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
+                not isinstance(node.value, bool):
+            return _num(node.value)
+        if isinstance(node, ast.Name):
+            if node.id in scope:
+                return IndexValue(Dim(list(scope).index(node.id)))
+            raise self.error(f"unknown name {node.id!r} in a value", node)
+        if isinstance(node, ast.Subscript):
+            tensor, idx = self.subscript(node, scope)
+            return Load(tensor, idx)
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.USub):
+                inner = self.value(node.operand, scope)
+                return Neg(inner)
+            if isinstance(node.op, ast.Not):
+                return Call("!", (self.value(node.operand, scope),))
+        if isinstance(node, ast.BinOp):
+            op = _ARITH.get(type(node.op))
+            if op is None and isinstance(node.op, ast.FloorDiv):
+                op = "/"
+            if op is not None:
+                return BinOp(op, self.value(node.left, scope), self.value(node.right, scope))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            sym = _CMP.get(type(node.ops[0]))
+            if sym is not None:
+                return BinOp(sym, self.value(node.left, scope), self.value(node.comparators[0], scope))
+        if isinstance(node, ast.BoolOp):
+            op = "&&" if isinstance(node.op, ast.And) else "||"
+            v = self.value(node.values[0], scope)
+            for w in node.values[1:]:
+                v = BinOp(op, v, self.value(w, scope))
+            return v
+        if isinstance(node, ast.Call):
+            t = _t_name(node.func)
+            if t in ("float32", "float16", "float64", "bfloat16", "int32", "int64", "int8") and len(node.args) == 1:
+                a = node.args[0]
+                if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                    if a.value in ("-inf", "inf"):
+                        return Neg(Num(_LOWEST)) if a.value == "-inf" else Num(_LOWEST)
+                    raise self.error(f"unsupported constant {a.value!r}", a)
+                return self.value(a, scope)
+            if t in ("min_value", "max_value"):
+                return Neg(Num(_LOWEST)) if t == "min_value" else Num(_LOWEST)
+            if t == "Cast" and len(node.args) == 2:
+                return self.value(node.args[1], scope)
+            if t in ("if_then_else", "Select") and len(node.args) == 3:
+                return Call("select", tuple(self.value(a, scope) for a in node.args))
+            if t in _VALUE_CALLS:
+                return Call(t, tuple(self.value(a, scope) for a in node.args))
+        raise self.error(f"unsupported value ({ast.unparse(node)})", node)
+
+
+def _num(v: int | float) -> Num:
+    if isinstance(v, float):
+        return Num(f"{v!r}f" if "e" in repr(v) or "." in repr(v) else f"{v}.0f")
+    return Num(str(v))
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A block with a ``T.init()``, before its init block is placed (internal)."""
+
+    main: ScheduleBlock
+    init_stores: tuple[Store, ...]
+    names: tuple[str, ...]
+    values: tuple[AffineExpr, ...]
+    kinds: tuple[str, ...]
+    loops: tuple[str, ...]
+    where: tuple[Cond, ...]
+    node: ast.AST
+
+
+def _hoist(stmt: For, r: _Reader) -> list[Stmt]:
+    """Rewrite ``for ... { for k { block-with-init } }`` into
+    ``for ... { init block; for k { block } }``: the reduce axes must be bound
+    to the innermost loops around the block, which hold nothing else."""
+    # Walk down the chain of single-statement loops.
+    chain: list[For] = []
+    s: Stmt = stmt
+    while isinstance(s, For) and len(s.body) == 1:
+        chain.append(s)
+        s = s.body[0]
+    if not isinstance(s, ScheduleBlock) or id(s) not in r.pending:
+        return [stmt]
+    p = r.pending.pop(id(s))
+    names, values, kinds, loops = p.names, p.values, p.kinds, p.loops
+    red_loops: list[int] = []
+    for v, k in zip(values, kinds):
+        if k != "R":
+            continue
+        if not isinstance(v, Dim) or v.index >= len(loops):
+            raise r.error("a reduce axis with T.init() must be bound to a loop variable", p.node)
+        red_loops.append(v.index)
+    n = len(loops)
+    first = min(red_loops) if red_loops else n
+    if sorted(red_loops) != list(range(first, n)):
+        raise r.error("T.init() is modelled when the reduce axes are bound to the innermost loops around the "
+                      "block (reorder the loops)", p.node)
+    outer = n - len(chain)  # loops of the enclosing statements, not in this chain
+    if first < outer:
+        raise r.error("T.init(): the reduce loops must be in the same loop nest as the block", p.node)
+    for v, k in zip(values, kinds):
+        if k == "S" and any(isinstance(x, Dim) and x.index >= first for x in v.walk()):
+            raise r.error("T.init(): a spatial axis depends on a reduce loop", p.node)
+    sp = [(nm, v) for nm, v, k in zip(names, values, kinds) if k == "S"]
+    init_scope = loops[:first] + tuple(nm for nm, _ in sp)
+    # init stores: re-index from the block scope (loops + all names) to the init scope
+    full = list(loops) + list(names)
+    remap: list[AffineExpr] = []
+    for name in full:
+        remap.append(Dim(init_scope.index(name)) if name in init_scope else Const(0))
+    where = [(a.substitute(dims=remap), op, b.substitute(dims=remap)) for a, op, b in p.where]
+    init_stores = tuple(Store(f"{st.tensor}__reduce_init", tuple(e.substitute(dims=remap) for e in st.indices),
+                              _remap_value(st.value, remap), init_scope)
+                        for st in p.init_stores)
+    init_body: tuple[Stmt, ...] = (Bind(tuple(nm for nm, _ in sp), tuple(v for _, v in sp), loops[:first]),) \
+        if sp else ()
+    init_body += (If(tuple(where), init_stores, init_scope),) if where else init_stores
+    init_block = ScheduleBlock(f"{p.main.name}__reduce_init", init_body)
+    # rebuild: the loops chain[:split] outside, then the init block and the reduce loops
+    split = first - outer
+    inner: Stmt = p.main
+    for f in reversed(chain[split:]):
+        inner = replace(f, body=(inner,))
+    body: list[Stmt] = [init_block, inner]
+    for f in reversed(chain[:split]):
+        body = [replace(f, body=tuple(body))]
+    return body
+
+
+def _remap_value(v: Value, remap: list[AffineExpr]) -> Value:
+    from verified_indexing.legality.inline import _subst_value
+
+    return _subst_value(v, remap)
+
+
+def parse_tvmscript(text: str, source: str = "<input>", block: str | None = None) -> Stmt:
+    """The program of the ``@T.prim_func`` in ``text`` (with several, the one
+    holding block ``block``, else the first) as CINN loop-nest IR."""
+    r = _Reader(text, source)
+    try:
+        tree = ast.parse(text, filename=source)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        offset = r.starts[min(line - 1, len(r.starts) - 1)] + max(0, (exc.offset or 1) - 1)
+        raise ParseError(f"Python syntax error: {exc.msg}", text, offset, 1, source) from None
+    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+             and any(_is_t(d, "prim_func") or (isinstance(d, ast.Call) and _is_t(d.func, "prim_func"))
+                     for d in n.decorator_list)]
+    if not funcs:
+        raise ParseError("no @T.prim_func function in the TVMScript", text, 0, 1, source)
+    fn = funcs[0]
+    if block is not None and len(funcs) > 1:
+        for f in funcs:
+            if any(isinstance(n, ast.Call) and _is_t(n.func, "block") and n.args and
+                   isinstance(n.args[0], ast.Constant) and n.args[0].value == block for n in ast.walk(f)):
+                fn = f
+                break
+    prog = r.function(fn)
+    _check_no_pending(r)
+    return prog
+
+
+def _check_no_pending(r: _Reader) -> None:
+    for p in r.pending.values():
+        raise r.error("T.init() is modelled when the block is alone in its reduce loops, which are the innermost "
+                      "loops around it", p.node)
