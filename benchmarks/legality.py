@@ -76,26 +76,64 @@ def _verdict(rep: object) -> str:
     return status
 
 
-def inline_cases() -> list[tuple[str, Callable[[], str]]]:
-    from verified_indexing.legality import compute_inline, inline_candidates, parse_program
+def _programs(symbolic_sizes: bool) -> list[tuple[str, object]]:
+    """(file, program) of every CINN and TVMScript example, split by whether it has size parameters."""
+    from verified_indexing.legality import parse_program
+    from verified_indexing.legality.cinn_ir import program_sizes
+    from verified_indexing.legality.tvmscript import is_tvmscript, parse_tvmscript
 
     out = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "examples/cinn/*.txt"))):
+    paths = sorted(glob.glob(os.path.join(ROOT, "examples/cinn/*.txt")))
+    paths += sorted(glob.glob(os.path.join(ROOT, "examples/tvm/*.py")))
+    for path in paths:
+        text = open(path, encoding="utf-8").read()
         try:
-            prog = parse_program(open(path, encoding="utf-8").read(), path)
+            prog = parse_tvmscript(text, path) if is_tvmscript(text) else parse_program(text, path)
         except Exception:
             continue
-        for block in inline_candidates(prog):
-            out.append((f"{os.path.basename(path)}:{block}",
-                        lambda prog=prog, block=block: compute_inline(prog, block).status))
+        if bool(program_sizes(prog)) == symbolic_sizes:
+            out.append((os.path.basename(path), prog))
     return out
+
+
+def inline_cases(symbolic_sizes: bool) -> list[tuple[str, Callable[[], str]]]:
+    from verified_indexing.legality import compute_inline, inline_candidates
+
+    out = []
+    for name, prog in _programs(symbolic_sizes):
+        for block in inline_candidates(prog):  # type: ignore[arg-type]
+            out.append((f"{name}:{block}", lambda prog=prog, block=block: compute_inline(prog, block).status))
+    return out
+
+
+def epilogue_and_reverse_cases() -> tuple[list[tuple[str, Callable[[], str]]], list[tuple[str, Callable[[], str]]]]:
+    """fuse-epilogue on every example with a reduction followed by a block D; reverse-inline of block D."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+
+    epi, rev = [], []
+    from verified_indexing.legality.cinn_ir import walk_blocks
+
+    for name, prog in _programs(False) + _programs(True):
+        blocks = {c.block.name for c in walk_blocks(prog)}  # type: ignore[arg-type]
+        if "D" not in blocks:
+            continue
+        if any(b.endswith("__reduce_init") for b in blocks) and "wrong" not in name:
+            epi.append((name, lambda prog=prog: fuse_reduction_epilogue(prog, "D").status))  # type: ignore[arg-type]
+        elif "reverse" in name:
+            rev.append((name, lambda prog=prog: reverse_compute_inline(prog, "D").status))  # type: ignore[arg-type]
+    return epi, rev
 
 
 def main() -> int:
     print(f"{'group':34} {'':4}")
     time_cases("linalg, static sizes", linalg_cases(lambda t: t))
     time_cases("linalg, symbolic sizes (all ?)", linalg_cases(symbolic))
-    time_cases("CINN compute_inline", inline_cases())
+    time_cases("CINN/TVM inline, static sizes", inline_cases(False))
+    time_cases("CINN/TVM inline, symbolic sizes", inline_cases(True))
+    epi, rev = epilogue_and_reverse_cases()
+    time_cases("reduction epilogue fusion", epi)
+    time_cases("reverse compute inline", rev)
     print(f"{'all':34} {len(ALL_TIMES):4} cases  median {statistics.median(ALL_TIMES) * 1000:8.1f} ms  "
           f"max {max(ALL_TIMES) * 1000:8.1f} ms")
     return 0
