@@ -100,3 +100,15 @@ def test_lazy_tables_match_the_type_checking_imports() -> None:
         for attr in package.__all__:
             assert getattr(package, attr) is not None
 
+
+
+def test_the_command_line_starts_without_the_engines() -> None:
+    """Building the parser (all --help needs) loads none of z3, isl and numpy: they load when a command
+    runs (issue: start-up cost every command, --help included)."""
+    code = (
+        "import sys\nfrom verified_indexing.cli import build_parser\nbuild_parser()\n"
+        "print(sorted(m for m in ('z3', 'islpy', 'numpy') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout

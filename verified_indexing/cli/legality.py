@@ -10,21 +10,15 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import add_timeout, print_json, read_input
 from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
-from verified_indexing.legality.cinn_ir import Stmt, format_program, parse_program
-from verified_indexing.legality.epilogue import fuse_reduction_epilogue
-from verified_indexing.legality.inline import InlineCheck, compute_inline, inline_all
-from verified_indexing.legality.inverse import inverse
-from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates, results_used_elsewhere
-from verified_indexing.legality.linalg_ir import parse_linalg_module
-from verified_indexing.legality.permutation import inverse_permutation, is_permutation
-from verified_indexing.legality.reverse_inline import reverse_compute_inline
-from verified_indexing.legality.tvmscript import is_tvmscript, parse_tvmscript
-from verified_indexing.serialize import indexing_map_to_affine_map
-from verified_indexing.syntax import parse_map
+
+if TYPE_CHECKING:  # the legality modules load when a command runs (a fast --help)
+    from verified_indexing.legality.cinn_ir import Stmt
+    from verified_indexing.legality.inline import InlineCheck
 
 FUSE_EXAMPLES = """examples:
   verified-indexing fuse examples/mlir/transpose.mlir
@@ -142,6 +136,9 @@ def read_program(text: str, source: str, block: str | None = None) -> Stmt:
     """A CINN loop-nest program, or TVMScript (``@T.prim_func``, ``import tvm``)
     read with ``ast`` and converted to it (with several prim_funcs, the one
     holding ``block``)."""
+    from verified_indexing.legality.cinn_ir import parse_program
+    from verified_indexing.legality.tvmscript import is_tvmscript, parse_tvmscript
+
     if is_tvmscript(text):
         return parse_tvmscript(text, source, block)
     return parse_program(text, source)
@@ -154,6 +151,9 @@ def _name(s: str | None) -> str | None:
 
 
 def run_fuse(args: argparse.Namespace) -> int:
+    from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates, results_used_elsewhere
+    from verified_indexing.legality.linalg_ir import parse_linalg_module
+
     text, source = read_input(args.file)
     module = parse_linalg_module(text, source)
     ops = list(module.ops)
@@ -184,6 +184,9 @@ def run_fuse(args: argparse.Namespace) -> int:
 
 
 def run_inline(args: argparse.Namespace) -> int:
+    from verified_indexing.legality.cinn_ir import format_program
+    from verified_indexing.legality.inline import compute_inline
+
     text, source = read_input(args.file)
     program = read_program(text, source, args.block)
     if args.all:
@@ -206,6 +209,9 @@ def run_inline(args: argparse.Namespace) -> int:
 
 
 def _run_inline_all(program: Stmt, args: argparse.Namespace) -> int:
+    from verified_indexing.legality.cinn_ir import format_program
+    from verified_indexing.legality.inline import inline_all
+
     final, reports = inline_all(program, outputs=args.output)
     inlined = [r.block for r in reports if r.status == "inlined"]
     if args.json:
@@ -228,6 +234,9 @@ def _print_checks(checks: Sequence[InlineCheck]) -> None:
 
 
 def run_fuse_epilogue(args: argparse.Namespace) -> int:
+    from verified_indexing.legality.cinn_ir import format_program
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+
     text, source = read_input(args.file)
     program = read_program(text, source, args.block)
     fused = None
@@ -254,6 +263,9 @@ def run_fuse_epilogue(args: argparse.Namespace) -> int:
 
 
 def run_reverse_inline(args: argparse.Namespace) -> int:
+    from verified_indexing.legality.cinn_ir import format_program
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+
     text, source = read_input(args.file)
     program = read_program(text, source, args.block)
     rep = reverse_compute_inline(program, args.block, outputs=args.output)
@@ -269,6 +281,11 @@ def run_reverse_inline(args: argparse.Namespace) -> int:
 
 
 def run_invert(args: argparse.Namespace) -> int:
+    from verified_indexing.legality.inverse import inverse
+    from verified_indexing.legality.permutation import inverse_permutation, is_permutation
+    from verified_indexing.serialize import indexing_map_to_affine_map
+    from verified_indexing.syntax import parse_map
+
     text, source = read_input(args.map)
     m = parse_map(text, source)
     am = m if isinstance(m, AffineMap) else None

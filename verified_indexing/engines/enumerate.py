@@ -14,6 +14,7 @@ more points than the limit.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import time
 from collections.abc import Iterator, Sequence
@@ -36,12 +37,20 @@ from verified_indexing.expr import (
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval, range_of
 
-try:  # numpy is a test dependency; enumeration falls back to Python without it.
-    import numpy as np
+# numpy is a test dependency; enumeration falls back to Python without it. It is
+# loaded on the first enumeration, not when the engines are imported (start-up).
+HAVE_NUMPY = importlib.util.find_spec("numpy") is not None
 
-    HAVE_NUMPY = True
-except ImportError:  # pragma: no cover
-    HAVE_NUMPY = False
+
+class _LazyNumpy:
+    def __getattr__(self, name: str) -> Any:
+        import numpy
+
+        globals()["np"] = numpy
+        return getattr(numpy, name)
+
+
+np: Any = _LazyNumpy()
 
 __all__ = [
     "TooLarge",
