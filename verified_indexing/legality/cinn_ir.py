@@ -1016,6 +1016,19 @@ class BlockContext:
     guards: tuple[If, ...] = ()
 
 
+def find_block(program: Stmt, name: str) -> BlockContext:
+    """The one ``ScheduleBlock`` named ``name`` with its enclosing loops; a
+    missing or repeated name is a :class:`VerifiedIndexingError` listing the blocks."""
+    contexts = list(walk_blocks(program))
+    matches = [c for c in contexts if c.block.name == name]
+    if not matches:
+        known = ", ".join(c.block.name for c in contexts)
+        raise VerifiedIndexingError(f"no ScheduleBlock named {name!r} (blocks: {known})")
+    if len(matches) > 1:
+        raise VerifiedIndexingError(f"several ScheduleBlocks are named {name!r}")
+    return matches[0]
+
+
 def walk_blocks(p: Stmt) -> Iterator[BlockContext]:
     """Every ScheduleBlock of the program in order, with its enclosing loops."""
     counter = [0]

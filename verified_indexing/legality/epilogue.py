@@ -68,6 +68,7 @@ from verified_indexing.legality.cinn_ir import (
     Stmt,
     Store,
     Value,
+    find_block,
     format_program,
     walk_blocks,
 )
@@ -371,13 +372,7 @@ def fuse_reduction_epilogue(
     generating one. Raises :class:`VerifiedIndexingError` when there is no such
     block."""
     contexts = list(walk_blocks(program))
-    matches = [c for c in contexts if c.block.name == block]
-    if not matches:
-        known = ", ".join(c.block.name for c in contexts)
-        raise VerifiedIndexingError(f"no ScheduleBlock named {block!r} (blocks: {known})")
-    if len(matches) > 1:
-        raise VerifiedIndexingError(f"several ScheduleBlocks are named {block!r}")
-    ectx = matches[0]
+    ectx = find_block(program, block)
     checks: list[InlineCheck] = []
     red_name = ""
 

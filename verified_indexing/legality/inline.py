@@ -71,6 +71,7 @@ from verified_indexing.legality.cinn_ir import (
     Store,
     Value,
     cond_constraints,
+    find_block,
     format_program,
     parse_program,
     walk_blocks,
@@ -675,13 +676,7 @@ def _compute_inline(
         if not cands:
             raise VerifiedIndexingError("no block's tensor is read by another block: nothing to inline")
         block = cands[0]
-    matches = [c for c in contexts if c.block.name == block]
-    if not matches:
-        known = ", ".join(c.block.name for c in contexts)
-        raise VerifiedIndexingError(f"no ScheduleBlock named {block!r} (blocks: {known})")
-    if len(matches) > 1:
-        raise VerifiedIndexingError(f"several ScheduleBlocks are named {block!r}")
-    pctx = matches[0]
+    pctx = find_block(program, block)
     checks: list[InlineCheck] = []
 
     def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax",

@@ -43,6 +43,7 @@ from verified_indexing.legality.cinn_ir import (
     ScheduleBlock,
     Stmt,
     Store,
+    find_block,
     walk_blocks,
 )
 from verified_indexing.legality.epilogue import EVALUATION_LIMIT, _single_store, compare_programs, evaluation_size
@@ -87,13 +88,7 @@ def _reverse_compute_inline(
     program: Stmt, block: str, outputs: Iterable[str] | None, timeout: float
 ) -> InlineReport:
     contexts = list(walk_blocks(program))
-    matches = [c for c in contexts if c.block.name == block]
-    if not matches:
-        known = ", ".join(c.block.name for c in contexts)
-        raise VerifiedIndexingError(f"no ScheduleBlock named {block!r} (blocks: {known})")
-    if len(matches) > 1:
-        raise VerifiedIndexingError(f"several ScheduleBlocks are named {block!r}")
-    cctx = matches[0]
+    cctx = find_block(program, block)
     checks: list[InlineCheck] = []
 
     def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax") -> InlineReport:
