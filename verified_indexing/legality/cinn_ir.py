@@ -1016,10 +1016,10 @@ class BlockContext:
     guards: tuple[If, ...] = ()
 
 
-def find_block(program: Stmt, name: str) -> BlockContext:
-    """The one ``ScheduleBlock`` named ``name`` with its enclosing loops; a
+def find_block(contexts: Sequence[BlockContext], name: str) -> BlockContext:
+    """The one ``ScheduleBlock`` named ``name`` among ``contexts`` (from
+    :func:`walk_blocks`; the very object, so callers may compare by identity); a
     missing or repeated name is a :class:`VerifiedIndexingError` listing the blocks."""
-    contexts = list(walk_blocks(program))
     matches = [c for c in contexts if c.block.name == name]
     if not matches:
         known = ", ".join(c.block.name for c in contexts)

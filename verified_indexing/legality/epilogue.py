@@ -372,7 +372,7 @@ def fuse_reduction_epilogue(
     generating one. Raises :class:`VerifiedIndexingError` when there is no such
     block."""
     contexts = list(walk_blocks(program))
-    ectx = find_block(program, block)
+    ectx = find_block(contexts, block)
     checks: list[InlineCheck] = []
     red_name = ""
 

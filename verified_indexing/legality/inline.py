@@ -676,7 +676,7 @@ def _compute_inline(
         if not cands:
             raise VerifiedIndexingError("no block's tensor is read by another block: nothing to inline")
         block = cands[0]
-    pctx = find_block(program, block)
+    pctx = find_block(contexts, block)
     checks: list[InlineCheck] = []
 
     def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax",

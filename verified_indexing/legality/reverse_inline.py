@@ -88,7 +88,7 @@ def _reverse_compute_inline(
     program: Stmt, block: str, outputs: Iterable[str] | None, timeout: float
 ) -> InlineReport:
     contexts = list(walk_blocks(program))
-    cctx = find_block(program, block)
+    cctx = find_block(contexts, block)
     checks: list[InlineCheck] = []
 
     def refuse(name: str, detail: str, witness: dict[str, Any] | None = None, engine: str = "syntax") -> InlineReport:
