@@ -152,6 +152,19 @@ def test_isl_counting_agrees_with_enumeration(m) -> None:  # type: ignore[no-unt
     assert n == len(expected)
 
 
+@pytest.mark.skipif(not hasattr(isl.Set, "card"), reason="islpy without barvinok: islpy-barvinok replaces islpy")
+@settings(max_examples=60, deadline=None)
+@given(indexing_maps(max_dims=2, max_syms=1, max_rts=0))
+def test_barvinok_isl_count_and_enumeration_agree(m) -> None:  # type: ignore[no-untyped-def]
+    if m.state != "ok" or m.box_size() > 20_000:
+        return
+    img = to_isl_map(m).range()
+    n, method = count_points(img)
+    assert method == "barvinok"
+    assert n == int(img.count_val().to_python())  # isl's own counting
+    assert n == len({m.evaluate(d, s, r) for d, s, r in m.domain_points()})  # enumeration
+
+
 @settings(max_examples=30, deadline=None)
 @given(chains(), st.data())
 def test_tiles_contain_and_exactness_by_enumeration(text: str, data: st.DataObject) -> None:
