@@ -112,3 +112,15 @@ def test_the_command_line_starts_without_the_engines() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_python_dash_m_and_typed_package() -> None:
+    proc = subprocess.run([sys.executable, "-m", "verified_indexing", "show", "(d0) -> (d0 * 2), domain: d0 in [0, 3]"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("(d0) -> (d0 * 2),"), proc.stdout + proc.stderr
+    bad = subprocess.run([sys.executable, "-m", "verified_indexing", "show", "(d0) -> (d0 floordiv 0)"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 3 and "Traceback" not in bad.stderr
+    import verified_indexing
+
+    assert (Path(verified_indexing.__file__).parent / "py.typed").is_file()  # users' mypy reads our types
