@@ -782,6 +782,20 @@ def _check_fusion(
             "note": f"{at}producer iterations {p0} and {q0} both write element {el}",
         }
     reads_out = producer.payload_uses(len(producer.inputs) + r)
+    # The model reads every output block argument as the output's init. That holds
+    # for an output whose write map is injective (each element written once); an
+    # output written several times whose block argument the payload reads sees the
+    # value another iteration wrote (any result may depend on it): not modelled.
+    for j, out in enumerate(producer.outputs):
+        if j == r or not producer.payload_uses(len(producer.inputs) + j):
+            continue
+        inj_j = is_injective(_sizes_first(_on(sm.producer_domain, out.map, nk), nk), timeout=timeout)
+        if not inj_j.proved:
+            return done(_unknown(
+                producer, consumer, k, mv,
+                f"the producer's payload reads the block argument of output #{j} ({out.value}), whose write map is "
+                f"{'not injective' if inj_j.refuted else 'not proven injective'}: an iteration may read a value "
+                "another iteration wrote there, which the fused op cannot see (not modelled)"))
     representative: IndexingMap | None = None
     o1 = Obligation("producer write map is injective on its iteration domain", inj, inj_w)
     if inj.refuted and not reads_out:
