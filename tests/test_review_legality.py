@@ -59,3 +59,62 @@ def test_running_value_of_a_non_injective_second_output_is_not_fused() -> None:
     assert rep.status == "unknown"
     assert "output #1" in rep.reason
 
+
+# --- reduction epilogue fusion with an empty reduction loop --------------------
+
+from verified_indexing.legality import parse_program  # noqa: E402
+from verified_indexing.legality.cinn_eval import run_exact  # noqa: E402
+from verified_indexing.legality.epilogue import fuse_reduction_epilogue  # noqa: E402
+
+# A product reduction over k in [0, 0) (empty) with D = C - X: D is I - X = 1 - X.
+# The "last iteration" form applied the epilogue only at k == K - 1, which never
+# runs, so our own fused form left D = 1; the evaluation caught it and the report
+# was `unknown` with "internal error: our fused form differs".
+EMPTY_REDUCTION = """ScheduleBlock(root)
+{
+  {
+    serial for (i, 0, 2)
+    {
+      serial for (j, 0, 2)
+      {
+        ScheduleBlock(C__reduce_init)
+        {
+          i0, i1 = axis.bind(i, j)
+          C__reduce_init[i0, i1] = 1.00000000f
+        }
+        serial for (k, 0, 0)
+        {
+          ScheduleBlock(C)
+          {
+            i0_1, i1_1, k0 = axis.bind(i, j, k)
+            C[i0_1, i1_1] = (C[i0_1, i1_1] * A[i0_1, k0])
+          }
+        }
+      }
+    }
+    serial for (i, 0, 2)
+    {
+      serial for (j, 0, 2)
+      {
+        ScheduleBlock(D)
+        {
+          i0, i1 = axis.bind(i, j)
+          D[i0, i1] = (C[i0, i1] - X[i0, i1])
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_epilogue_fusion_with_an_empty_reduction_loop() -> None:
+    program = parse_program(EMPTY_REDUCTION)
+    rep = fuse_reduction_epilogue(program, "D")
+    assert rep.status == "fused", rep.reason
+    assert rep.program is not None
+    for seed in range(3):
+        before = run_exact(program, {"A", "X"}, seed)["D"]
+        after = run_exact(rep.program, {"A", "X"}, seed)["D"]
+        assert before == after
+
