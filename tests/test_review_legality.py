@@ -118,3 +118,74 @@ def test_epilogue_fusion_with_an_empty_reduction_loop() -> None:
         after = run_exact(rep.program, {"A", "X"}, seed)["D"]
         assert before == after
 
+
+
+# --- TVMScript: aliasing buffers and parameter buffers --------------------------
+
+import pytest  # noqa: E402
+
+from verified_indexing.errors import ParseError  # noqa: E402
+from verified_indexing.legality import compute_inline  # noqa: E402
+from verified_indexing.legality.tvmscript import parse_tvmscript  # noqa: E402
+
+# Z writes B's memory through B2 (T.decl_buffer(..., data=B.data)) between the
+# producer B and the consumer C: C computes 0 * 2. Buffers were read for names
+# only, so no check saw the write and ComputeInline printed C = (A + 1) * 2 as
+# `inlined`.
+ALIASED = """from tvm.script import tir as T
+
+@T.prim_func
+def f(a: T.handle, c: T.handle) -> None:
+    A = T.match_buffer(a, (16,))
+    C = T.match_buffer(c, (16,))
+    B = T.alloc_buffer((16,))
+    B2 = T.decl_buffer((16,), data=B.data)
+    for i in T.serial(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + 1.0
+    for i in T.serial(16):
+        with T.block("Z"):
+            vi = T.axis.spatial(16, i)
+            B2[vi] = 0.0
+    for i in T.serial(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] * 2.0
+"""
+
+
+def test_tvmscript_aliasing_buffers_are_refused() -> None:
+    with pytest.raises(ParseError, match="aliasing"):
+        parse_tvmscript(ALIASED)
+    with pytest.raises(ParseError, match="aliasing"):
+        parse_tvmscript(ALIASED.replace("T.decl_buffer((16,), data=B.data)", "T.match_buffer(a, (16,))"))
+
+
+# B is a parameter buffer (T.match_buffer of the argument b): the caller sees its
+# values. TVM's compute_inline refuses an output block; ours treats B as an
+# intermediate (the default outputs are the tensors stored and never read) and
+# removes its writes.
+PARAMETER_BUFFER = """from tvm.script import tir as T
+
+@T.prim_func
+def f(a: T.handle, b: T.handle, c: T.handle) -> None:
+    A = T.match_buffer(a, (16,))
+    B = T.match_buffer(b, (16,))
+    C = T.match_buffer(c, (16,))
+    for i in T.serial(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + 1.0
+    for i in T.serial(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] * 2.0
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="TVMScript parameter buffers are not default outputs: inlining a block that "
+                   "writes one drops writes the caller sees (parse_tvmscript returns no output list)")
+def test_tvmscript_parameter_buffer_is_an_output() -> None:
+    rep = compute_inline(parse_tvmscript(PARAMETER_BUFFER), "B")
+    assert rep.status != "inlined"
