@@ -189,3 +189,39 @@ def f(a: T.handle, b: T.handle, c: T.handle) -> None:
 def test_tvmscript_parameter_buffer_is_an_output() -> None:
     rep = compute_inline(parse_tvmscript(PARAMETER_BUFFER), "B")
     assert rep.status != "inlined"
+
+
+# --- Linalg: the fused op's loop sizes -------------------------------------------
+
+# The producer writes %r[d0 + d1, d1] over 3x3, the consumer (loops 1x3) reads
+# %r[d0 + d1, d1]: consumer iteration (i, j) needs producer iteration (i, j), so
+# the fused op reads %x through (d0, d1). But %x is 3x3: MLIR infers loop d0 = 3
+# from it and 1 from %co (the verifier rejects the op; run, it would write %co out
+# of bounds). The whole-op proof runs the fused op over the consumer's loops, so
+# it was printed as `legal`.
+LOOP_SIZES = """
+func.func @f(%x: tensor<3x3xf32>, %o: tensor<5x3xf32>, %co: tensor<1x3xf32>) -> tensor<1x3xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0 + d1, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<3x3xf32>) outs(%o : tensor<5x3xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  } -> tensor<5x3xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<5x3xf32>) outs(%co : tensor<1x3xf32>) {
+  ^bb0(%b: f32, %acc: f32):
+    %m = arith.mulf %b, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x3xf32>
+  return %c : tensor<1x3xf32>
+}
+"""
+
+
+def test_fused_op_whose_operand_shapes_give_other_loop_sizes_is_not_legal() -> None:
+    prod, cons = parse_linalg(LOOP_SIZES)
+    rep = check_fusion(prod, cons)
+    assert rep.status != "legal", fused_generic_text(rep)
+    assert "loop sizes" in rep.reason

@@ -954,12 +954,41 @@ def _check_fusion(
         (fop,) = parse_linalg(text)
     except (VerifiedIndexingError, ValueError) as exc:
         return done(replace(rep, reason=f"the fused op we printed does not read back: {exc}"))
+    mismatch = _loop_size_mismatch(fop, consumer, sm)
+    if mismatch is not None:
+        return done(replace(rep, reason=f"the fused op we printed has other loop sizes than the consumer: {mismatch}"))
     vw, ww = prove_fused_equivalent(semantics(rep), fop, timeout=timeout)
     whole = Obligation("the fused op, read back, computes every value the pair computes", vw, ww)
     rep = replace(rep, whole_op=whole)
     if not vw.proved:
         return done(replace(rep, reason=f"whole-op proof {vw.status}: {vw.reason}"))
     return done(replace(rep, status="legal", reason="all obligations proved"))
+
+
+def _loop_size_mismatch(fop: GenericOp, consumer: GenericOp, sm: SizeModel) -> str | None:
+    """MLIR infers a generic's loop sizes from its operands' shapes (an operand dim
+    whose map result is exactly ``d_k`` is loop ``k``'s size, and the verifier
+    requires them to agree). The whole-op proof runs the fused op over the
+    consumer's loops, so every such operand dim of the fused op must have the
+    size of the consumer's loop: an operand of the producer read through a
+    composed map (``(d0 + d1, d1)`` then ``(d0 + d1, d1)``^-1...) may tie a loop to
+    another size. Returns the first disagreement, or ``None``."""
+    loop: dict[int, int | str] = {}
+    for o in consumer.operands:
+        for j, e in enumerate(o.map.results):
+            ext = sm.extent(o.value, j)
+            if isinstance(e, Dim) and ext is not None:
+                loop.setdefault(e.index, ext)
+    for o in fop.operands:
+        for j, e in enumerate(o.map.results):
+            if not isinstance(e, Dim):
+                continue
+            ext = sm.extent(o.value, j)
+            want = loop.get(e.index)
+            if ext is None or want is None or ext != want:
+                return (f"{o.value} dim {j} is {ext if ext is not None else 'unknown'}, its map gives it to loop "
+                        f"d{e.index}, whose size in the consumer is {want if want is not None else 'unknown'}")
+    return None
 
 
 def semantics(rep: FusionReport) -> FusionSemantics:
