@@ -225,3 +225,33 @@ def test_fused_op_whose_operand_shapes_give_other_loop_sizes_is_not_legal() -> N
     rep = check_fusion(prod, cons)
     assert rep.status != "legal", fused_generic_text(rep)
     assert "loop sizes" in rep.reason
+
+
+# The consumer's reduction loop d1 (size 4) gets its size only from %r; the fused
+# op reads the producer's input through (d0, d1) -> (0), so no operand of the
+# printed op gives d1 a size (MLIR cannot infer the loop range; the sum of four
+# terms has no trip count). It was printed as `legal`.
+NO_LOOP_SIZE = """
+func.func @f(%s: tensor<1xf32>, %o: tensor<4xf32>, %co: tensor<2xf32>) -> tensor<2xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%s : tensor<1xf32>) outs(%o : tensor<4xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  } -> tensor<4xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%r : tensor<4xf32>) outs(%co : tensor<2xf32>) {
+  ^bb0(%b: f32, %acc: f32):
+    %m = arith.addf %b, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+"""
+
+
+def test_fused_op_with_a_loop_no_operand_sizes_is_not_legal() -> None:
+    prod, cons = parse_linalg(NO_LOOP_SIZE)
+    rep = check_fusion(prod, cons)
+    assert rep.status != "legal", fused_generic_text(rep)
+    assert "no operand gives loop d1 its size" in rep.reason

@@ -979,15 +979,20 @@ def _loop_size_mismatch(fop: GenericOp, consumer: GenericOp, sm: SizeModel) -> s
             ext = sm.extent(o.value, j)
             if isinstance(e, Dim) and ext is not None:
                 loop.setdefault(e.index, ext)
+    covered: set[int] = set()
     for o in fop.operands:
         for j, e in enumerate(o.map.results):
             if not isinstance(e, Dim):
                 continue
+            covered.add(e.index)
             ext = sm.extent(o.value, j)
             want = loop.get(e.index)
             if ext is None or want is None or ext != want:
                 return (f"{o.value} dim {j} is {ext if ext is not None else 'unknown'}, its map gives it to loop "
                         f"d{e.index}, whose size in the consumer is {want if want is not None else 'unknown'}")
+    missing = [i for i in range(fop.num_loops) if i not in covered]
+    if missing:
+        return f"no operand gives loop d{missing[0]} its size"
     return None
 
 
