@@ -563,6 +563,9 @@ def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, for
         assert b is not None
         init_value = b if _is_identity(red.init_store.value, red.op) else _combine_value(red.op,
                                                                                           red.init_store.value, b)
+    elif red.loop.extent <= 0:
+        # an empty reduction loop: no last iteration applies the epilogue, the init must
+        init_value = epilogue_here(inf, red.init_store.indices, red.init_store.value)[1]
     else:
         init_value = red.init_store.value
     new_init = Store(f"{dname}__reduce_init", didx_i, init_value, red.init_store.scope)

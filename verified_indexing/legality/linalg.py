@@ -782,6 +782,20 @@ def _check_fusion(
             "note": f"{at}producer iterations {p0} and {q0} both write element {el}",
         }
     reads_out = producer.payload_uses(len(producer.inputs) + r)
+    # The model reads every output block argument as the output's init. That holds
+    # for an output whose write map is injective (each element written once); an
+    # output written several times whose block argument the payload reads sees the
+    # value another iteration wrote (any result may depend on it): not modelled.
+    for j, out in enumerate(producer.outputs):
+        if j == r or not producer.payload_uses(len(producer.inputs) + j):
+            continue
+        inj_j = is_injective(_sizes_first(_on(sm.producer_domain, out.map, nk), nk), timeout=timeout)
+        if not inj_j.proved:
+            return done(_unknown(
+                producer, consumer, k, mv,
+                f"the producer's payload reads the block argument of output #{j} ({out.value}), whose write map is "
+                f"{'not injective' if inj_j.refuted else 'not proven injective'}: an iteration may read a value "
+                "another iteration wrote there, which the fused op cannot see (not modelled)"))
     representative: IndexingMap | None = None
     o1 = Obligation("producer write map is injective on its iteration domain", inj, inj_w)
     if inj.refuted and not reads_out:
@@ -940,12 +954,46 @@ def _check_fusion(
         (fop,) = parse_linalg(text)
     except (VerifiedIndexingError, ValueError) as exc:
         return done(replace(rep, reason=f"the fused op we printed does not read back: {exc}"))
+    mismatch = _loop_size_mismatch(fop, consumer, sm)
+    if mismatch is not None:
+        return done(replace(rep, reason=f"the fused op we printed has other loop sizes than the consumer: {mismatch}"))
     vw, ww = prove_fused_equivalent(semantics(rep), fop, timeout=timeout)
     whole = Obligation("the fused op, read back, computes every value the pair computes", vw, ww)
     rep = replace(rep, whole_op=whole)
     if not vw.proved:
         return done(replace(rep, reason=f"whole-op proof {vw.status}: {vw.reason}"))
     return done(replace(rep, status="legal", reason="all obligations proved"))
+
+
+def _loop_size_mismatch(fop: GenericOp, consumer: GenericOp, sm: SizeModel) -> str | None:
+    """MLIR infers a generic's loop sizes from its operands' shapes (an operand dim
+    whose map result is exactly ``d_k`` is loop ``k``'s size, and the verifier
+    requires them to agree). The whole-op proof runs the fused op over the
+    consumer's loops, so every such operand dim of the fused op must have the
+    size of the consumer's loop: an operand of the producer read through a
+    composed map (``(d0 + d1, d1)`` then ``(d0 + d1, d1)``^-1...) may tie a loop to
+    another size. Returns the first disagreement, or ``None``."""
+    loop: dict[int, int | str] = {}
+    for o in consumer.operands:
+        for j, e in enumerate(o.map.results):
+            ext = sm.extent(o.value, j)
+            if isinstance(e, Dim) and ext is not None:
+                loop.setdefault(e.index, ext)
+    covered: set[int] = set()
+    for o in fop.operands:
+        for j, e in enumerate(o.map.results):
+            if not isinstance(e, Dim):
+                continue
+            covered.add(e.index)
+            ext = sm.extent(o.value, j)
+            want = loop.get(e.index)
+            if ext is None or want is None or ext != want:
+                return (f"{o.value} dim {j} is {ext if ext is not None else 'unknown'}, its map gives it to loop "
+                        f"d{e.index}, whose size in the consumer is {want if want is not None else 'unknown'}")
+    missing = [i for i in range(fop.num_loops) if i not in covered]
+    if missing:
+        return f"no operand gives loop d{missing[0]} its size"
+    return None
 
 
 def semantics(rep: FusionReport) -> FusionSemantics:

@@ -107,6 +107,7 @@ class _Reader:
         self.source = source
         self.pending: dict[int, _Pending] = {}
         self.sizes: list[str] = []
+        self.matched: set[str] = set()
         self.starts = [0]
         for line in text.splitlines(keepends=True):
             self.starts.append(self.starts[-1] + len(line))
@@ -149,6 +150,7 @@ class _Reader:
                 continue  # docstring
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and (
                     _t_name(node.value.func) in ("alloc_buffer", "match_buffer", "decl_buffer")):
+                self._buffer_decl(node.value)
                 continue
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
                     _t_name(node.value.func) in ("func_attr", "evaluate"):
@@ -168,6 +170,20 @@ class _Reader:
             raise self.error(f"unsupported TVMScript statement ({type(node).__name__}): only for loops over "
                              "T.grid/T.serial/range and T.block are modelled here", node)
         return out
+
+    def _buffer_decl(self, call: ast.Call) -> None:
+        """Buffers are read for names only: one that shares another's memory
+        (``data=``, or a second ``T.match_buffer`` of one handle) would make a write
+        through one name invisible to the other (the checks compare names)."""
+        for kw in call.keywords:
+            if kw.arg == "data":
+                raise self.error("a buffer aliasing another's memory (data=...) is not modelled", kw.value)
+        if _t_name(call.func) == "match_buffer" and call.args and isinstance(call.args[0], ast.Name):
+            handle = call.args[0].id
+            if handle in self.matched:
+                raise self.error(f"a second T.match_buffer of the handle {handle} (aliasing buffers) is not modelled",
+                                 call.args[0])
+            self.matched.add(handle)
 
     def _size_decl(self, node: ast.stmt) -> bool:
         """``N = T.int32()`` / ``N = T.var("int32")``: a size parameter (recorded)."""
