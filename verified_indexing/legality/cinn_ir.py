@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from verified_indexing.engines import prove_implies
 from verified_indexing.errors import ParseError, VerifiedIndexingError
@@ -176,8 +176,13 @@ class Group:
 
 @dataclass(frozen=True)
 class ScheduleBlock:
+    """A block; ``params`` (on the root only) names the buffers its caller sees
+    (a TVMScript function's parameter buffers): they are program outputs by
+    default, never inlined away. Not part of equality or of the printed text."""
+
     name: str
     body: tuple[Stmt, ...]
+    params: tuple[str, ...] = field(default=(), compare=False)
 
 
 #: One affine comparison ``lhs OP rhs`` (OP in ``< <= > >= ==``) of a predicate.
@@ -1014,6 +1019,24 @@ class BlockContext:
     loops: tuple[For, ...]
     order: int
     guards: tuple[If, ...] = ()
+
+
+def program_params(p: Stmt) -> tuple[str, ...]:
+    """The buffers the caller of the program sees (``ScheduleBlock.params`` of
+    its root block, under any size pseudo-loops and guards); ``()`` when none
+    are declared."""
+    stack: list[Stmt] = [p]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, ScheduleBlock):
+            if s.params:
+                return s.params
+            if s.name == "root":
+                return ()
+        body = getattr(s, "body", None)
+        if isinstance(body, tuple):
+            stack.extend(reversed(body))
+    return ()
 
 
 def find_block(contexts: Sequence[BlockContext], name: str) -> BlockContext:

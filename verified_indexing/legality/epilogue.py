@@ -70,6 +70,7 @@ from verified_indexing.legality.cinn_ir import (
     Value,
     find_block,
     format_program,
+    program_params,
     walk_blocks,
 )
 from verified_indexing.legality.inline import (
@@ -426,7 +427,7 @@ def fuse_reduction_epilogue(
     ok("the epilogue is one store in a loop nest", f"{dname}[...] = ... is the only write of {dname}")
     readers = [c.block.name for c in contexts if c is not ectx and c.order != red.update.order
                and any(ld.tensor == ctensor for s in _own_stores(c) for ld in _value_loads(s.value))]
-    out_set = set(outputs) if outputs is not None else set()
+    out_set = set(outputs) if outputs is not None else set(program_params(program))
     if readers or ctensor in out_set:
         what = f"{ctensor} is also read by {', '.join(readers)}" if readers else f"{ctensor} is a program output"
         return refuse(f"{block} is the only reader of {ctensor}, which is not an output",

@@ -74,6 +74,7 @@ from verified_indexing.legality.cinn_ir import (
     find_block,
     format_program,
     parse_program,
+    program_params,
     walk_blocks,
 )
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
@@ -569,7 +570,8 @@ def compute_inline(
     into every block that reads its tensor (see the module docstring).
 
     ``outputs`` names the program's output tensors (default: every tensor that
-    is stored and never read). Raises :class:`VerifiedIndexingError` when there
+    is stored and never read, and every buffer the caller sees: a TVMScript
+    function's parameter buffers, ``cinn_ir.program_params``). Raises :class:`VerifiedIndexingError` when there
     is no such block or nothing to inline.
 
     With size parameters every obligation is asked for every size at once. When
@@ -714,7 +716,8 @@ def _compute_inline(
     ok("no reduction")
     consumers = [c for c in contexts if c is not pctx and _loads_of(c, tensor)]
     out_set = set(outputs) if outputs is not None else None
-    is_output = (tensor in out_set) if out_set is not None else not consumers
+    # default: a tensor no block reads, or a buffer the caller sees (a TVMScript parameter)
+    is_output = (tensor in out_set) if out_set is not None else (not consumers or tensor in program_params(program))
     if is_output:
         return refuse("the tensor is not a program output", f"{tensor} is a program output; it must stay materialized")
     ok("the tensor is not a program output", f"{tensor} is read by {', '.join(c.block.name for c in consumers)}")
@@ -878,7 +881,7 @@ def inline_all(
     if outputs is None:
         stored = {s.tensor for c in walk_blocks(program) for s in _own_stores(c)}
         read = {ld.tensor for c in walk_blocks(program) for st in _own_stores(c) for ld in _value_loads(st.value)}
-        outputs = stored - read
+        outputs = (stored - read) | (stored & set(program_params(program)))
     outs = set(outputs)
     reports: list[InlineReport] = []
     tried: dict[str, Stmt] = {}

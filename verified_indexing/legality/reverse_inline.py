@@ -44,6 +44,7 @@ from verified_indexing.legality.cinn_ir import (
     Stmt,
     Store,
     find_block,
+    program_params,
     walk_blocks,
 )
 from verified_indexing.legality.epilogue import EVALUATION_LIMIT, _single_store, compare_programs, evaluation_size
@@ -139,7 +140,7 @@ def _reverse_compute_inline(
     ok("the producer is one store, not a reduction", f"{pname}: {btensor}[...] = ...")
     readers = [c.block.name for c in contexts if c is not cctx
                and any(ld.tensor == btensor for s in _own_stores(c) for ld in _value_loads(s.value))]
-    out_set = set(outputs) if outputs is not None else set()
+    out_set = set(outputs) if outputs is not None else set(program_params(program))
     if readers or btensor in out_set:
         what = f"{btensor} is also read by {', '.join(readers)}" if readers else f"{btensor} is a program output"
         return refuse(f"{block} is the only reader of {btensor}, which is not an output",

@@ -101,6 +101,12 @@ def _t_name(node: ast.AST) -> str | None:
     return None
 
 
+def _is_buffer_annotation(a: ast.expr) -> bool:
+    """``T.Buffer((16, 16), "float32")`` or ``T.Buffer[(16, 16), "float32"]``."""
+    target = a.func if isinstance(a, ast.Call) else a.value if isinstance(a, ast.Subscript) else a
+    return _t_name(target) == "Buffer"
+
+
 class _Reader:
     def __init__(self, text: str, source: str) -> None:
         self.text = text
@@ -131,7 +137,17 @@ class _Reader:
             self._size_decl(node)
         sizes = tuple(self.sizes)
         stmts = self.stmts(body, sizes, ())
-        return with_sizes(ScheduleBlock("root", tuple(stmts)), sizes)
+        return with_sizes(ScheduleBlock("root", tuple(stmts), params=self._params(fn)), sizes)
+
+    def _params(self, fn: ast.FunctionDef) -> tuple[str, ...]:
+        """The buffers the caller sees: ``T.Buffer`` parameters and ``T.match_buffer``
+        results (``T.alloc_buffer`` ones are internal)."""
+        names = [a.arg for a in fn.args.args if a.annotation is not None and _is_buffer_annotation(a.annotation)]
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                    and _t_name(node.value.func) == "match_buffer"):
+                names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        return tuple(dict.fromkeys(names))
 
     def _block_name(self, node: ast.With) -> str | None:
         if len(node.items) != 1:
