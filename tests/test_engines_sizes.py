@@ -137,3 +137,12 @@ def _point(n: int, v: int):  # type: ignore[no-untyped-def]
     from verified_indexing.engines.isl import engine_context
 
     return isl.Set(f"{{ [{n}, {v}] }}", context=engine_context())
+
+
+def test_sizes_that_do_not_fit_are_an_error_verdict_for_every_question() -> None:
+    m = loop_map(I)
+    for v in (prove_subset(m, m, of="image", sizes=3), is_injective(m, sizes=3), is_injective(m, sizes=-1)):
+        assert v.status == "error" and "size parameters" in (v.reason or "")
+    from verified_indexing.engines import prove_equal
+
+    assert prove_equal(m, m, sizes=3).status == "error"

@@ -768,8 +768,10 @@ def prove_equal(
     dims are compared point by point, so equality already holds size by size;
     it is accepted so that every question of a sized obligation reads alike.
     """
-    if sizes < 0 or (sizes and a.state == "ok" and sizes > a.num_dims):
-        return Verdict("error", "none", 0.0, "equal", f"{sizes} size parameters, but the map has {a.num_dims} dims")
+    from verified_indexing.engines.sizes import sizes_problem
+
+    if (why := sizes_problem(sizes, a, b)) is not None:
+        return Verdict("error", "none", 0.0, "equal", why)
     q = equality_question(a, b)
     if isinstance(q, Verdict):
         return q
@@ -982,10 +984,13 @@ def is_injective(
 
     ``sizes=k``: the first ``k`` dims are size parameters (see
     :mod:`verified_indexing.engines.sizes`): the question is asked for each size
-    separately (two points of one size), and a counterexample names the sizes."""
+    separately (two points of one size), and a counterexample names the sizes
+    (sizes that do not fit the map: ``error``)."""
     if sizes:
-        from verified_indexing.engines.sizes import with_sizes_in_results
+        from verified_indexing.engines.sizes import sizes_problem, with_sizes_in_results
 
+        if (why := sizes_problem(sizes, m)) is not None:
+            return Verdict("error", "none", 0.0, "injective", why)
         m = with_sizes_in_results(m, sizes)
     text = f"injective: {m.format(one_line=True)}"
     if m.is_undefined:

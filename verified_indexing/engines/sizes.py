@@ -45,6 +45,7 @@ __all__ = [
     "SIZE_MAX",
     "SIZE_BOUNDS",
     "SizeCondition",
+    "sizes_problem",
     "loop_constraint",
     "with_sizes_in_results",
     "violating_sizes_injective",
@@ -76,9 +77,20 @@ def with_sizes_in_results(m: IndexingMap, k: int) -> IndexingMap:
     return m.replace(results=tuple(Dim(i) for i in range(k)) + tuple(m.results))
 
 
+def sizes_problem(k: int, *maps: IndexingMap) -> str | None:
+    """Why ``k`` size parameters do not fit ``maps`` (None when they do): the one
+    check behind every ``sizes=`` argument (questions answer ``error`` with it,
+    :func:`with_sizes_in_results` raises it)."""
+    for m in maps:
+        if k < 0 or (m.state == "ok" and k > m.num_dims):
+            return f"{k} size parameters, but the map has {m.num_dims} dims"
+    return None
+
+
 def _check_sizes(m: IndexingMap, k: int) -> None:
-    if k < 0 or (m.state == "ok" and k > m.num_dims):
-        raise MapError(f"{k} size parameters, but the map has {m.num_dims} dims")
+    why = sizes_problem(k, m)
+    if why is not None:
+        raise MapError(why)
 
 
 def violating_sizes_injective(m: IndexingMap, k: int) -> Any:

@@ -236,8 +236,12 @@ def prove_subset(
     ``unknown`` otherwise. A KNOWN EMPTY ``a`` is a subset of anything; a KNOWN
     EMPTY ``b`` contains only empty sets; UNDEFINED is an ``error``.
     """
+    if sizes:
+        from verified_indexing.engines.sizes import sizes_problem, with_sizes_in_results
+
+        if (why := sizes_problem(sizes, a, b)) is not None:
+            return Verdict("error", "none", 0.0, f"subset-{of}", why)
     if sizes and of == "image":
-        from verified_indexing.engines.sizes import with_sizes_in_results
 
         a, b = with_sizes_in_results(a, sizes), with_sizes_in_results(b, sizes)
     q = subset_question(a, b, of, timeout)
