@@ -54,6 +54,7 @@ __all__ = [
     "ELEMENT_BITS",
     "NULLARY_OPCODES",
     "UNSUPPORTED_OPCODES",
+    "KNOWN_CUSTOM_CALLS",
     "PASS_THROUGH_CUSTOM_CALLS",
     "RuntimeOrigin",
     "custom_call_target",
@@ -1321,7 +1322,7 @@ def _custom_call_parts(inst: Instruction, comp: Computation) -> tuple[int, ...]:
         target = custom_call_target(inst) or "?"
         raise _unsupported(
             inst, f"an opaque target {target!r}: its semantics are not known (pass-through targets: "
-            + ", ".join(PASS_THROUGH_CUSTOM_CALLS) + ")"
+            + ", ".join(PASS_THROUGH_CUSTOM_CALLS) + "; modelled targets: " + ", ".join(KNOWN_CUSTOM_CALLS) + ")"
         )
     if len(inst.operands) != 1 or inst.shape.is_tuple:
         raise _unsupported(inst, f"pass-through custom-call {custom_call_target(inst)!r} with "
@@ -1340,10 +1341,16 @@ def _custom_call_parts(inst: Instruction, comp: Computation) -> tuple[int, ...]:
 
 
 def _custom_call_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    known = KNOWN_CUSTOM_CALLS.get(custom_call_target(inst))
+    if known is not None:
+        return known[0](inst, comp, out_k)
     return [_identity(_custom_call_parts(inst, comp))]
 
 
 def _custom_call_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    known = KNOWN_CUSTOM_CALLS.get(custom_call_target(inst))
+    if known is not None:
+        return known[1](inst, comp, k)
     return [_identity(_custom_call_parts(inst, comp))]
 
 
@@ -1420,6 +1427,14 @@ def _topk_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]
         return [IndexingMap.known_empty()] * 2
     b = _Builder(_boxes(dims))
     return [b.build([*(Dim(i) for i in range(len(dims) - 1)), b.sym(Interval(0, out[-1] - 1))])] * 2
+
+
+#: ``custom_call_target`` values whose semantics are an HLO op's: the op's maps. XLA's CPU and
+#: GPU backends lower ``lax.top_k`` to the ``TopK`` custom-call (one operand, a comparator
+#: computation, outputs ``(values, indices)`` along the last dimension), as the ``topk`` op.
+KNOWN_CUSTOM_CALLS = {
+    "TopK": (_topk_o2i, _topk_i2o),
+}
 
 
 # -- scatter -------------------------------------------------------------------------------------------
