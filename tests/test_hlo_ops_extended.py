@@ -69,6 +69,39 @@ def test_topk_custom_call_of_a_real_dump_reads_whole_rows() -> None:
             assert reads and all(r == {(d[0], c) for c in range(cols)} for d, r in reads.items())
 
 
+@settings(max_examples=60)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=2), st.data())
+def test_select_and_scatter(src: list[int], data: st.DataObject) -> None:
+    from hlo_oracle import run
+
+    fields: dict[str, list[str]] = defaultdict(list)
+    out = []
+    for n in src:
+        size, stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+        lo, hi, wdil = data.draw(st.integers(0, 1)), data.draw(st.integers(0, 1)), data.draw(st.integers(1, 2))
+        span = (size - 1) * wdil + 1
+        assume(lo + hi + n >= span)
+        out.append((lo + hi + n - span) // stride + 1)
+        for key, v in (("size", size), ("stride", stride), ("rhs_dilate", wdil)):
+            fields[key].append(str(v))
+        fields["pad"].append(f"{lo}_{hi}")
+    window = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
+    inst, comp = build("select-and-scatter", _shape(src), [_shape(src), _shape(out), _shape([])], {"window": window})
+    operand = np.array(data.draw(st.lists(st.integers(0, 2), min_size=int(np.prod(src)), max_size=int(np.prod(src)))))
+    # Operand and init exact; the source maps include what the oracle's selection reads.
+    check(inst, comp, {0: operand.reshape(src)}, over=frozenset({1}))
+    assert over_approximation(inst, comp, 1) and not over_approximation(inst, comp, 0)
+    # ... and no more: with the operand one-hot at p every window holding p chooses p, so
+    # the source elements the map names for p are exactly the ones read.
+    (o2i_source,) = output_to_input(inst, comp, 0)[1:2]
+    for p in np.ndindex(*src):
+        hot = np.zeros(src, dtype=int)
+        hot[p] = 1
+        reads = {x for k, x in run(inst, comp, {0: hot})[0][p] if k == 1}
+        named = {o2i_source.evaluate(tuple(p), s, r) for d, s, r in o2i_source.domain_points() if d == tuple(p)}
+        assert reads == named, (p, reads, named)
+
+
 @settings(max_examples=80)
 @given(st.data())
 def test_scatter(data: st.DataObject) -> None:
