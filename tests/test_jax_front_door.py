@@ -244,6 +244,7 @@ def test_dump_directory_of_the_example_program(tmp_path: Path, programs: dict[st
     code, out, err = _cli("analyze", str(dump))
     assert code == 0, err
     assert "after-optimization modules" in err
+    assert "fusion broadcast_multiply_fusion" in out and "0 unsupported ops" in out
     (post,) = dump.glob("*jit_layer_norm*after_optimizations.txt")
     module = parse_module(post.read_text(), str(post))
     # The dumped module is the one the API compiles: the same fusions and the same proven maps.
