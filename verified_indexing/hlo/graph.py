@@ -5,7 +5,8 @@ the analyzed fusions (usually the entry) and every computation analyzed as a
 whole; each analyzed fusion's computation is a cluster (``cluster_<fusion>``)
 holding one node per fused instruction. Edges:
 
-* data flow, operand to user (gray, unlabelled), except
+* data flow, operand to user (gray, unlabelled), and from a fused computation's
+  root to its fusion node (dashed, ``class="calls"``), except
 * the edge from operand ``k`` of an analyzed fusion to the fusion, drawn once per
   map of the fusion's parameter ``k``: labelled with that map (XLA's one-line
   form, readable by :func:`verified_indexing.parse_indexing_map`), the map the
@@ -155,6 +156,10 @@ def to_dot(module: Module, results: Sequence[ComputationIndexing]) -> str:
             for operand in dict.fromkeys(inst.operands):
                 edge(_node_id(fusion, operand), _node_id(fusion, inst.name), flow, "    ")
         lines.append("  }")
+        host, _ = fusion_insts[fusion]
+        calls = {"style": "dashed", "color": "gray50", "arrowhead": "none", "class_": "calls",
+                 "tooltip": f"{fusion} calls {comp.name}"}
+        edge(_node_id(fusion, comp.root.name), _node_id(host.name, fusion), calls)
     for comp in hosts:
         for inst in comp.instructions:
             dst = _node_id(comp.name, inst.name)
