@@ -100,6 +100,11 @@ def _drawn_instruction_count(module: Module, results: list[ComputationIndexing])
     )
 
 
+def _param(r: ComputationIndexing, target: int) -> int:
+    """The parameter a map is about: its target (output to input) or its source (input to output)."""
+    return target if r.direction == "output-to-input" else r.source
+
+
 def _check_graph(module: Module, results: list[ComputationIndexing], dot_text: str) -> Counter[str]:
     """Every check the file promises; returns the classes of the nodes."""
     nodes, edges = _read(dot_text)
@@ -112,7 +117,7 @@ def _check_graph(module: Module, results: list[ComputationIndexing], dot_text: s
         owner = r.fusion or r.computation
         for t in r.targets:
             for a in t.maps:
-                expected[(owner, t.index, a.map.format(one_line=True))] += 1
+                expected[(owner, _param(r, t.index), a.map.format(one_line=True))] += 1
     drawn: Counter[tuple[str, int, str]] = Counter()
     for e in edges:
         label = e.get("label")
@@ -134,7 +139,7 @@ def _check_graph(module: Module, results: list[ComputationIndexing], dot_text: s
             for r in results
             if (r.fusion or r.computation) == owner
             for t in r.targets
-            if t.index in params
+            if _param(r, t.index) in params
             for a in t.maps
         ]
         assert parsed in maps, (text, owner, params)  # the label is the analysis' map, read back
@@ -153,6 +158,15 @@ def test_fusion_graph_of_a_real_dump_reads_back(path: Path, tmp_path: Path) -> N
     classes = _check_graph(module, results, out_file.read_text())
     assert classes["fusion"] == len(module.fusions())
     assert "unsupported" not in classes
+
+
+def test_input_to_output_maps_label_the_same_edges() -> None:
+    code, out, err = _cli("analyze", str(SOFTMAX), "--direction", "input-to-output", "--dot", "-")
+    assert code == 0, err
+    module = parse_module(SOFTMAX.read_text(), str(SOFTMAX))
+    results = analyze_module(module, direction="input-to-output")
+    assert sum(len(t.maps) for r in results for t in r.targets) >= 5
+    _check_graph(module, results, out)
 
 
 def test_unfused_module_draws_parameter_to_root_maps() -> None:

@@ -37,7 +37,8 @@ from verified_indexing.hlo.ir import Computation, Instruction, Module
 __all__ = ["to_dot", "dot_to_svg", "LEGEND"]
 
 LEGEND = (
-    "edges: operand -> user; a labelled edge is a map of the analysis (fusion output -> operand)",
+    "edges: operand -> user; a labelled edge is a map of the analysis (by default from the fusion's output "
+    "indices to the operand's; with --direction input-to-output the reverse)",
     "blue solid: proven map; orange dashed: over-approximation; dotted: not verified",
     "red dashed 'unknown': no map (an op without indexing model); gray: data flow",
     "nodes: red octagon: unsupported op; orange hexagon: over-approximating op; box: fusion",
