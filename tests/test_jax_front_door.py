@@ -125,6 +125,21 @@ def test_cli_jax_imports_module_function_from_the_current_directory(
     assert "(d0) -> (-d0 + 5),\n    domain:\n    d0 in [0, 5]" in out
 
 
+def test_cli_jax_loads_a_file_with_dataclasses_and_reports_import_errors(tmp_path: Path) -> None:
+    good = tmp_path / "model.py"
+    good.write_text(
+        "import dataclasses\nimport jax.numpy as jnp\n\n@dataclasses.dataclass\nclass Cfg:\n    axis: int = 1\n\n"
+        "def rev(x):\n    return jnp.flip(x, axis=Cfg().axis)\n"
+    )
+    code, out, err = _cli("analyze", "--jax", f"{good}:rev", "--args", "f32[2,3]")
+    assert code == 0, err
+    assert "(d0, d1) -> (d0, -d1 + 2)" in out
+    bad = tmp_path / "broken.py"
+    bad.write_text("raise RuntimeError('boom at import')\n")
+    code, _, err = _cli("analyze", "--jax", f"{bad}:f", "--args", "f32[2]")
+    assert code == 3 and "raised RuntimeError: boom at import" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

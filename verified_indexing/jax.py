@@ -112,7 +112,12 @@ def load_function(spec: str) -> Callable[..., Any]:
             if loader_spec is None or loader_spec.loader is None:
                 raise VerifiedIndexingError(f"--jax {spec!r}: cannot load {module_name} as Python")
             module = importlib.util.module_from_spec(loader_spec)
-            loader_spec.loader.exec_module(module)
+            sys.modules[name] = module  # as an import would: dataclasses and pickling look the module up
+            try:
+                loader_spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
         else:
             cwd = os.getcwd()
             if cwd not in sys.path and "" not in sys.path:
