@@ -27,7 +27,7 @@ from verified_indexing.cli import main
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.hlo.fusion import analyze_module
 from verified_indexing.hlo.loader import is_stablehlo, stablehlo_to_hlo
-from verified_indexing.hlo.parser import parse_module
+from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module
 from verified_indexing.hlo.report import load_hlo_modules
 
 jax = pytest.importorskip("jax")  # the `test` extra installs it; see pyproject.toml
@@ -233,9 +233,15 @@ def test_bad_stablehlo_is_an_error_at_the_mlir_position(tmp_path: Path) -> None:
     assert code == 3 and f"{path}:3:25: error: jaxlib could not convert" in err
 
 
-def test_linalg_mlir_is_not_sent_to_the_stablehlo_converter() -> None:
-    text = (ROOT / "examples" / "mlir" / "transpose.mlir").read_text()
-    assert not is_stablehlo(text)
+def test_only_stablehlo_modules_are_sent_to_the_converter() -> None:
+    assert not is_stablehlo((ROOT / "examples" / "mlir" / "transpose.mlir").read_text())  # linalg
+    # HLO whose attributes mention mhlo. stays HLO
+    hlo = 'p = f32[4] parameter(0), frontend_attributes={mhlo.sharding="{replicated}"}\nROOT n = f32[4] negate(p)'
+    assert not is_stablehlo(hlo) and not is_stablehlo("HloModule m\n" + hlo)
+    assert parse_hlo_snippet(hlo).root.opcode == "negate"  # and is read as HLO (it used to be refused)
+    with pytest.raises(ParseError, match="StableHLO"):  # a bare MLIR op line still gets the pointed message
+        parse_hlo_snippet("%0 = stablehlo.sine %arg0 : tensor<4xf32>")
+    assert is_stablehlo("#loc1 = loc(unknown)\nmodule @m {\n func.func @main() {\n stablehlo.return\n }\n}")
 
 
 def test_shape_spec_builds_shape_dtype_structs() -> None:

@@ -77,7 +77,12 @@ JAX_INSTALL_HINT = "pip install 'verified-indexing[jax]'"
 
 _NOT_HLO: list[tuple[re.Pattern[str], str]] = [
     (
-        re.compile(r"\A\s*(#loc\d*\s*=[^\n]*\n\s*)*(module\b|func\.func\b|\"builtin\.module\")|\bstablehlo\.\w|\bmhlo\.\w"),
+        # An MLIR module's start, or an MLIR op (``%0 = stablehlo.add``): not a mention of ``mhlo.`` in an
+        # HLO attribute (frontend_attributes={mhlo.sharding=...} is valid HLO).
+        re.compile(
+            r"\A\s*(#loc\d*\s*=[^\n]*\n\s*)*(module\b|func\.func\b|\"builtin\.module\")"
+            r"|%[\w.#]+(:\d+)?\s*=\s*\"?(stablehlo|mhlo|chlo)\.\w"
+        ),
         "this is StableHLO/MLIR, not HLO text; `verified-indexing analyze` converts StableHLO when jax is "
         f"installed ({JAX_INSTALL_HINT}); or print HLO instead: jax.jit(f).lower(*args).as_text(dialect='hlo') "
         "(before optimization) or jax.jit(f).lower(*args).compile().as_text() (after), or dump with "
@@ -165,6 +170,7 @@ def dump_modules(directory: str) -> DumpSelection:
     return DumpSelection(tuple(os.path.join(directory, n) for n in picked), f"{directory}: {note}")
 
 
+_MLIR_START_RE = re.compile(r"\A\s*((#loc\d*\s*=|//)[^\n]*\n\s*)*(module\b|func\.func\b|\"builtin\.module\")")
 _STABLEHLO_RE = re.compile(r"\b(stablehlo|mhlo|chlo)\.[a-z_]")
 _LINALG_RE = re.compile(r"\blinalg\.\w")
 _MLIR_DIAG_RE = re.compile(r"(?:^|\s)-:(\d+):(\d+): error: ([^\n]*)")
@@ -178,11 +184,13 @@ UNOPTIMIZED_NOTE = (
 
 
 def is_stablehlo(text: str) -> bool:
-    """True when the text is an MLIR module holding StableHLO/MHLO/CHLO ops (and no
-    Linalg ops, which the ``legality`` commands read)."""
+    """True when the text is an MLIR module (it starts with ``module``, ``func.func``
+    or ``"builtin.module"``, after ``#loc`` lines and comments) holding StableHLO,
+    MHLO or CHLO ops, and no Linalg ops (which the ``legality`` commands read). HLO
+    text never starts that way, even when an attribute mentions ``mhlo.``."""
     head = text[:65536]
     return (
-        not re.match(r"\s*HloModule\b", text)
+        _MLIR_START_RE.match(text) is not None
         and _STABLEHLO_RE.search(head) is not None
         and _LINALG_RE.search(head) is None
     )
