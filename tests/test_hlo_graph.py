@@ -215,9 +215,10 @@ ENTRY e { a = f32[4,2] parameter(0)
 
 def test_svg_without_graphviz_is_exit_3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(graph_mod.shutil, "which", lambda name: None)
-    code, _, err = _cli("analyze", str(SOFTMAX), "--svg", str(tmp_path / "g.svg"))
+    code, _, err = _cli("analyze", str(SOFTMAX), "--svg", str(tmp_path / "g.svg"), "--dot", str(tmp_path / "g.dot"))
     assert code == 3 and "Graphviz" in err and "--dot" in err
     assert not (tmp_path / "g.svg").exists()
+    assert (tmp_path / "g.dot").read_text().startswith("digraph ")  # the DOT is still written
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")

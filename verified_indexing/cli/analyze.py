@@ -160,6 +160,12 @@ def run(args: argparse.Namespace) -> int:
         from verified_indexing.hlo.graph import dot_to_svg, to_dot
 
         text = "".join(to_dot(m, found) for m, found in drawn)
+        if args.dot and args.dot != "-":  # written first: a failing --svg leaves the DOT file
+            try:
+                with open(args.dot, "w", encoding="utf-8") as f:
+                    f.write(text)
+            except OSError as exc:
+                raise VerifiedIndexingError(f"--dot {args.dot}: cannot write: {exc}") from None
         if args.svg:
             if len(drawn) > 1:
                 raise VerifiedIndexingError("analyze --svg: the input holds several modules; use --dot")
@@ -168,12 +174,6 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
             print(summary_line(results, seconds), file=sys.stderr)
             return exit_code(results)
-        if args.dot:
-            try:
-                with open(args.dot, "w", encoding="utf-8") as f:
-                    f.write(text)
-            except OSError as exc:
-                raise VerifiedIndexingError(f"--dot {args.dot}: cannot write: {exc}") from None
     if args.json:
         print_json(results_to_json(results, seconds))
     else:
