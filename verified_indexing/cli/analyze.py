@@ -16,6 +16,8 @@ EXAMPLES = """examples:
   verified-indexing analyze model.hlo --computation fused_computation.2 --direction input-to-output
   verified-indexing analyze model.hlo --instruction gather.3 --computation fused_computation --json
   verified-indexing analyze model.hlo --from transpose.1 --physical
+  verified-indexing analyze --jax examples/jax/layer_norm.py:layer_norm --args 'f32[8,128]' --args 'f32[128]'
+  verified-indexing analyze examples/jax_hlo/softmax.post.hlo --dot softmax.dot
   echo 'p0 = f32[20] parameter(0)
   bc = f32[10,20,30] broadcast(p0), dimensions={1}' | verified-indexing analyze -
 
@@ -39,9 +41,35 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "file",
         metavar="FILE",
+        nargs="?",
         help="HLO text: a file (one module, or a lit-test file split by // -----), an --xla_dump_to directory "
-        "(its after-optimization modules), or - for standard input",
+        "(its after-optimization modules), or - for standard input; StableHLO/MHLO text is converted to "
+        "(unoptimized) HLO by jaxlib when jax is installed",
     )
+    p.add_argument(
+        "--jax",
+        metavar="MODULE:FUNCTION",
+        help="instead of FILE: compile this JAX function (mypkg.model:forward, imported from the current "
+        "directory, or path/to/file.py:forward) on the CPU with the --args shapes, analyze XLA's optimized HLO "
+        "(needs jax: pip install 'verified-indexing[jax]')",
+    )
+    p.add_argument(
+        "--args",
+        dest="jax_args",
+        metavar="SHAPE",
+        action="append",
+        default=[],
+        help="with --jax: the shape of the next positional argument, HLO syntax (f32[8,128], s32[], bf16[4,4]); "
+        "repeat once per argument",
+    )
+    p.add_argument(
+        "--dot",
+        metavar="FILE",
+        help="also write the fusion graph as Graphviz DOT (- for standard output, instead of the text report): "
+        "one node per instruction, fused computations as clusters, each edge labelled by its proven map, "
+        "unsupported and over-approximating ops marked",
+    )
+    p.add_argument("--svg", metavar="FILE", help="also draw the fusion graph as SVG (needs Graphviz's dot program)")
     p.add_argument("--computation", metavar="NAME", help="analyze this computation (fused or not)")
     p.add_argument(
         "--instruction",
@@ -81,15 +109,30 @@ def run(args: argparse.Namespace) -> int:
 
     if args.operand is not None and args.operand < 0:
         raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
+    if (args.file is None) == (args.jax is None):
+        raise VerifiedIndexingError("analyze: give one FILE or --jax MODULE:FUNCTION")
+    if args.jax_args and args.jax is None:
+        raise VerifiedIndexingError("analyze: --args gives the argument shapes of --jax MODULE:FUNCTION")
+    if (args.dot or args.svg) and (args.instruction or args.from_instruction):
+        raise VerifiedIndexingError("analyze: --dot/--svg draw fusions or computations, not --instruction or --from")
     start = time.perf_counter()
-    if os.path.isdir(args.file):
+    if args.jax is not None:
+        from verified_indexing.jax import compiled_hlo, load_function, shape_spec
+
+        specs = [shape_spec(a, f"--args {a}") for a in args.jax_args]
+        inputs = [(compiled_hlo(load_function(args.jax), *specs), f"<jax {args.jax}>")]
+    elif os.path.isdir(args.file):
         selection = dump_modules(args.file)
         print(selection.note, file=sys.stderr)
         inputs = [read_input(f) for f in selection.files]
     else:
         inputs = [read_input(args.file)]
-    modules = [m for text, source in inputs for m in load_hlo_modules(text, source)]
+    notes: list[str] = []
+    modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     results = []
+    drawn = []  # (module, its results), for --dot/--svg
     for module in modules:
         computation = args.computation
         if computation is None and args.instruction is None and args.from_instruction is None and not module.fusions():
@@ -100,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             args.from_instruction in c.by_name for c in module.computations.values()
         ):
             continue
-        results += analyze_module(
+        found = analyze_module(
             module,
             computation=computation,
             instruction=args.instruction,
@@ -110,7 +153,27 @@ def run(args: argparse.Namespace) -> int:
             from_instruction=args.from_instruction,
             physical=args.physical,
         )
+        results += found
+        drawn.append((module, found))
     seconds = time.perf_counter() - start
+    if args.dot or args.svg:
+        from verified_indexing.hlo.graph import dot_to_svg, to_dot
+
+        text = "".join(to_dot(m, found) for m, found in drawn)
+        if args.dot and args.dot != "-":  # written first: a failing --svg leaves the DOT file
+            try:
+                with open(args.dot, "w", encoding="utf-8") as f:
+                    f.write(text)
+            except OSError as exc:
+                raise VerifiedIndexingError(f"--dot {args.dot}: cannot write: {exc}") from None
+        if args.svg:
+            if len(drawn) > 1:
+                raise VerifiedIndexingError("analyze --svg: the input holds several modules; use --dot")
+            dot_to_svg(text, args.svg)
+        if args.dot == "-":
+            sys.stdout.write(text)
+            print(summary_line(results, seconds), file=sys.stderr)
+            return exit_code(results)
     if args.json:
         print_json(results_to_json(results, seconds))
     else:
@@ -119,3 +182,4 @@ def run(args: argparse.Namespace) -> int:
             print()
         print(summary_line(results, seconds))
     return exit_code(results)
+

@@ -9,6 +9,9 @@ Promises:
   the other pieces blanked (newlines kept), so errors keep their line and column;
 * :func:`dump_modules` reads the after-optimization modules of a dump directory
   (the before-optimization ones when there are none) and says which it picked;
+* :func:`stablehlo_to_hlo` turns StableHLO/MHLO text into HLO text with jaxlib's
+  own converter (the one ``jax`` uses to hand a module to XLA); the result is the
+  *unoptimized* module (no fusion pass has run), errors keep the MLIR position;
 * :func:`not_hlo_reason` recognizes a non-HLO file only from markers that never
   start HLO text, so it never turns valid HLO into an error.
 """
@@ -18,10 +21,20 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from verified_indexing.errors import VerifiedIndexingError
 
-__all__ = ["split_modules", "not_hlo_reason", "dump_modules", "DumpSelection"]
+__all__ = [
+    "split_modules",
+    "not_hlo_reason",
+    "dump_modules",
+    "DumpSelection",
+    "JAX_INSTALL_HINT",
+    "is_stablehlo",
+    "stablehlo_to_hlo",
+    "UNOPTIMIZED_NOTE",
+]
 
 _SEPARATOR_RE = re.compile(r"^[ \t]*//[ \t]*-----[ \t]*$", re.MULTILINE)
 _HEADER_RE = re.compile(r"^[ \t]*HloModule\b", re.MULTILINE)
@@ -59,10 +72,19 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*", "", text)
 
 
+JAX_INSTALL_HINT = "pip install 'verified-indexing[jax]'"
+"""How to get jax (the ``jax`` extra), for the messages that need it."""
+
 _NOT_HLO: list[tuple[re.Pattern[str], str]] = [
     (
-        re.compile(r"\A\s*(#loc\d*\s*=[^\n]*\n\s*)*(module\b|func\.func\b|\"builtin\.module\")|\bstablehlo\.\w|\bmhlo\.\w"),
-        "this is StableHLO/MLIR, not HLO text; print HLO instead: jax.jit(f).lower(*args).as_text(dialect='hlo') "
+        # An MLIR module's start, or an MLIR op (``%0 = stablehlo.add``): not a mention of ``mhlo.`` in an
+        # HLO attribute (frontend_attributes={mhlo.sharding=...} is valid HLO).
+        re.compile(
+            r"\A\s*(#loc\d*\s*=[^\n]*\n\s*)*(module\b|func\.func\b|\"builtin\.module\")"
+            r"|%[\w.#]+(:\d+)?\s*=\s*\"?(stablehlo|mhlo|chlo)\.\w"
+        ),
+        "this is StableHLO/MLIR, not HLO text; `verified-indexing analyze` converts StableHLO when jax is "
+        f"installed ({JAX_INSTALL_HINT}); or print HLO instead: jax.jit(f).lower(*args).as_text(dialect='hlo') "
         "(before optimization) or jax.jit(f).lower(*args).compile().as_text() (after), or dump with "
         "XLA_FLAGS=--xla_dump_to=DIR and analyze DIR; the linalg commands (legality) read MLIR linalg",
     ),
@@ -146,3 +168,77 @@ def dump_modules(directory: str) -> DumpSelection:
             f"{directory}: no HLO module in the directory (expected an XLA dump: *after_optimizations.txt files)"
         )
     return DumpSelection(tuple(os.path.join(directory, n) for n in picked), f"{directory}: {note}")
+
+
+_MLIR_START_RE = re.compile(r"\A\s*((#loc\d*\s*=|//)[^\n]*\n\s*)*(module\b|func\.func\b|\"builtin\.module\")")
+_STABLEHLO_RE = re.compile(r"\b(stablehlo|mhlo|chlo)\.[a-z_]")
+_LINALG_RE = re.compile(r"\blinalg\.\w")
+_MLIR_DIAG_RE = re.compile(r"(?:^|\s)-:(\d+):(\d+): error: ([^\n]*)")
+
+UNOPTIMIZED_NOTE = (
+    "converted from StableHLO by jaxlib: this is the unoptimized HLO (before XLA's fusion passes), analyzed as "
+    "one graph per computation; for XLA's fusions analyze jax.jit(f).lower(*args).compile().as_text() or "
+    "use analyze --jax"
+)
+"""What the output says about a module converted from StableHLO."""
+
+
+def is_stablehlo(text: str) -> bool:
+    """True when the text is an MLIR module (it starts with ``module``, ``func.func``
+    or ``"builtin.module"``, after ``#loc`` lines and comments) holding StableHLO,
+    MHLO or CHLO ops, and no Linalg ops (which the ``legality`` commands read). HLO
+    text never starts that way, even when an attribute mentions ``mhlo.``."""
+    head = text[:65536]
+    return (
+        _MLIR_START_RE.match(text) is not None
+        and _STABLEHLO_RE.search(head) is not None
+        and _LINALG_RE.search(head) is None
+    )
+
+
+def stablehlo_to_hlo(text: str, source: str = "<input>") -> str:
+    """The HLO text of a StableHLO (or MHLO) module, converted by jaxlib's
+    ``mlir_module_to_xla_computation`` (what ``jax`` uses to hand a lowered module
+    to XLA): the *unoptimized* module, with the entry's parameters as they are in
+    ``main`` (no tuple). Raises :class:`ParseError` (with the MLIR line and column)
+    when jaxlib rejects the text, :class:`VerifiedIndexingError` naming the ``jax``
+    extra when jax is not installed."""
+    import importlib
+
+    from verified_indexing.errors import ParseError
+
+    try:
+        xla_client: Any = importlib.import_module("jaxlib.xla_client")  # installed with jax
+    except ImportError:
+        raise ParseError(
+            f"this is StableHLO/MLIR; converting it to HLO needs jax ({JAX_INSTALL_HINT}), or print HLO "
+            "instead: jax.jit(f).lower(*args).compile().as_text()",
+            text,
+            len(text) - len(text.lstrip()),
+            1,
+            source,
+        ) from None
+    try:
+        computation = xla_client._xla.mlir.mlir_module_to_xla_computation(
+            text, use_tuple_args=False, return_tuple=False
+        )
+    except Exception as exc:  # jaxlib raises JaxRuntimeError (a RuntimeError) with MLIR diagnostics
+        message = str(exc)
+        m = _MLIR_DIAG_RE.search(message)
+        if m is None:
+            first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
+            raise ParseError(
+                f"jaxlib could not convert this StableHLO to HLO: {first}",
+                text,
+                len(text) - len(text.lstrip()),
+                1,
+                source,
+            ) from None
+        line, column = int(m.group(1)), int(m.group(2))
+        starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        offset = starts[min(line, len(starts)) - 1] + column - 1
+        raise ParseError(
+            f"jaxlib could not convert this StableHLO to HLO: {m.group(3).strip()}", text, offset, 1, source
+        ) from None
+    hlo: str = computation.as_hlo_text()
+    return hlo

@@ -15,7 +15,7 @@ from typing import Any
 
 from verified_indexing.hlo.fusion import ComputationIndexing, analyze_module
 from verified_indexing.hlo.ir import Computation, Module
-from verified_indexing.hlo.loader import split_modules
+from verified_indexing.hlo.loader import UNOPTIMIZED_NOTE, is_stablehlo, split_modules, stablehlo_to_hlo
 from verified_indexing.hlo.parser import parse_hlo_snippet, parse_module, parse_modules
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.syntax import format_expr
@@ -34,9 +34,18 @@ __all__ = [
 _MODULE_START = re.compile(r"\s*(//[^\n]*\n\s*)*(HloModule\b|(ENTRY\s+)?%?[A-Za-z_][\w.\-]*\s*[({])")
 
 
-def load_hlo_modules(text: str, source: str = "<input>") -> list[Module]:
+def load_hlo_modules(text: str, source: str = "<input>", notes: list[str] | None = None) -> list[Module]:
     """Like :func:`load_hlo`, for every module of the text (lit-test files split
-    by ``// -----`` hold several)."""
+    by ``// -----`` hold several). StableHLO/MHLO text is converted to HLO by
+    jaxlib when jax is installed (:func:`~verified_indexing.hlo.loader.stablehlo_to_hlo`);
+    the module is then the unoptimized one, and a note saying so is appended to
+    ``notes``."""
+    if is_stablehlo(text):
+        text = stablehlo_to_hlo(text, source)
+        if notes is not None:
+            notes.append(f"{source}: {UNOPTIMIZED_NOTE}")
+        source = f"{source} (converted from StableHLO)"
+        return [parse_module(text, source)]
     if _MODULE_START.match(text) and len(split_modules(text)) > 1:
         return parse_modules(text, source)
     return [load_hlo(text, source)]
