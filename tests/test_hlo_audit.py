@@ -119,6 +119,12 @@ def test_json_claims_and_bad_input() -> None:
     assert info.value.line == 3
     code, _, err = _cli("audit", str(HERE / "module.hlo"), "operand id = 0\n(d0) -> (d0), domain: d0 in [0, 3]")
     assert code == 3 and "3 fusions" in err
+    # --timeout is the whole command's budget, validated like every command's.
+    code, out, _ = _cli("audit", str(HERE / "module.hlo"), json.dumps(data), "--json", "--timeout", "60")
+    assert code == 0 and json.loads(out)["results"][0]["status"] == "proved"
+    for bad in ("nan", "0", "-1"):
+        code, _, err = _cli("audit", str(HERE / "module.hlo"), json.dumps(data), "--timeout", bad)
+        assert code == 3 and "--timeout" in err
 
 
 @pytest.mark.parametrize(

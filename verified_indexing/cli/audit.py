@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 
-from verified_indexing.cli._common import print_json, read_input
+from verified_indexing.cli._common import add_timeout, print_json, read_input
 
 EXAMPLES = """examples:
   verified-indexing audit module.hlo claims.txt
@@ -32,6 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("module", metavar="MODULE", help="HLO text: a file, or - for standard input")
     p.add_argument("claims", metavar="CLAIMS", help="XLA's printed maps (text) or JSON: a file or the text itself")
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run)
 
 
