@@ -65,6 +65,16 @@ def test_stablehlo_gets_a_pointed_message() -> None:
     assert code in (0, 2) and "unoptimized HLO" in err and "computation main" in out
 
 
+@pytest.mark.parametrize("path", sorted((CORPUS.parent.parent / "examples" / "mlir").glob("*.mlir")),
+                         ids=lambda p: p.name)
+def test_linalg_mlir_given_to_analyze_points_at_fuse(path: Path) -> None:
+    code, _, err = _cli("analyze", str(path))
+    assert code == 3 and "MLIR with Linalg ops" in err and "verified-indexing fuse" in err
+    assert f"{path}:" in err  # the position
+    code, _, _ = _cli("fuse", str(path))
+    assert code != 3  # and the command it names reads it
+
+
 def test_dump_side_files_get_a_pointed_message() -> None:
     for path in (CORPUS / "dump").iterdir():
         if path.name.endswith("buffer-assignment.txt"):

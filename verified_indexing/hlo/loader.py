@@ -77,6 +77,12 @@ JAX_INSTALL_HINT = "pip install 'verified-indexing[jax]'"
 
 _NOT_HLO: list[tuple[re.Pattern[str], str]] = [
     (
+        # MLIR with Linalg ops (often opening with ``#map = affine_map<...>`` aliases): the fusion commands'.
+        re.compile(r"\A\s*(//[^\n]*\n\s*)*#[\w$.-]+\s*=\s*affine_map<|\blinalg\.(generic|map|matmul|fill)\b"),
+        "this is MLIR with Linalg ops, not HLO text; `verified-indexing fuse FILE` checks its elementwise "
+        "fusions (see docs/legality.md)",
+    ),
+    (
         # An MLIR module's start, or an MLIR op (``%0 = stablehlo.add``): not a mention of ``mhlo.`` in an
         # HLO attribute (frontend_attributes={mhlo.sharding=...} is valid HLO).
         re.compile(
