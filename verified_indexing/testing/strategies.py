@@ -1,10 +1,17 @@
-"""Hypothesis strategies for expressions and maps, with an independent reference.
+"""Hypothesis strategies for expressions and indexing maps, with an independent reference.
 
-``ref_exprs`` draws a reference AST (nested tuples) together with nothing else;
-:func:`build` turns it into an :class:`AffineExpr` through the public operators
-and :func:`ref_eval` evaluates it with exact rational arithmetic
-(``fractions.Fraction`` + ``math.floor``), independent of the project's
-``floor_div``/``floor_mod``.
+Needs ``hypothesis`` (``pip install 'verified-indexing[test]'``).
+
+* :func:`ref_exprs` draws a reference tree (nested tuples such as
+  ``("floordiv", ("d", 0), 3)``); :func:`build` turns it into an
+  :class:`~verified_indexing.AffineExpr` through the public operators, and
+  :func:`ref_eval` evaluates it with exact rational arithmetic
+  (``fractions.Fraction`` and ``math.floor``), independently of the package's
+  ``floor_div``/``floor_mod``: an oracle for code that evaluates or rewrites
+  expressions.
+* :func:`affine_exprs` draws the built expressions directly.
+* :func:`indexing_maps` draws small maps (every variable kind, optional names,
+  constraints) whose domains are small enough to enumerate.
 """
 
 from __future__ import annotations
@@ -13,14 +20,24 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ImportError as exc:  # pragma: no cover - exercised only without the test extra
+    raise ImportError(
+        "verified_indexing.testing.strategies needs hypothesis: pip install 'verified-indexing[test]'"
+    ) from exc
 
 from verified_indexing import AffineExpr, IndexingMap, Interval, Variable, const, dim, emax, emin, rt, sym
 
+__all__ = ["Ref", "affine_exprs", "build", "indexing_maps", "ref_eval", "ref_exprs"]
+
 Ref = tuple[Any, ...]
+"""A reference tree: ``("c", k)``, ``("d", i)``, ``("s", i)``, ``("rt", i)``, ``(op, a, b)``, ``("neg", a)``,
+``(div_op, a, divisor)``."""
 
 
 def ref_eval(node: Ref, dims: tuple[int, ...], syms: tuple[int, ...] = (), rts: tuple[int, ...] = ()) -> int:
+    """The value of a reference tree at a point, with exact rational arithmetic."""
     op = node[0]
     if op == "c":
         return int(node[1])
@@ -38,7 +55,7 @@ def ref_eval(node: Ref, dims: tuple[int, ...], syms: tuple[int, ...] = (), rts: 
         return -ref_eval(node[1], dims, syms, rts)
     if op in ("floordiv", "ceildiv", "mod"):
         a = ref_eval(node[1], dims, syms, rts)
-        c = node[2]
+        c: int = node[2]
         q = math.floor(Fraction(a, c))
         if op == "floordiv":
             return q
@@ -53,6 +70,7 @@ def ref_eval(node: Ref, dims: tuple[int, ...], syms: tuple[int, ...] = (), rts: 
 
 
 def build(node: Ref) -> AffineExpr:
+    """The :class:`AffineExpr` of a reference tree, built with the public operators."""
     op = node[0]
     if op == "c":
         return const(node[1])
@@ -88,6 +106,8 @@ nonzero = st.integers(-9, 9).filter(lambda c: c != 0)
 
 
 def ref_exprs(n_dims: int = 2, n_syms: int = 0, n_rts: int = 0, max_leaves: int = 8, minmax: bool = True) -> Any:
+    """Reference trees over ``d0..``, ``s0..`` and ``rt0..`` (constants in [-20, 20], nonzero divisors
+    in [-9, 9], products by a constant in [-5, 5]; ``min``/``max`` unless ``minmax=False``)."""
     leaves: list[Any] = [st.tuples(st.just("c"), st.integers(-20, 20))]
     if n_dims:
         leaves.append(st.tuples(st.just("d"), st.integers(0, n_dims - 1)))
@@ -153,3 +173,8 @@ def indexing_maps(
         lo = draw(st.integers(-15, 15))
         constraints.append((e, Interval(lo, lo + draw(st.integers(0, 20)))))
     return IndexingMap(dims, results, syms, rts, constraints)
+
+
+def affine_exprs(n_dims: int = 2, n_syms: int = 0, n_rts: int = 0, max_leaves: int = 8, minmax: bool = True) -> Any:
+    """Expressions (:class:`AffineExpr`) drawn as :func:`ref_exprs` draws trees."""
+    return ref_exprs(n_dims, n_syms, n_rts, max_leaves, minmax).map(build)
