@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from verified_indexing.hlo.ir import Computation
@@ -129,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     print("verified-indexing demo: each line is a check and its result")
     ok = True
-    for part in (lambda: spec_examples(args.spec), jax_dump, simplification, refuted_rule, illegal_fusion):
+    ok = spec_examples(args.spec)
+    for part in (jax_dump, simplification, refuted_rule, illegal_fusion):
         ok = part() and ok
     print(f"== {'all checks gave the expected result' if ok else 'SOME CHECKS FAILED'} "
           f"({time.perf_counter() - start:.1f} s)")
@@ -210,8 +211,9 @@ def _our_maps(comp: Computation, check: SpecCheck) -> list[tuple[int, IndexingMa
 
 
 def _where(m: IndexingMap, values: Sequence[int]) -> str:
-    names = [m.var_name(kind, k) for kind, n in (("d", m.num_dims), ("s", m.num_range_vars),
-                                                   ("rt", m.num_rt_vars)) for k in range(n)]
+    kinds: tuple[tuple[Literal["d", "s", "rt"], int], ...] = (
+        ("d", m.num_dims), ("s", m.num_range_vars), ("rt", m.num_rt_vars))
+    names = [m.var_name(kind, k) for kind, n in kinds for k in range(n)]
     return ", ".join(f"{n} = {v}" for n, v in zip(names, values))
 
 
@@ -421,7 +423,8 @@ def illegal_fusion() -> bool:
     reads = rep.read_map.evaluate(iteration)
     written = set(_points(rep.write_map))
     confirmed = reads == tuple(element) and tuple(element) not in written
-    print(f"  [{'confirmed' if confirmed else 'NOT CONFIRMED'}] plain evaluator: consumer iteration {tuple(iteration)} "
-          f"reads {reads}; the producer writes {len(written)} elements (enumerated), {tuple(element)} is not one of them")
+    print(f"  [{'confirmed' if confirmed else 'NOT CONFIRMED'}] plain evaluator: consumer iteration "
+          f"{tuple(iteration)} reads {reads}; the producer writes {len(written)} elements (enumerated), "
+          f"{tuple(element)} is not one of them")
     return confirmed
 
