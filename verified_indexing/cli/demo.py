@@ -8,6 +8,10 @@ Every line it prints is a check and its result. Five parts:
    the matches are counted and a mismatch is shown with its counterexample.
    Which map of the document belongs to which question (direction, operand) is
    our own table below; the document's text is read at run time, never copied.
+   Then the maps the prose states after an HLO block (the broadcast of the
+   introduction, the two fusions, the reshape chain), and the simplifier's four
+   examples: the stated result proven equal to the map as written, and compared
+   with what our simplifier gives.
 2. A real JAX dump (``softmax.post.hlo``, printed by JAX 0.10.2 on CPU): every
    fusion analysed and its maps proven; every map's results re-checked in bounds
    of the parameter's shape by enumerating the domain.
@@ -27,6 +31,7 @@ wheel. Exit code 0 when every check gives the expected result, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -269,7 +274,124 @@ def spec_examples(spec: str | None) -> bool:
     skipped = sum(len(s.maps) for s in sections) - len(used)
     print(f"  result: {matched} of {checked} stated maps match our analysis (proved equal); {skipped} map blocks are "
           "not per-op examples (the affine map of 'Implementation', softmax without its HLO)")
-    return not any(p.startswith("  [error]") or p.startswith("  [not found]") for p in problems)
+    text = path.read_text(encoding="utf-8")
+    ok = not any(p.startswith("  [error]") or p.startswith("  [not found]") for p in problems)
+    ok = _prose_fusions(text) and ok
+    return _prose_simplifier(text) and ok
+
+
+_SPAN_RE = re.compile(r"`([^`]*)`")
+_FENCE_C_RE = re.compile(r"^```c\n(.*?)^```\n(.*?)(?=^```|^#|\Z)", re.DOTALL | re.MULTILINE)
+
+
+def _normalize(text: str) -> str:
+    """The document's prose notation in our syntax: ``floorDiv`` is ``floordiv`` (``100d0`` we read)."""
+    return " ".join(text.replace("floorDiv", "floordiv").split())
+
+
+def _prose_fusions(text: str) -> bool:
+    """The fusion and reshape-chain examples: an HLO block, then the maps of parameter 0 in the prose after it.
+    Our maps (composed, simplified) must be exactly the stated ones (each proved equal to one of ours)."""
+    from verified_indexing.engines import prove_equal
+    from verified_indexing.errors import VerifiedIndexingError
+    from verified_indexing.hlo import analyze_module
+    from verified_indexing.hlo.report import load_hlo
+    from verified_indexing.indexing_map import IndexingMap
+    from verified_indexing.syntax import parse_affine_map
+
+    checked = matched = 0
+    ok = True
+    for m in _FENCE_C_RE.finditer(text):
+        hlo, prose = m.group(1), m.group(2)
+        stated_texts = [t for t in _SPAN_RE.findall(" ".join(prose.split())) if t.startswith("(") and "->" in t]
+        if not stated_texts or "parameter(0)" not in hlo:
+            continue
+        line = text.count("\n", 0, m.start(1)) + 1
+        try:
+            module = load_hlo(hlo if "{" in hlo.split("\n", 1)[0] else "f {\n" + hlo + "\n}", f"line {line}")
+            comp = next(iter(module.computations))
+            result = analyze_module(module, computation=comp)[0]
+            ours = [a.map for t in result.targets if t.index == 0 for a in t.maps]
+            stated = [parse_affine_map(_normalize(t)) for t in stated_texts]
+        except (VerifiedIndexingError, StopIteration, IndexError) as exc:
+            print(f"  [error] the HLO example at line {line}: {exc}")
+            ok = False
+            continue
+        found = 0
+        for st in stated:
+            as_map = [IndexingMap(o.dims, list(st.results)) for o in ours if st.num_dims == o.num_dims]
+            found += any(prove_equal(o, s).proved for o in ours for s in as_map)
+        checked += len(stated)
+        matched += found
+        good = found == len(stated) == len(ours)
+        plural = "s" if len(ours) != 1 else ""
+        print(f"  [{'ok' if good else 'DIFFERS'}] HLO example at line {line}: parameter 0 read through "
+              f"{len(ours)} map{plural}, {found} of {len(stated)} stated maps proved equal to ours")
+    print(f"  result: {matched} of {checked} maps stated in the prose after an HLO example (broadcast, fusions, "
+          "reshape chain) match ours")
+    return ok
+
+
+def _prose_simplifier(text: str) -> bool:
+    """The simplifier's four examples (a numbered list: the map, its domain, ``becomes``, the result): the stated
+    result proved equal to the map, and compared with what our simplifier gives."""
+    from verified_indexing.engines import prove_equal
+    from verified_indexing.errors import VerifiedIndexingError
+    from verified_indexing.simplify import simplify_with_report
+    from verified_indexing.syntax import parse_indexing_map
+
+    start = text.find("## Indexing Map Simplifier")
+    item_re = re.compile(r"^\d+\.\s+(.*?)(?=^\d+\.|^\s*$)", re.DOTALL | re.MULTILINE)
+    items = item_re.findall(text[start:]) if start >= 0 else []
+    examples = [_SPAN_RE.findall(" ".join(i.split())) for i in items if "becomes" in i]
+    ok = True
+    proved = same = 0
+    for n, spans in enumerate(examples, start=1):
+        if len(spans) != 3:
+            print(f"  [error] simplifier example {n}: expected a map, a domain and a result, found {spans}")
+            ok = False
+            continue
+        original, domain, result = (_normalize(x) for x in spans)
+        dims = re.match(r"\((.*?)\)", original)
+        names = [d.strip() for d in dims.group(1).split(",")] if dims else []
+        boxes = re.findall(r"\[(-?\d+),\s*(-?\d+)\]", domain)
+        if len(boxes) == 1:
+            boxes = boxes * len(names)
+        dom = ", ".join(f"{d} in [{lo}, {hi}]" for d, (lo, hi) in zip(names, boxes))
+        try:
+            before = parse_indexing_map(f"{original}, domain: {dom}")
+            stated = parse_indexing_map(f"{result}, domain: {dom}")
+        except VerifiedIndexingError as exc:
+            print(f"  [error] simplifier example {n}: {exc}")
+            ok = False
+            continue
+        v = prove_equal(before, stated)
+        ours = simplify_with_report(before).map
+        identical = ours.results == stated.results
+        proved += v.proved
+        same += identical
+        if v.proved:
+            print(f"  [proved] simplifier example {n}: the stated result equals the map ({v.engine}); ours "
+                  + ("is the same" if identical else f"is {ours.format(one_line=True).split(', domain')[0]}"))
+            continue
+        ce = v.counterexample
+        at = ", ".join(f"{k} = {x}" for k, x in ce.values) if ce is not None else v.reason
+        line = f"  [{v.status}] simplifier example {n} as written: {at}"
+        if ce is not None:
+            line += f": the map gives {ce.source}, the stated result {ce.target}"
+        print(line)
+        # The one reading question: MLIR's precedence (unary minus binds tightest) against the minus
+        # applied to the quotient.
+        alt = re.sub(r"-\((.*)\) floordiv (\d+)", r"-((\1) floordiv \2)", original)
+        if alt != original:
+            alt_map = parse_indexing_map(f"{alt}, domain: {dom}")
+            w = prove_equal(alt_map, stated)
+            alt_same = simplify_with_report(alt_map).map.results == stated.results
+            print(f"  [{w.status}] simplifier example {n} read as {alt}: equal to the stated result ({w.engine}); "
+                  f"ours {'is the same' if alt_same else 'differs'}")
+    print(f"  result: {proved} of {len(examples)} simplifier examples proved as written; our simplifier gives the "
+          f"stated result in {same} of {len(examples)}")
+    return ok
 
 
 def _mismatch(check: SpecCheck, position: int, line: int, ours: IndexingMap, stated: IndexingMap,
