@@ -184,6 +184,17 @@ def test_a_drawn_map_equals_its_own_round_trip(m: IndexingMap) -> None:
     assert_maps_equal(m, parse_indexing_map(m.format(one_line=True)))
 
 
+def test_testing_lazy_table_matches_its_type_checking_imports() -> None:
+    import inspect
+
+    import verified_indexing.testing as testing
+    from verified_indexing._lazy import table_from_imports
+
+    source = inspect.getsource(testing)
+    assert testing._LAZY == table_from_imports(source[source.index("if TYPE_CHECKING:") :])
+    assert set(testing.__all__) == set(testing._LAZY)
+
+
 def test_importing_testing_does_not_import_hypothesis() -> None:
     code = ("import sys\nimport verified_indexing.testing as t\nt.assert_maps_equal\n"
             "print('hypothesis' in sys.modules)")
