@@ -263,6 +263,33 @@ def test_demo_data_are_copies_of_the_examples() -> None:
         assert (data / name).read_bytes() == (ROOT / folder / name).read_bytes(), name
 
 
+def _without_metadata(hlo: str) -> str:
+    """HLO text without source locations (metadata, the stack-frame tables): they name the script's lines."""
+    body = hlo[hlo.index("\n%") :] if "\n%" in hlo else hlo
+    return re.sub(r", metadata=\{[^}]*\}", "", body)
+
+
+def test_the_demo_dumps_are_what_jax_prints() -> None:
+    """The demo calls softmax.post.hlo and reshape_roundtrip.pre.hlo real JAX output: JAX 0.10.2 prints them
+    again (up to source locations)."""
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'verified-indexing[bench]')")
+    if jax.__version__ != "0.10.2":
+        pytest.skip(f"the dumps were printed by JAX 0.10.2; this is {jax.__version__}")
+    import jax.numpy as jnp
+
+    def softmax(x: object) -> object:
+        return jax.nn.softmax(x, axis=-1)
+
+    def reshape_roundtrip(x: object) -> object:
+        return jnp.exp(x.reshape(50, 20)).reshape(10, 10, 10)  # type: ignore[attr-defined]
+
+    data = ROOT / "verified_indexing" / "demo_data"
+    post = jax.jit(softmax).lower(jnp.zeros((8, 128), jnp.float32)).compile().as_text()
+    assert _without_metadata(post) == _without_metadata((data / "softmax.post.hlo").read_text(encoding="utf-8"))
+    pre = jax.jit(reshape_roundtrip).lower(jnp.zeros((10, 10, 10), jnp.float32)).as_text(dialect="hlo")
+    assert pre.strip() == (data / "reshape_roundtrip.pre.hlo").read_text(encoding="utf-8").strip()
+
+
 # -- the z3 floor and the wheel (slow: subprocesses, pip) ----------------------------------------------
 
 
