@@ -245,7 +245,7 @@ def test_demo_with_the_spec() -> None:
     _check_demo_lines(lines)
     text = "\n".join(lines)
     assert sum(1 for line in lines if line.startswith("  [ok] ") and "HLO example" not in line) == 17  # all but Dot
-    assert "result: 47 of 48 stated maps match our analysis" in text
+    assert "result: 47 of 48 stated maps of the per-op examples match our analysis" in text
     assert "result: 5 of 5 maps stated in the prose after an HLO example" in text
     # example 4 is false as written with MLIR's precedence (unary minus binds tightest): -109 floordiv 11 + 9
     assert "[refuted] simplifier example 4 as written: d0 = 0, d1 = 0: the map gives (-1,), the stated result (0,)" in text
