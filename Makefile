@@ -37,7 +37,7 @@ bench: $(VENV)/.installed
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 # The rule proofs and the known-bugs corpus at the lowest z3 the package accepts (pyproject: z3-solver>=5):
-# a venv of its own under build/ with z3-solver at FLOOR_Z3, the package installed from this checkout.
+# a venv of its own under build/ holding only z3-solver==FLOOR_Z3 (other packages: $(VENV)), this checkout on PYTHONPATH.
 FLOOR_Z3 ?= 5.0.0.0
 
 floor-check: $(VENV)/.installed
