@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SHARED ?= ../shared
 
-.PHONY: demo test lint fuzz bench clean
+.PHONY: demo test lint fuzz bench clean floor-check
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/verified-indexing demo --spec $(SHARED)/spec/xla-indexing-analysis.md --hlo examples/jax_hlo --more-hlo examples/hlo
+	$(VENV)/bin/verified-indexing demo --spec $(SHARED)/spec/xla-indexing-analysis.md
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check verified_indexing proofs tests benchmarks fuzz
@@ -35,6 +35,13 @@ fuzz: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# The rule proofs and the known-bugs corpus at the lowest z3 the package accepts (pyproject: z3-solver>=5):
+# a venv of its own under build/ holding only z3-solver==FLOOR_Z3 (other packages: $(VENV)), this checkout on PYTHONPATH.
+FLOOR_Z3 ?= 5.0.0.0
+
+floor-check: $(VENV)/.installed
+	$(PY) tests/floor_check.py --z3 $(FLOOR_Z3) --venv build/floor-venv
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache fuzz-out

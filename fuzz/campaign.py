@@ -260,7 +260,7 @@ def check_simplify(r: random.Random) -> dict[str, Any]:
 
 
 def check_rule(r: random.Random) -> dict[str, Any]:
-    from proofs.user_rule import check_user_rule
+    from verified_indexing.proofs.user_rule import check_user_rule
 
     names = ["x", "y"][: r.randint(1, 2)]
     lhs = rand_expr(r, names, 3)

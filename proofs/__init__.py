@@ -1,6 +1,6 @@
 """The general theorems of the simplifier's rule catalogue, proven by z3.
 
-``python -m proofs`` (and ``verified-indexing prove-rules``) proves every rule of
+``python -m verified_indexing.proofs`` (and ``verified-indexing prove-rules``) proves every rule of
 :data:`verified_indexing.simplify.RULES` and prints a table (rule, verdict, time);
 it exits nonzero when a rule is refuted, errors, or is unknown without passing
 evidence. :func:`prove_all` is the same as a function.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from proofs.theorems import Evidence, LemmaResult, prove_rule, prove_rule_detailed
 from verified_indexing.engines import Verdict
+from verified_indexing.proofs.theorems import Evidence, LemmaResult, prove_rule, prove_rule_detailed
 from verified_indexing.simplify.rules import RULES, Rule
 
 __all__ = ["Evidence", "LemmaResult", "RuleResult", "prove_all", "format_table", "table_ok", "prove_rule",

@@ -1,7 +1,7 @@
-"""``python -m proofs``: prove the rule catalogue, print the table."""
+"""``python -m verified_indexing.proofs``: prove the rule catalogue, print the table."""
 
 import sys
 
-from proofs import main
+from verified_indexing.proofs import main
 
 sys.exit(main())

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from proofs.user_rule import check_user_rule
 from verified_indexing.engines import Verdict
+from verified_indexing.proofs.user_rule import check_user_rule
 
 __all__ = ["KnownBug", "KNOWN_BUGS", "BugCheck", "check_known_bugs", "format_known_bugs"]
 
@@ -225,7 +225,7 @@ class BugCheck:
 
 
 def check_known_bugs(bugs: Sequence[KnownBug] = KNOWN_BUGS, *, timeout: float = 10.0) -> list[BugCheck]:
-    """Check every entry with :func:`~proofs.user_rule.check_user_rule`."""
+    """Check every entry with :func:`~verified_indexing.proofs.user_rule.check_user_rule`."""
     out = []
     for b in bugs:
         w = check_user_rule(b.wrong, where=b.wrong_where, domain=b.wrong_domain, timeout=timeout)

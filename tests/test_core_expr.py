@@ -8,7 +8,6 @@ from fractions import Fraction
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import build, ref_eval, ref_exprs
 
 from verified_indexing import (
     Interval,
@@ -25,6 +24,7 @@ from verified_indexing import (
     sym,
 )
 from verified_indexing.expr import Sum
+from verified_indexing.testing.strategies import build, ref_eval, ref_exprs
 
 d0, d1, s0 = dim(0), dim(1), sym(0)
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import indexing_maps
 
 from verified_indexing import (
     AffineMap,
@@ -28,6 +27,7 @@ from verified_indexing import (
     sym,
 )
 from verified_indexing.markdown_maps import extract_map_blocks
+from verified_indexing.testing.strategies import indexing_maps
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec" / "xla-indexing-analysis.md"
 # Blocks of the spec whose layout has a typo in its commas (a trailing comma after the last
@@ -209,7 +209,7 @@ def composable_pairs(draw: st.DrawFn) -> tuple[IndexingMap, IndexingMap]:
     n = first.num_results
     second = draw(indexing_maps(max_dims=0, max_syms=1, max_rts=1, max_bound=3, named=False))
     dims = [Variable(Interval(lo, lo + draw(st.integers(0, 4)))) for lo in draw(st.lists(st.integers(-4, 4), min_size=n, max_size=n))]
-    from strategies import build, ref_exprs
+    from verified_indexing.testing.strategies import build, ref_exprs
 
     exprs = ref_exprs(n, second.num_range_vars, second.num_rt_vars, max_leaves=4)
     results = [build(draw(exprs)) for _ in range(draw(st.integers(0, 2)))]

@@ -17,7 +17,6 @@ import islpy as isl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import indexing_maps
 
 from verified_indexing import IndexingMap, Interval, compose, parse_indexing_map
 from verified_indexing.engines import (
@@ -34,6 +33,7 @@ from verified_indexing.engines import (
     to_isl_map,
 )
 from verified_indexing.expr import Dim
+from verified_indexing.testing.strategies import indexing_maps
 
 ENGINES = ("isl", "z3", "enum")
 

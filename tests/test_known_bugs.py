@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofs.known_bugs import KNOWN_BUGS, KnownBug, check_known_bugs, format_known_bugs
-from proofs.user_rule import check_user_rule
 from verified_indexing.cli import main
+from verified_indexing.proofs.known_bugs import KNOWN_BUGS, KnownBug, check_known_bugs, format_known_bugs
+from verified_indexing.proofs.user_rule import check_user_rule
 
 
 class I(int):  # noqa: E742 - a one-letter wrapper is the point: `a @ b` is ceildiv

@@ -1,4 +1,4 @@
-"""``python -m proofs`` and ``check-rule``: verdicts against independent checks."""
+"""``python -m verified_indexing.proofs`` and ``check-rule``: verdicts against independent checks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from proofs.user_rule import check_user_rule
 from verified_indexing.cli import main
+from verified_indexing.proofs.user_rule import check_user_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +22,7 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 
 
 def test_python_m_proofs_proves_the_catalogue() -> None:
-    proc = subprocess.run([sys.executable, "-m", "proofs"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "verified_indexing.proofs"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 refuted or error" in proc.stdout
     assert "refuted" not in proc.stdout.split("\n\n")[0].replace("refuted or error", "")
@@ -59,8 +59,8 @@ def test_check_rule_cli_exit_codes() -> None:
 def test_div_of_mod_proved_in_general_with_lemmas() -> None:
     from dataclasses import replace
 
-    from proofs import prove_all
-    from proofs.theorems import prove_rule_detailed
+    from verified_indexing.proofs import prove_all
+    from verified_indexing.proofs.theorems import prove_rule_detailed
     from verified_indexing.simplify import rule_by_name
 
     rule = rule_by_name("div_of_mod")
@@ -78,7 +78,7 @@ def test_div_of_mod_proved_in_general_with_lemmas() -> None:
 def test_false_lemma_is_never_assumed() -> None:
     from dataclasses import replace
 
-    from proofs.theorems import prove_rule_detailed
+    from verified_indexing.proofs.theorems import prove_rule_detailed
     from verified_indexing.simplify import rule_by_name
     from verified_indexing.simplify.rules import Lemma
 
@@ -98,9 +98,9 @@ def test_false_lemma_is_never_assumed() -> None:
 def test_unknown_rule_needs_structured_evidence() -> None:
     from dataclasses import replace
 
-    from proofs import RuleResult, table_ok
-    from proofs.theorems import Evidence, exhaustive_evidence
     from verified_indexing.engines import Verdict
+    from verified_indexing.proofs import RuleResult, table_ok
+    from verified_indexing.proofs.theorems import Evidence, exhaustive_evidence
     from verified_indexing.simplify import rule_by_name
 
     rule = rule_by_name("div_of_mod")

@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofs.theorems import prove_rule
 from verified_indexing import parse_indexing_map
 from verified_indexing.expr import Const
+from verified_indexing.proofs.theorems import prove_rule
 from verified_indexing.simplify import RULES, rule_by_name, simplify_with_report
 from verified_indexing.simplify.rules import Algebra
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import indexing_maps
 
 from verified_indexing import AffineExpr, IndexingMap, Interval, compose, parse_indexing_map
 from verified_indexing.expr import Dim, Sym, emax, emin
 from verified_indexing.simplify import cost, map_cost, simplify, simplify_expr, simplify_with_report
+from verified_indexing.testing.strategies import indexing_maps
 
 
 def P(text: str) -> IndexingMap:

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import indexing_maps
 from test_hlo_fusion import _run_computation
 from test_hlo_fusion_props import chains
 
@@ -25,6 +24,7 @@ from verified_indexing.hlo.fusion import output_to_input_maps
 from verified_indexing.hlo.ir import Computation
 from verified_indexing.hlo.report import load_hlo
 from verified_indexing.hlo.utilization import count_points, operand_utilization, tile_reads
+from verified_indexing.testing.strategies import indexing_maps
 
 MODULES = sorted(glob.glob("examples/jax_hlo/*.post.hlo")) + sorted(glob.glob("examples/hlo/*.hlo"))
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from verified_indexing._lazy import lazy_names
+from verified_indexing._version import package_version
 
-__version__ = "0.1.0"
-
-
+__version__: str = package_version()  # from pyproject.toml (see verified_indexing._version)
 
 _LAZY = {
     "AffineExpr": "verified_indexing.expr",

@@ -15,7 +15,7 @@ SIMPLIFY_EXAMPLES = """examples:
 
 PROVE_RULES_EXAMPLES = """examples:
   verified-indexing prove-rules
-  python -m proofs
+  python -m verified_indexing.proofs
 
 Exit code 0 when every rule is proved (or unknown with passing exhaustive evidence), 1 otherwise.
 """
@@ -87,7 +87,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     r = sub.add_parser(
         "prove-rules",
-        help="prove every rule of the simplifier's catalogue (same as python -m proofs)",
+        help="prove every rule of the simplifier's catalogue (same as python -m verified_indexing.proofs)",
         description="Prove the general theorem of every catalogue rule with z3 and print a table.",
         epilog="examples:\n  verified-indexing prove-rules\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -133,7 +133,7 @@ def run_simplify(args: argparse.Namespace) -> int:
 
 
 def run_check_rule(args: argparse.Namespace) -> int:
-    from proofs.user_rule import check_user_rule
+    from verified_indexing.proofs.user_rule import check_user_rule
 
     v = check_user_rule(args.rule, where=args.where, domain=args.domain, timeout=args.timeout, lemmas=args.lemma)
     if args.json:
@@ -144,7 +144,7 @@ def run_check_rule(args: argparse.Namespace) -> int:
 
 
 def run_known_bugs(args: argparse.Namespace) -> int:
-    from proofs.known_bugs import check_known_bugs, format_known_bugs
+    from verified_indexing.proofs.known_bugs import check_known_bugs, format_known_bugs
 
     checks = check_known_bugs(timeout=args.timeout)
     print(format_known_bugs(checks))
@@ -152,6 +152,6 @@ def run_known_bugs(args: argparse.Namespace) -> int:
 
 
 def run_prove_rules(args: argparse.Namespace) -> int:
-    from proofs import main
+    from verified_indexing.proofs import main
 
     return main()

@@ -36,7 +36,7 @@ __all__ = [
 def prove_rule(rule: Rule, *, timeout: float = 10.0) -> Any:
     """The general theorem of ``rule`` proven by z3 for all integers: a
     :class:`~verified_indexing.engines.Verdict` (see ``proofs/``)."""
-    from proofs.theorems import prove_rule as _prove
+    from verified_indexing.proofs.theorems import prove_rule as _prove
 
     return _prove(rule, timeout=timeout)
 
@@ -49,6 +49,6 @@ def check_user_rule(
     ``domain`` bounds: a Verdict (proved / refuted with a confirmed
     counterexample / unknown with the reason). ``lemmas`` are proof hints, each
     proven before it is assumed."""
-    from proofs.user_rule import check_user_rule as _check
+    from verified_indexing.proofs.user_rule import check_user_rule as _check
 
     return _check(text, where=where, domain=domain, timeout=timeout, lemmas=lemmas)
