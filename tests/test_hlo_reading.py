@@ -191,3 +191,16 @@ def test_over_approximations_in_the_json_report() -> None:
     maps = [a for r in data["results"] for t in r["targets"] for a in t["maps"]]
     assert any(not a["exact"] and a["over_approximation"][0].startswith("scatter.1 (scatter): ") for a in maps)
     assert any(a["exact"] and a["over_approximation"] == [] for a in maps)
+
+
+def test_summary_counts_the_fusions_of_every_module(tmp_path: Path) -> None:
+    # Two modules with the same fusion names (a dump directory often holds such): counted per module.
+    one = (CORPUS / "jax" / "attention.post.hlo").read_text()
+    module = parse_module(one)
+    n = len(module.fusions())
+    code, out, _ = _cli("analyze", str(CORPUS / "jax" / "attention.post.hlo"))
+    assert code == 0 and f"summary: {n} fusions" in out
+    both = tmp_path / "both.hlo"
+    both.write_text(one + "\n// -----\n" + one)
+    code, out, _ = _cli("analyze", str(both))
+    assert code == 0 and f"summary: {2 * n} fusions, {2 * n} computations" in out

@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     results = []
     drawn = []  # (module, its results), for --dot/--svg
-    for module in modules:
+    for index, module in enumerate(modules):
         computation = args.computation
         if computation is None and args.instruction is None and args.from_instruction is None and not module.fusions():
             computation = module.entry_name
@@ -153,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
             from_instruction=args.from_instruction,
             physical=args.physical,
         )
+        if len(modules) > 1:
+            for r in found:
+                r.module = f"{index}:{module.name}"  # two modules may share computation names
         results += found
         drawn.append((module, found))
     seconds = time.perf_counter() - start

@@ -145,6 +145,7 @@ class ComputationIndexing:
     seconds: float = 0.0
     fusion: str | None = None  # the fusion instruction calling the computation, if any
     merge_proofs: list[Verdict] = field(default_factory=list)  # every merge of two paths, anywhere
+    module: str | None = None  # which module of several (a dump directory, a split file), for the counts
 
     @property
     def num_maps(self) -> int:

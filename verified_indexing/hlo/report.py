@@ -120,8 +120,8 @@ def summary(results: Sequence[ComputationIndexing], seconds: float) -> dict[str,
         statuses[v.status] = statuses.get(v.status, 0) + 1
     unsupported = sorted({(r.computation, u.instruction, u.opcode) for r in results for u in r.unsupported})
     return {
-        "fusions": len({r.fusion for r in results if r.fusion}),
-        "computations": len({r.computation for r in results}),
+        "fusions": len({(r.module, r.fusion) for r in results if r.fusion}),
+        "computations": len({(r.module, r.computation) for r in results}),
         "maps": sum(r.num_maps for r in results),
         "proofs": len(verdicts),
         "proof_status": statuses,
