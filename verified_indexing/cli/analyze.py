@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import sys
 import time
 
-from verified_indexing.cli._common import add_timeout, count, print_json, read_input
+from verified_indexing.cli._common import add_inputs, add_timeout, count, print_json, read_hlo_inputs
 from verified_indexing.errors import VerifiedIndexingError
 
 EXAMPLES = """examples:
@@ -36,11 +34,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "file",
-        metavar="FILE",
-        help="HLO text: a file (one module, or a lit-test file split by // -----), an --xla_dump_to directory "
-        "(its after-optimization modules), or - for standard input",
+    add_inputs(
+        p,
+        ["FILE"],
+        "HLO text: a file (one module, or a lit-test file split by // -----), an --xla_dump_to directory "
+        "(its after-optimization modules), or - for standard input (inline text: -e TEXT)",
+        dirs=True,
     )
     p.add_argument("--computation", metavar="NAME", help="analyze this computation (fused or not)")
     p.add_argument(
@@ -76,18 +75,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.fusion import analyze_module
-    from verified_indexing.hlo.loader import dump_modules
     from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
 
     if args.operand is not None and args.operand < 0:
         raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
     start = time.perf_counter()
-    if os.path.isdir(args.file):
-        selection = dump_modules(args.file)
-        print(selection.note, file=sys.stderr)
-        inputs = [read_input(f) for f in selection.files]
-    else:
-        inputs = [read_input(args.file)]
+    inputs = read_hlo_inputs(args)
     modules = [m for text, source in inputs for m in load_hlo_modules(text, source)]
     results = []
     for module in modules:
