@@ -114,7 +114,7 @@ def add_timeout(p: argparse.ArgumentParser, default: float = 10.0) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # Inputs
 
-_TEXT_MARKS = ("->", "(", "=", "[", "<", "{", "\n")
+_TEXT_MARKS = ("->", "(", "=", "[", "<", "{", "\n", "+", "*", ",", " mod ", " floordiv ", " ceildiv ")
 _NOTE = (
     "note: reading {what} as text, not as a file; write -e/--expr TEXT for inline text (positional arguments "
     "are files)"
@@ -192,7 +192,7 @@ def add_inputs(
             help="split the input at '// -----' lines and answer each chunk separately, in order (as mlir-opt); "
             "errors give the chunk's line numbers in the whole file",
         )
-    p.set_defaults(input_names=tuple(names), input_dirs=dirs, input_override=None)
+    p.set_defaults(input_names=tuple(names), input_dirs=dirs, input_override=None, input_parser=p)
 
 
 def input_args(args: argparse.Namespace) -> list[str | tuple[str, str]]:
@@ -220,9 +220,11 @@ def read_inputs(
     low = len(names) if minimum is None else minimum
     if not low <= len(given) <= len(names):
         want = " ".join(names)
+        parser: argparse.ArgumentParser | None = getattr(args, "input_parser", None)
+        usage = f"{parser.format_usage()}{parser.prog}: error: " if parser is not None else ""
         raise VerifiedIndexingError(
-            f"expected {want} ({len(names)} input{'s' if len(names) > 1 else ''}: paths, - for standard input, "
-            f"or -e TEXT), got {len(given)}"
+            f"{usage}expected {want} ({len(names)} input{'s' if len(names) > 1 else ''}: paths, - for standard "
+            f"input, or -e TEXT), got {len(given)}"
         )
     if sum(1 for g in given if g == "-") > 1:
         raise VerifiedIndexingError("standard input (-) can be read only once")
