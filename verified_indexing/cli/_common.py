@@ -48,7 +48,13 @@ SCHEMA_ID = "verified-indexing/1"
 Schema describing them ships as ``verified_indexing/schema/verified-indexing-1.json``."""
 
 TIMING_KEYS = frozenset({"seconds", "cached"})
-"""Fields that differ from run to run; ``--no-timing`` leaves them out."""
+"""Fields that differ from run to run; ``--no-timing`` leaves them out (and every
+key that starts with ``seconds_`` or ends with ``_seconds``)."""
+
+
+def is_timing_key(key: str) -> bool:
+    """A run-dependent field (see :data:`TIMING_KEYS`)."""
+    return key in TIMING_KEYS or key.startswith("seconds_") or key.endswith(("_seconds", "_ms"))
 
 TIMEOUT_SLACK = 1.0
 """Seconds a command may run past ``--timeout``, counted from the interpreter's
@@ -293,7 +299,7 @@ def _clean(value: Any, no_timing: bool) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for k, v in value.items():
-            if no_timing and k in TIMING_KEYS:
+            if no_timing and is_timing_key(str(k)):
                 continue
             out[str(k)] = None if v == "" else _clean(v, no_timing)
         return out
