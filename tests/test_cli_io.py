@@ -218,6 +218,7 @@ def test_every_json_output_carries_the_schema_and_validates(argv: list[str]) -> 
 def test_the_schema_is_valid_and_rejects_wrong_objects() -> None:
     jsonschema.Draft202012Validator.check_schema(schema())
     code, out, _ = run("check-rule", "x -> x", "--json")
+    assert code == 0
     good = json.loads(out)
     assert_valid(good)
     for bad in ({**good, "status": "maybe"}, {k: v for k, v in good.items() if k != "question"},
@@ -389,8 +390,9 @@ def test_split_input_file_text_and_json(tmp_path: Path) -> None:
 
 
 def test_split_input_file_on_hlo_lit_tests() -> None:
-    code, out, err = run("analyze", "tests/hlo_corpus/handwritten/split_input_file.hlo", "--split-input-file", "--json", "--no-timing")
-    whole_code, whole, _ = run("analyze", "tests/hlo_corpus/handwritten/split_input_file.hlo", "--json", "--no-timing")
+    lit = "tests/hlo_corpus/handwritten/split_input_file.hlo"
+    code, out, _ = run("analyze", lit, "--split-input-file", "--json", "--no-timing")
+    whole_code, whole, _ = run("analyze", lit, "--json", "--no-timing")
     recs = _records(out)
     assert len(recs) > 1 and code == whole_code
     assert [x for r in recs for x in r["result"]["results"]] == json.loads(whole)["results"]
