@@ -411,3 +411,35 @@ def test_python_dash_m_and_the_console_script() -> None:
     proc = subprocess.run([*cmd, "show", "-", "--json", "--no-timing"], input=M, capture_output=True, text=True,
                           env=env, cwd=ROOT)
     assert proc.returncode == 0 and json.loads(proc.stdout)["results"] == ["d0 + d1 floordiv 16", "d1 mod 16"]
+
+
+# -- progress -------------------------------------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verified_indexing.parallel import progress
+
+    tty = _Terminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    assert list(progress(iter(range(3)), 3, "rules", delay=0)) == [0, 1, 2]
+    assert "rules:" in tty.getvalue() and "/3 [" in tty.getvalue()
+    pipe = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", pipe)
+    assert list(progress(iter(range(3)), 3, "rules", delay=0)) == [0, 1, 2]
+    assert pipe.getvalue() == ""
+
+
+def test_cli_json_reads_back_as_a_verdict() -> None:
+    from verified_indexing.engines.verdict import Verdict
+
+    code, out, _ = run("prove-equal", "-e", "d0 floordiv 4", "-e", "d0 ceildiv 4", "--domain", "d0 in [-8, 8]",
+                       "--json")
+    data = json.loads(out)
+    assert code == 1 and data["reason"] is None
+    v = Verdict.from_json(data)
+    assert v.refuted and v.reason == "" and v.counterexample is not None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
@@ -45,14 +45,16 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def progress(items: Iterator[R], total: int, what: str) -> Iterator[R]:
-    """``items`` unchanged; with a progress bar on stderr when stderr is a terminal
-    (tqdm; no colour) and ``total`` is more than one."""
+def progress(items: Iterable[R], total: int, what: str, *, delay: float = 1.0) -> Iterator[R]:
+    """``items`` unchanged; with a progress bar on stderr when stderr is a terminal,
+    ``total`` is more than one and the work lasts more than ``delay`` seconds
+    (tqdm, no colour; the bar is erased when done)."""
     if total <= 1 or not sys.stderr.isatty():
-        return items
+        return iter(items)
     from tqdm import tqdm
 
-    return iter(tqdm(items, total=total, desc=what, unit="", file=sys.stderr, leave=False, dynamic_ncols=True))
+    bar = tqdm(items, total=total, desc=what, unit="", file=sys.stderr, leave=False, dynamic_ncols=True, delay=delay)
+    return iter(bar)
 
 
 def run_ordered(

@@ -76,6 +76,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.fusion import analyze_module
     from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
+    from verified_indexing.parallel import progress
 
     if args.operand is not None and args.operand < 0:
         raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
             verify=not args.no_verify,
             from_instruction=args.from_instruction,
             physical=args.physical,
+            progress=lambda jobs: progress(jobs, len(jobs), "fusions"),
         )
     seconds = time.perf_counter() - start
     if args.json:
