@@ -115,11 +115,38 @@ def test_a_dump_directory_is_its_after_optimization_modules() -> None:
     assert whole == one_by_one and whole
 
 
+def test_utilization_of_a_dump_directory_is_the_modules_one_by_one() -> None:
+    code, out, _ = run("utilization", str(DUMP), "--json", "--no-timing")
+    assert code == 0
+    expected = []
+    for f in sorted(DUMP.glob("*after_optimizations.txt")):
+        c, one, _ = run("utilization", str(f), "--json", "--no-timing")
+        assert c == 0
+        expected += json.loads(one)["operands"]
+    assert json.loads(out)["operands"] == expected and expected
+
+
+def test_internal_errors_under_json_are_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verified_indexing.cli.show as show
+
+    def broken(args: Any) -> int:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(show, "run", broken)
+    code, out, err = run("show", "-e", M, "--json")
+    assert code == 4 and err == ""
+    data = json.loads(out)
+    assert data["error"]["kind"] == "internal" and "RuntimeError: boom" in data["error"]["message"]
+    assert_valid(data)
+
+
 def test_a_directory_for_a_one_file_command_is_bad_input() -> None:
     code, _, err = run("show", "tests")
     assert code == 3 and err.strip() == "tests: is a directory (this command reads one file)"
     code, _, err = run("tile", str(DUMP), "--offsets", "0", "--sizes", "1")
     assert code == 3 and "holds 2 modules" in err
+    code, _, err = run("audit", str(DUMP), str(AUDIT / "claims.txt"))
+    assert code == 3 and "holds 2 modules and audit reads one" in err
 
 
 def test_stdin_dash() -> None:
