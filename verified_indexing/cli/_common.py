@@ -4,8 +4,9 @@ Inputs (see docs/cli.md, "Inputs"): a positional argument is a path (``-`` is
 standard input; a directory is an XLA dump directory for the commands that read
 HLO); ``-e/--expr TEXT`` gives the text itself. The old spelling, text as a
 positional argument, still works when the argument cannot be a path (it has no
-such file and contains ``->``, ``(``, ``=``, ``[``, ``<``, ``{`` or a newline, or
-reads as the command's syntax), with a one-line note on stderr.
+such file and contains ``->``, ``(``, ``=``, ``[``, ``<``, ``{``, ``+``, ``*``,
+``,``, a newline or the word ``mod``, ``floordiv`` or ``ceildiv``, or reads as the
+command's syntax), with a one-line note on stderr.
 
 JSON: every object printed by :func:`print_json` goes through :func:`envelope`:
 the ``"schema"`` and ``"command"`` keys first, ``""`` written as ``null``, and with
@@ -30,6 +31,7 @@ __all__ = [
     "read_input",
     "read_inputs",
     "add_inputs",
+    "looks_like_map",
     "split_chunks",
     "print_json",
     "envelope",
@@ -120,7 +122,8 @@ def add_timeout(p: argparse.ArgumentParser, default: float = 10.0) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # Inputs
 
-_TEXT_MARKS = ("->", "(", "=", "[", "<", "{", "\n", "+", "*", ",", " mod ", " floordiv ", " ceildiv ")
+_TEXT_RE = re.compile(r"->|[(\[<{=+*,\n]|\b(?:mod|floordiv|ceildiv)\b")
+"""What a path does not hold and the maps, rules, HLO and IR texts do."""
 _NOTE = (
     "note: reading {what} as text, not as a file; write -e/--expr TEXT for inline text (positional arguments "
     "are files)"
@@ -155,7 +158,7 @@ def read_input(arg: str, looks_like: Callable[[str], bool] | None = None) -> tup
         raise VerifiedIndexingError(f"{arg}: is a directory (this command reads one file)")
     if could_be_path and os.path.exists(arg):
         return _read_file(arg)
-    if any(m in arg for m in _TEXT_MARKS) or not arg.strip() or (looks_like is not None and _looks(looks_like, arg)):
+    if _TEXT_RE.search(arg) or not arg.strip() or (looks_like is not None and _looks(looks_like, arg)):
         _note_old_spelling(arg)
         return arg, "<argument>"
     raise VerifiedIndexingError(f"{arg}: no such file (give inline text with -e/--expr TEXT)")
@@ -166,6 +169,14 @@ def _looks(looks_like: Callable[[str], bool], arg: str) -> bool:
         return looks_like(arg)
     except (VerifiedIndexingError, RecursionError, ValueError):
         return False
+
+
+def looks_like_map(text: str) -> bool:
+    """The old spelling of a map: the text parses as one (``KNOWN EMPTY``...)."""
+    from verified_indexing.syntax import parse_map
+
+    parse_map(text, "<argument>")
+    return True
 
 
 def add_inputs(

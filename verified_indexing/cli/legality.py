@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.cli._common import add_inputs, add_timeout, print_json, read_input, read_inputs
+from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_input, read_inputs
 from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 
 if TYPE_CHECKING:  # the legality modules load when a command runs (a fast --help)
@@ -286,7 +286,7 @@ def run_invert(args: argparse.Namespace) -> int:
     from verified_indexing.serialize import indexing_map_to_affine_map
     from verified_indexing.syntax import parse_map
 
-    ((text, source),) = read_inputs(args)
+    ((text, source),) = read_inputs(args, looks_like_map)
     m = parse_map(text, source)
     am = m if isinstance(m, AffineMap) else None
     if am is None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._batch import add_batch
-from verified_indexing.cli._common import add_inputs, add_timeout, print_json, read_inputs
+from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
 from verified_indexing.engines.verdict import ENGINES, Verdict
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, _Var
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         source = _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)])
         q = expr_equality_question(e1, e2, source)
     else:
-        ga, gb = read_inputs(args)
+        ga, gb = read_inputs(args, looks_like_map)
         a, b = _read_map(ga, bindings_a), _read_map(gb, bindings_b)
         source = a
         pointwise = args.pointwise

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.cli._common import add_inputs, print_json, read_inputs
+from verified_indexing.cli._common import add_inputs, looks_like_map, print_json, read_inputs
 from verified_indexing.serialize import affine_map_to_json, indexing_map_to_affine_map, map_to_json
 from verified_indexing.syntax import format_affine_map, parse_map
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ((text, source),) = read_inputs(args)
+    ((text, source),) = read_inputs(args, looks_like_map)
     m = parse_map(text, source)
     if args.json:
         print_json(affine_map_to_json(m) if isinstance(m, AffineMap) else map_to_json(m))

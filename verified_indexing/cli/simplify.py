@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from verified_indexing.cli._batch import add_batch
-from verified_indexing.cli._common import add_inputs, add_timeout, print_json, read_inputs
+from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
 from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.syntax import parse_indexing_map
 
@@ -103,7 +103,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_simplify(args: argparse.Namespace) -> int:
     from verified_indexing.simplify.api import simplify_with_report
 
-    ((text, source),) = read_inputs(args)
+    ((text, source),) = read_inputs(args, looks_like_map)
     m = parse_indexing_map(text, source)
     rep = simplify_with_report(
         m, verify=not args.no_verify, timeout=args.timeout, replace_point_dims=args.point_dims,
