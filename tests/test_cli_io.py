@@ -365,6 +365,16 @@ def test_audit_batch_reads_texts(tmp_path: Path) -> None:
         assert_valid(r)
 
 
+def test_a_worker_with_other_versions_refuses_to_answer() -> None:
+    from verified_indexing.cli._batch import answer_argv, versions
+
+    code, out = answer_argv((["check-rule", "--json", "--", "x -> x"], versions()))
+    assert code == 0 and json.loads(out)["status"] == "proved"
+    code, out = answer_argv((["check-rule", "--json", "--", "x -> x"], "verified-indexing 0.0.0; z3 0; isl 0"))
+    assert code == 4 and json.loads(out)["error"]["kind"] == "internal"
+    assert_valid(json.loads(out))
+
+
 def test_batch_refuses_other_inputs_and_missing_files() -> None:
     code, out, _ = run("simplify", "--batch", "nope.jsonl")
     assert code == 3 and json.loads(out)["error"]["message"] == "--batch nope.jsonl: no such file"

@@ -94,11 +94,30 @@ def record(output: str, code: int, command: str, **where: Any) -> dict[str, Any]
     return {**head, "result": {k: v for k, v in data.items() if k not in ("schema", "command")}}
 
 
-def answer_argv(argv: list[str]) -> tuple[int, str]:
-    """Run ``verified-indexing ARGV`` in this process: ``(exit code, stdout)``
-    (stderr is dropped: under ``--json`` errors are on stdout)."""
+def versions() -> str:
+    """The versions an answer depends on: this package, z3, isl."""
+    import islpy
+    import z3
+
+    from verified_indexing import __version__
+
+    return f"verified-indexing {__version__}; z3 {z3.get_version_string()}; isl {islpy.version.VERSION_TEXT}"
+
+
+def answer_argv(task: tuple[list[str], str]) -> tuple[int, str]:
+    """The unit of work of a batch: ``(argv, versions)`` -> ``(exit code, stdout)``
+    of ``verified-indexing ARGV`` run in this process (stderr is dropped: under
+    ``--json`` errors are on stdout). A worker whose :func:`versions` differ from
+    the caller's (a Ray node with another install) answers with an internal error
+    instead of a verdict of other code."""
     from verified_indexing.cli import main
 
+    argv, expected = task
+    here = versions()
+    if here != expected:
+        message = f"internal error: the worker runs {here}, the batch was started with {expected}"
+        error = {"schema": SCHEMA_ID, "command": argv[0], "error": error_json("internal", message)}
+        return 4, json.dumps(error)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
@@ -176,7 +195,8 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
         raise VerifiedIndexingError("--batch reads every question from the JSONL file: give no other input")
     text, source = read_input(args.batch) if args.batch == "-" else _read_path(args.batch)
     options = _forwarded(args) + (["--no-timing"] if OUTPUT.no_timing else [])
-    tasks: list[list[str]] = []
+    tasks: list[tuple[list[str], str]] = []
+    expected = versions()
     slots: list[tuple[int, dict[str, Any] | int]] = []  # (line, a ready record or the task's index)
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -195,7 +215,7 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
             slots.append((number, bad))
             continue
         slots.append((number, len(tasks)))
-        tasks.append(argv)
+        tasks.append((argv, expected))
     answers = run_ordered(answer_argv, tasks, jobs=args.jobs, backend=args.backend, what=command)
     codes: list[int] = []
     for number, slot in slots:
