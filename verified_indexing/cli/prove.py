@@ -24,6 +24,7 @@ EXAMPLES = """examples:
       -e '(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]'
   verified-indexing prove-equal -e 'd0 floordiv 4 * 4 + d0 mod 4' -e 'd0' --domain 'd0 in [-10, 10]'
   verified-indexing prove-equal a.txt b.txt --engine all --json --smt2 out/
+  verified-indexing prove-equal --batch pairs.jsonl --jobs 2   (one {"a": MAP, "b": MAP} a line; JSONL out)
 
 exit codes: 0 proved, 1 refuted (counterexample printed), 2 unknown, 3 bad input,
 4 the engines or the evaluator disagree (a bug: please report it).

@@ -35,6 +35,7 @@ CHECK_EXAMPLES = """examples:
   verified-indexing check-rule 'x mod c0 -> x' --where 'c0 > 9' --domain 'x in [0, 9]'
   verified-indexing check-rule '(x mod (c0 * c1)) floordiv c0 -> (x floordiv c0) mod c1' --where 'c0 > 0, c1 > 0' \
       --lemma 'x mod (c0 * c1) == c0 * ((x floordiv c0) mod c1) + x mod c0'
+  verified-indexing check-rule --batch examples/batch/rules.jsonl --no-timing   (JSONL in, JSONL out)
 
 Names c0, c1, ... are symbolic integer constants; other names are integer variables.
 """
