@@ -33,7 +33,7 @@ Exit code 0 when every wrong rewrite is refuted and every fix proved, 1 otherwis
 CHECK_EXAMPLES = """examples:
   verified-indexing check-rule '(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)' --where 'c0 > 0, c1 > 0'
   verified-indexing check-rule 'x mod c0 -> x' --where 'c0 > 9' --domain 'x in [0, 9]'
-  verified-indexing check-rule '(x mod (c0 * c1)) floordiv c0 -> (x floordiv c0) mod c1' --where 'c0 > 0, c1 > 0' \
+  verified-indexing check-rule '(x mod (c0 * c1)) floordiv c0 -> (x floordiv c0) mod c1' --where 'c0 > 0, c1 > 0' \\
       --lemma 'x mod (c0 * c1) == c0 * ((x floordiv c0) mod c1) + x mod c0'
   verified-indexing check-rule --batch examples/batch/rules.jsonl --no-timing   (JSONL in, JSONL out)
 
