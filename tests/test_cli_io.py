@@ -426,6 +426,21 @@ def test_split_input_file_text_and_json(tmp_path: Path) -> None:
         assert_valid(r)
 
 
+def test_split_input_file_names_the_chunk_of_an_error_without_a_position(tmp_path: Path) -> None:
+    f = tmp_path / "pairs.txt"
+    f.write_text("(d0) -> (d0), domain: d0 in [0, 3]\n// -----\naffine_map<(d0) -> (d0)>\n")
+    code, out, _ = run("invert", str(f), "--split-input-file")
+    assert code == 0 and out.count("// -----") == 1 and "MLIR isPermutation: true" in out
+    f.write_text("(d0) -> (d0), domain: d0 in [0, 3]\n// -----\n\n(d0)[s0] -> (d0), domain: d0 in [0, 3], s0 in [0, 2]\n")
+    code, out, _ = run("fuse", str(f), "--split-input-file", "--json")  # no linalg op: an error without a position
+    recs = _records(out)
+    assert code == 3 and [r["exit_code"] for r in recs] == [3, 3]
+    assert recs[0]["error"]["message"].startswith(f"{f}: chunk 1 (line 1): no modelled linalg op")
+    assert recs[1]["error"]["message"].startswith(f"{f}: chunk 2 (line 3): no modelled linalg op")
+    code, _, err = run("fuse", str(f), "--split-input-file")
+    assert code == 3 and f"{f}: chunk 2 (line 3): no modelled linalg op" in err
+
+
 def test_split_input_file_on_hlo_lit_tests() -> None:
     lit = "tests/hlo_corpus/handwritten/split_input_file.hlo"
     code, out, _ = run("analyze", lit, "--split-input-file", "--json", "--no-timing")

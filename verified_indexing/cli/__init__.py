@@ -177,7 +177,11 @@ def _guarded(args: argparse.Namespace, body: Callable[[argparse.Namespace], int]
     try:
         return body(args)
     except VerifiedIndexingError as exc:
-        report("bad-input", str(exc), exc)
+        from verified_indexing.cli._common import OUTPUT
+        from verified_indexing.errors import ParseError
+
+        where = "" if isinstance(exc, ParseError) else OUTPUT.where
+        report("bad-input", f"{where}{exc}", exc)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

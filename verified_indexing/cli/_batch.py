@@ -254,6 +254,7 @@ def run_split(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
         one = copy.copy(args)
         one.split_input_file = False
         one.input_override = (chunk, source)
+        OUTPUT.where = f"{source}: chunk {k} (line {first}): "
         if args.json:
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
@@ -265,4 +266,5 @@ def run_split(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
             sys.stdout.flush()
             code = runner(one)
         codes.append(code)
+    OUTPUT.where = ""
     return worst(codes)

@@ -72,6 +72,8 @@ class OutputOptions:
     no_timing: bool = False
     notes: list[str] = field(default_factory=list)
     quiet_notes: bool = False
+    where: str = ""
+    """With --split-input-file: the chunk, prefixed to an error that has no position."""
 
 
 OUTPUT = OutputOptions()
