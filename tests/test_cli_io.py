@@ -495,3 +495,15 @@ def test_cli_json_reads_back_as_a_verdict() -> None:
     assert code == 1 and data["reason"] is None
     v = Verdict.from_json(data)
     assert v.refuted and v.reason == "" and v.counterexample is not None
+
+
+def test_every_json_command_has_a_schema_and_a_validated_example() -> None:
+    import argparse
+
+    from verified_indexing.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    with_json = {name for name, p in sub.choices.items() if "--json" in p._option_string_actions}
+    assert with_json == set(schema()["$defs"]["command"])
+    assert with_json == {argv[0] for argv in JSON_COMMANDS}
