@@ -297,6 +297,7 @@ def test_simplify_batch_in_order_with_per_line_errors(tmp_path: Path) -> None:
         assert_valid(r)
     assert recs[1]["error"]["position"]["line"] == 2 and "not JSON" in recs[1]["error"]["message"]
     assert recs[2]["error"]["position"]["column"] == 13 and "mod by zero" in recs[2]["error"]["message"]
+    assert recs[2]["error"]["position"]["source"] == f"map (line 3 of {batch})"
     assert "unknown field 'mapp'" in recs[3]["error"]["message"] and f"{batch}:5:" in recs[3]["error"]["message"]
     # oracle: each simplified map evaluates like its input at every point (plain evaluator)
     for r in (recs[0], recs[4], recs[5]):

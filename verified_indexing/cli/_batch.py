@@ -49,7 +49,7 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 #: Options of the batch command line that are not passed on to each question.
 _NOT_FORWARDED = {
     "help", "inputs", "expr", "rule", "batch", "jobs", "backend", "output_file", "json", "no_timing",
-    "split_input_file", "explain",
+    "split_input_file", "explain", "expr_source",
 }
 
 
@@ -153,8 +153,9 @@ def _text(value: Any, name: str) -> str:
     raise VerifiedIndexingError(f"field {name!r}: expected a string, got {type(value).__name__}")
 
 
-def question_argv(command: str, question: Any, options: list[str]) -> list[str]:
-    """The command line answering one batch question (a JSON object of :data:`FIELDS`)."""
+def question_argv(command: str, question: Any, options: list[str], where: str = "") -> list[str]:
+    """The command line answering one batch question (a JSON object of :data:`FIELDS`);
+    ``where`` (e.g. ``line 3 of q.jsonl``) names the fields' texts in error messages."""
     required, optional = FIELDS[command]
     if not isinstance(question, dict):
         raise VerifiedIndexingError(f"expected a JSON object with {', '.join(required)}, got {type(question).__name__}")
@@ -183,6 +184,8 @@ def question_argv(command: str, question: Any, options: list[str]) -> list[str]:
         return [*argv, "--", _text(question["rule"], "rule")]
     for k in required:
         argv += ["-e", _text(question[k], k)]
+        if where:
+            argv += ["--expr-source", f"{k} ({where})"]
     return argv
 
 
@@ -206,7 +209,7 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
                 question = json.loads(line)
             except ValueError as exc:
                 raise VerifiedIndexingError(f"{source}:{number}: not JSON: {exc}") from None
-            argv = question_argv(command, question, options)
+            argv = question_argv(command, question, options, f"line {number} of {source}")
         except VerifiedIndexingError as exc:
             message = str(exc) if str(exc).startswith(f"{source}:") else f"{source}:{number}: {exc}"
             bad = {"schema": SCHEMA_ID, "command": command, "line": number, "exit_code": 3,

@@ -204,6 +204,7 @@ def add_inputs(
         help="the input text itself instead of a file"
         + ("" if len(names) == 1 else f" (repeatable: {', '.join(names)} in order, after any paths)"),
     )
+    p.add_argument("--expr-source", action="append", default=[], help=argparse.SUPPRESS)  # names of -e texts
     if split and len(names) == 1:
         p.add_argument(
             "--split-input-file",
@@ -220,7 +221,8 @@ def input_args(args: argparse.Namespace) -> list[str | tuple[str, str]]:
     if override is not None:
         return [override]
     out: list[str | tuple[str, str]] = list(getattr(args, "inputs", []))
-    out += [(t, "<argument>") for t in getattr(args, "expr", [])]
+    names = getattr(args, "expr_source", [])
+    out += [(t, names[i] if i < len(names) else "<argument>") for i, t in enumerate(getattr(args, "expr", []))]
     return out
 
 
