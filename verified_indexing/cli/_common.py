@@ -22,7 +22,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from verified_indexing.errors import VerifiedIndexingError
@@ -58,6 +58,7 @@ def is_timing_key(key: str) -> bool:
     """A run-dependent field (see :data:`TIMING_KEYS`)."""
     return key in TIMING_KEYS or key.startswith("seconds_") or key.endswith(("_seconds", "_ms"))
 
+
 TIMEOUT_SLACK = 1.0
 """Seconds a command may run past ``--timeout``, counted from the interpreter's
 start: start-up before the budget begins (0.5-0.9 s here), then printing and
@@ -70,8 +71,6 @@ class OutputOptions:
 
     command: str | None = None
     no_timing: bool = False
-    notes: list[str] = field(default_factory=list)
-    quiet_notes: bool = False
     where: str = ""
     """With --split-input-file: the chunk, prefixed to an error that has no position."""
 
@@ -133,8 +132,6 @@ _NOTE = (
 
 
 def _note_old_spelling(arg: str) -> None:
-    if OUTPUT.quiet_notes:
-        return
     shown = arg if len(arg) <= 40 and "\n" not in arg else arg.split("\n", 1)[0][:37] + "..."
     print(_NOTE.format(what=repr(shown)), file=sys.stderr)
 
@@ -266,8 +263,9 @@ def read_hlo_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
     """The HLO texts of a command whose one input may be a dump directory (each
     picked file is one text)."""
     given = input_args(args)
-    if len(given) == 1 and isinstance(given[0], str) and given[0] != "-" and os.path.isdir(given[0]):
-        return [_read_file(f) for f in dump_directory_files(given[0])]
+    one = given[0] if len(given) == 1 else None
+    if args.input_dirs and isinstance(one, str) and one != "-" and os.path.isdir(one):
+        return [_read_file(f) for f in dump_directory_files(one)]
     return read_inputs(args, _looks_like_hlo)
 
 
