@@ -14,6 +14,18 @@ and can be resumed):
   with ``check-rule``; the oracle enumerates the domain.
 * ``cli``      -- random bad command lines (NaN, negative, zero and junk numbers,
   deep nesting, junk maps): the exit code must be 3 (never 4, never a traceback).
+* ``hlo``      -- random HLO op chains and single ops: the property tests of the
+  test suite (``tests/test_hlo_*``), each run on freshly seeded examples; their
+  oracle is the numpy interpreter of HLO in ``tests/hlo_oracle.py``.
+* ``legality`` -- random fusion programs (Linalg pairs with symbolic sizes, CINN/TVM
+  inline, reverse inline, fuse-epilogue, permutations): the legality property
+  tests, whose oracles are the numpy interpreters of Linalg and CINN in ``tests/``
+  (a ``legal`` verdict must agree with running both programs, a witness must
+  reproduce).
+
+In the two property areas one job runs one property test (chosen by the index)
+on ``EXAMPLES`` hypothesis examples drawn from the job's own seed; each example
+is a check, so ``--checks N`` runs about ``N / EXAMPLES`` jobs there.
 
 A finding is a *wrong* answer (``proved`` where the oracle finds a difference,
 ``refuted`` where it finds none, a simplification that changes the relation, an
@@ -40,7 +52,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-AREAS = ("equal", "simplify", "rule", "cli")
+AREAS = ("equal", "simplify", "rule", "cli", "hlo", "legality")
 
 # ---------------------------------------------------------------------------------------------
 # Random maps, as text
@@ -305,7 +317,70 @@ def check_cli(r: random.Random) -> dict[str, Any]:
     return {"outcome": "ok"}
 
 
-CHECKS = {"equal": check_equal, "simplify": check_simplify, "rule": check_rule, "cli": check_cli}
+# ---------------------------------------------------------------------------------------------
+# The property areas: the suite's property tests, on freshly seeded examples
+# ---------------------------------------------------------------------------------------------
+
+TESTS_DIR = Path(__file__).resolve().parent.parent / "tests"
+EXAMPLES = 8
+PROPERTY_AREAS: dict[str, tuple[str, ...]] = {
+    "hlo": ("test_hlo_fusion_props", "test_hlo_ops_oracle", "test_hlo_ops_extended"),
+    "legality": ("test_linalg_props", "test_linalg_mlir", "test_linalg", "test_legality_permutation",
+                 "test_inline", "test_inline_cinn", "test_reverse_inline", "test_epilogue", "test_predicates",
+                 "test_sizes_inline"),
+}
+
+
+def _property_tests(area: str) -> list[tuple[str, Any]]:
+    """Every hypothesis test of the area's modules, sorted by name (stable across runs)."""
+    import importlib
+
+    if str(TESTS_DIR) not in sys.path:
+        sys.path.insert(0, str(TESTS_DIR))
+    found = []
+    for module in PROPERTY_AREAS[area]:
+        mod = importlib.import_module(module)
+        for name in sorted(vars(mod)):
+            fn = getattr(mod, name)
+            if name.startswith("test_") and hasattr(getattr(fn, "hypothesis", None), "inner_test"):
+                found.append((f"{module}::{name}", fn))
+    return found
+
+
+def check_property(area: str, r: random.Random) -> dict[str, Any]:
+    from hypothesis import HealthCheck, Phase, settings
+
+    tests = _property_tests(area)
+    name, fn = tests[r.randrange(len(tests))]
+    calls = [0]
+    inner = fn.hypothesis.inner_test
+
+    def counted(*args: Any, **kwargs: Any) -> None:
+        calls[0] += 1
+        inner(*args, **kwargs)
+
+    saved = (inner, fn._hypothesis_internal_use_settings, getattr(fn, "_hypothesis_internal_use_seed", None))
+    fn.hypothesis.inner_test = counted
+    fn._hypothesis_internal_use_settings = settings(
+        saved[1], max_examples=EXAMPLES, database=None, deadline=None, derandomize=False, print_blob=True,
+        phases=[Phase.explicit, Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+    fn._hypothesis_internal_use_seed = r.getrandbits(64)
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink):
+            fn()
+    except Exception as exc:
+        if type(exc).__name__ in ("Unsatisfiable", "FailedHealthCheck"):
+            return {"outcome": "skip", "test": name, "why": type(exc).__name__, "checks": calls[0]}
+        return {"outcome": "wrong", "test": name, "why": f"{type(exc).__name__}: {exc}"[:2000],
+                "output": sink.getvalue()[-2000:], "checks": calls[0]}
+    finally:
+        fn.hypothesis.inner_test, fn._hypothesis_internal_use_settings, fn._hypothesis_internal_use_seed = saved
+    return {"outcome": "ok", "test": name, "checks": calls[0]}
+
+
+CHECKS = {"equal": check_equal, "simplify": check_simplify, "rule": check_rule, "cli": check_cli,
+          "hlo": lambda r: check_property("hlo", r), "legality": lambda r: check_property("legality", r)}
 
 
 def run_one(job: tuple[int, str, int]) -> dict[str, Any]:
@@ -343,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     progress, findings = out / "progress.jsonl", out / "findings.jsonl"
     done: set[tuple[int, str, int]] = set()
     tally: Counter[tuple[str, str]] = Counter()
+    checks: Counter[str] = Counter()  # one per job, or the number of examples a property job ran
     if args.resume and progress.exists():
         for line in progress.read_text().splitlines():
             try:
@@ -351,11 +427,16 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             done.add((d["seed"], d["area"], d["index"]))
             tally[(d["area"], d["outcome"])] += 1
+            checks[d["area"]] += d.get("checks", 1)
     elif progress.exists():
         progress.unlink()
         if findings.exists():
             findings.unlink()
-    jobs = [(args.seed, a, i) for i in range(args.checks) for a in areas if (args.seed, a, i) not in done]
+    def n_jobs(area: str) -> int:  # a property job runs EXAMPLES checks
+        return -(-args.checks // EXAMPLES) if area in PROPERTY_AREAS else args.checks
+
+    jobs = [(args.seed, a, i) for i in range(args.checks) for a in areas
+            if i < n_jobs(a) and (args.seed, a, i) not in done]
     t0 = time.monotonic()
     with progress.open("a") as prog, findings.open("a") as fnd:
         if args.jobs == 1:
@@ -369,7 +450,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for res in results:
                 tally[(res["area"], res["outcome"])] += 1
-                prog.write(json.dumps({k: res[k] for k in ("seed", "area", "index", "outcome", "seconds")}) + "\n")
+                res.setdefault("checks", 1)
+                checks[res["area"]] += res["checks"]
+                keys = ("seed", "area", "index", "outcome", "seconds", "checks")
+                prog.write(json.dumps({k: res[k] for k in keys}) + "\n")
                 prog.flush()
                 if res["outcome"] in ("wrong", "note"):
                     fnd.write(json.dumps(res) + "\n")
@@ -377,10 +461,12 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if pool is not None:
                 pool.terminate()
-    print(f"campaign seed {args.seed}: {sum(tally.values())} checks in {time.monotonic() - t0:.1f} s")
+    total = sum(checks[a] for a in areas)
+    print(f"campaign seed {args.seed}: {total} checks in {time.monotonic() - t0:.1f} s")
     for area in areas:
         counts = {o: n for (a, o), n in sorted(tally.items()) if a == area}
-        print(f"  {area:9s} {sum(counts.values()):6d}  " + ", ".join(f"{o} {n}" for o, n in counts.items()))
+        jobs_note = f" in {sum(counts.values())} jobs" if checks[area] != sum(counts.values()) else ""
+        print(f"  {area:9s} {checks[area]:7d}{jobs_note}  " + ", ".join(f"{o} {n}" for o, n in counts.items()))
     wrong = sum(n for (_, o), n in tally.items() if o == "wrong")
     print(f"wrong: {wrong}; findings in {findings}")
     return 1 if wrong else 0

@@ -362,7 +362,7 @@ def check_user_rule(
         vals = {n: int(m.eval(env[n], model_completion=True).as_long()) for n in names}
         v = confirm(vals)
         if v is not None:
-            return v
+            return _smallest(confirm, names, vals) or v
         if proven:  # never reached when the lemmas are true; an unconfirmed model is no refutation
             return Verdict("unknown", "z3", elapsed(), question, reason="z3's model with the lemmas is not confirmed")
         return Verdict("error", "z3", elapsed(), question,
@@ -381,6 +381,33 @@ def check_user_rule(
             return Verdict("refuted", "enum", elapsed(), question, counterexample=v.counterexample)
     return Verdict("unknown", "z3", elapsed(), question,
                    reason=f"z3: {why}; no counterexample with every name in [-{bound}, {bound}]")
+
+
+SHRINK_POINTS = 50_000
+"""How many small points :func:`_smallest` visits before keeping z3's model."""
+
+
+def _smallest(confirm: Callable[[dict[str, int]], Verdict | None], names: Sequence[str],
+              model: dict[str, int]) -> Verdict | None:
+    """A counterexample no larger than z3's ``model`` in max-norm and the first in a
+    fixed order: shells of growing max-norm, values ordered 0, 1, -1, 2, -2, ...
+    Deterministic (z3's model depends on the process's history) and as small as
+    the search finds within :data:`SHRINK_POINTS` evaluations by the plain
+    evaluator (``confirm``); ``None`` when it finds none in that budget."""
+    top = max((abs(v) for v in model.values()), default=0)
+    seen = 0
+    for r in range(top + 1):
+        values = [0, *[x for k in range(1, r + 1) for x in (k, -k)]]
+        for point in itertools.product(values, repeat=len(names)):
+            seen += 1
+            if seen > SHRINK_POINTS or (seen % 4096 == 0 and budget_exhausted()):
+                return None
+            if r and max(abs(x) for x in point) != r:
+                continue  # an inner shell, already tried
+            v = confirm(dict(zip(names, point)))
+            if v is not None:
+                return v
+    return None
 
 
 def _left(timeout: float) -> float:

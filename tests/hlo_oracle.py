@@ -153,6 +153,8 @@ def run(
     if op == "scatter":
         n = (len(ops) - 1) // 2
         return _scatter(inst, ops, values[n], n)
+    if op == "select-and-scatter":
+        return [_select_and_scatter(inst, ops, values[0])]
     raise NotImplementedError(f"oracle: no interpreter for {op}")
 
 
@@ -301,6 +303,44 @@ def _reduce_window(inst: Instruction, ops: list[np.ndarray], out: list[tuple[int
                     acc |= ops[k][tuple(src)]
         res[o] = frozenset(acc)
     return [res.copy() for _ in range(n)]
+
+
+def _select_and_scatter(inst: Instruction, ops: list[np.ndarray], operand: np.ndarray) -> np.ndarray:
+    """Select ``ge`` on the concrete ``operand`` values (the first largest element of
+    each window is chosen, as XLA's loop over the window keeps its current choice while
+    ``select(current, candidate)`` holds; padded positions are never chosen). Result
+    element ``p`` reads the init value, every operand element of every window that
+    contains ``p`` (the selections that decide it), and the source element of each
+    window that chose ``p``."""
+    data, source, init = ops
+    win = inst.window()
+    res = _empty(data.shape)
+    for p in np.ndindex(*data.shape):
+        res[p] = set(init[()])
+    for w in np.ndindex(*source.shape):
+        members = []
+        for kpos in itertools.product(*(range(d.size) for d in win)):
+            pos = []
+            for wi, ki, d, size in zip(w, kpos, win, data.shape):
+                x = wi * d.stride + ki * d.window_dilation - d.pad_low
+                if x < 0 or x % d.base_dilation or x // d.base_dilation >= size:
+                    break
+                pos.append(x // d.base_dilation)
+            else:
+                members.append(tuple(pos))
+        if not members:
+            continue
+        chosen = members[0]
+        for m in members[1:]:
+            if not operand[chosen] >= operand[m]:
+                chosen = m
+        reads = frozenset().union(*(data[m] for m in members))
+        for m in members:
+            res[m] |= reads
+        res[chosen] |= source[w]
+    for p in np.ndindex(*data.shape):
+        res[p] = frozenset(res[p])
+    return res
 
 
 def _dot(inst: Instruction, ops: list[np.ndarray], out: tuple[int, ...]) -> np.ndarray:

@@ -23,13 +23,14 @@ def _campaign() -> ModuleType:
 def test_a_seeded_slice_finds_nothing_wrong_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     campaign = _campaign()
     out = tmp_path / "fz"
-    assert campaign.main(["--checks", "6", "--seed", "7", "--out", str(out)]) == 0
+    quick = ["--areas", "equal,simplify,rule,cli"]
+    assert campaign.main([*quick, "--checks", "6", "--seed", "7", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "24 checks" in text and "wrong: 0" in text
     lines = (out / "progress.jsonl").read_text().splitlines()
     assert len(lines) == 24 and {json.loads(x)["area"] for x in lines} == {"equal", "simplify", "rule", "cli"}
     # resuming with more checks runs only the new ones
-    assert campaign.main(["--checks", "8", "--seed", "7", "--out", str(out), "--resume"]) == 0
+    assert campaign.main([*quick, "--checks", "8", "--seed", "7", "--out", str(out), "--resume"]) == 0
     assert len((out / "progress.jsonl").read_text().splitlines()) == 32
 
 
@@ -40,3 +41,26 @@ def test_the_oracle_is_independent_and_exact() -> None:
     rel = campaign.relation(m)
     want = {((d,), (-((-d) // 2) + d % -3 + s,)) for d in range(-3, 4) for s in (0, 1)}
     assert rel == want
+
+
+def test_property_areas_count_examples_and_report_a_planted_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    campaign = _campaign()
+    out = tmp_path / "fz"
+    assert campaign.main(["--areas", "hlo,legality", "--checks", "16", "--seed", "1", "--out", str(out)]) == 0
+    rows = [json.loads(x) for x in (out / "progress.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(r["outcome"] == "ok" and r["checks"] >= 2 for r in rows)
+    assert f"{sum(r['checks'] for r in rows)} checks" in capsys.readouterr().out
+    # A property that fails on some example: the job is a finding, with the test's name.
+    (tmp_path / "planted_props.py").write_text(
+        "from hypothesis import given, strategies as st\n"
+        "@given(st.integers(0, 1000))\n"
+        "def test_planted(n: int) -> None:\n"
+        "    assert n < 500\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(campaign.PROPERTY_AREAS, "hlo", ("planted_props",))
+    assert campaign.main(["--areas", "hlo", "--checks", "24", "--seed", "1", "--out", str(out)]) == 1
+    found = [json.loads(x) for x in (out / "findings.jsonl").read_text().splitlines()]
+    assert found and all(f["test"] == "planted_props::test_planted" and f["outcome"] == "wrong" for f in found)

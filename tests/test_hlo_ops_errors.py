@@ -27,7 +27,7 @@ def _root(text: str) -> tuple[Instruction, Computation]:
     [
         # sort, scatter, batch-group convolution, reduce-window reversal and pass-through custom-calls
         # are modeled now: tests/test_hlo_ops_extended.py.
-        ("p0 = f32[8] parameter(0)\ns = f32[8] select-and-scatter(p0), window={size=2}", "data-dependent"),
+        # select-and-scatter is modeled too (test_hlo_ops_extended.py::test_select_and_scatter).
         # Every gather form (collapsed dims, batching dims, implicit index vector) is modeled now:
         # test_hlo_ops_oracle.py::test_general_gather and ::test_gather_with_batching_dims.
         ("p0 = f32[<=8,16] parameter(0)\nn = f32[<=8,16] negate(p0)", "dynamic shape"),
@@ -49,6 +49,7 @@ def test_unsupported_ops_are_named(text: str, needle: str) -> None:
     ("text", "needle"),
     [
         ("p0 = f32[2,3] parameter(0)\nt = f32[3,2] transpose(p0), dimensions={0,0}", "permutation"),
+        ("p0 = f32[8] parameter(0)\ns = f32[8] select-and-scatter(p0), window={size=2}", "the source and the init"),
         ("p0 = f32[10] parameter(0)\ns = f32[4] slice(p0), slice={[0:10:2]}", "output dimension"),
         ("p0 = f32[4,8] parameter(0)\nr = f32[30] reshape(p0)", "element counts"),
         ("p0 = f32[4] parameter(0)\nb = f32[4,3] broadcast(p0), dimensions={1}", "does not match"),

@@ -34,6 +34,74 @@ def test_topk(dims: list[int], data: st.DataObject) -> None:
     check(*build("topk", shape, [_shape(dims)], {"k": str(k), "largest": "true"}))
 
 
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_topk_custom_call_has_the_topk_maps(dims: list[int], data: st.DataObject) -> None:
+    # XLA's CPU/GPU backends lower lax.top_k to custom-call "TopK": the same maps as the
+    # topk op (checked against the oracle above), in both directions.
+    k = data.draw(st.integers(1, dims[-1]))
+    out = [*dims[:-1], k]
+    shape = _shape([]).__class__("tuple", tuple_shapes=(_shape(out), _shape(out, "s32")))
+    op, comp_op = build("topk", shape, [_shape(dims)], {"k": str(k), "largest": "true"})
+    cc, comp_cc = build("custom-call", shape, [_shape(dims)], {"custom_call_target": '"TopK"'})
+    for out_k in (0, 1):
+        assert output_to_input(cc, comp_cc, out_k) == output_to_input(op, comp_op, out_k)
+    assert input_to_output(cc, comp_cc, 0) == input_to_output(op, comp_op, 0)
+
+
+def test_topk_custom_call_of_a_real_dump_reads_whole_rows() -> None:
+    from pathlib import Path
+
+    from verified_indexing.hlo.fusion import analyze_module
+
+    path = Path(__file__).resolve().parent / "hlo_corpus" / "jax" / "topk.post.hlo"
+    module = parse_module(path.read_text(), str(path))
+    results = analyze_module(module, computation=module.entry_name)
+    assert len(results) == 2 and not any(r.unsupported for r in results)  # values and indices
+    (param,) = module.computations[module.entry_name].parameters()
+    _rows, cols = param.shape.dims
+    for target in (t for r in results for t in r.targets):
+        # Each output element (i, j) of values and indices reads row i of the operand, all of it.
+        for a in target.maps:
+            assert a.verdict is not None and a.verdict.proved
+            reads: dict[tuple[int, ...], set[tuple[int, ...]]] = defaultdict(set)
+            for d, sy, rt in a.map.domain_points():
+                reads[d].add(a.map.evaluate(d, sy, rt))
+            assert reads and all(r == {(d[0], c) for c in range(cols)} for d, r in reads.items())
+
+
+@settings(max_examples=60)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=2), st.data())
+def test_select_and_scatter(src: list[int], data: st.DataObject) -> None:
+    from hlo_oracle import run
+
+    fields: dict[str, list[str]] = defaultdict(list)
+    out = []
+    for n in src:
+        size, stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+        lo, hi, wdil = data.draw(st.integers(0, 1)), data.draw(st.integers(0, 1)), data.draw(st.integers(1, 2))
+        span = (size - 1) * wdil + 1
+        assume(lo + hi + n >= span)
+        out.append((lo + hi + n - span) // stride + 1)
+        for key, v in (("size", size), ("stride", stride), ("rhs_dilate", wdil)):
+            fields[key].append(str(v))
+        fields["pad"].append(f"{lo}_{hi}")
+    window = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
+    inst, comp = build("select-and-scatter", _shape(src), [_shape(src), _shape(out), _shape([])], {"window": window})
+    operand = np.array(data.draw(st.lists(st.integers(0, 2), min_size=int(np.prod(src)), max_size=int(np.prod(src)))))
+    # Operand and init exact; the source maps include what the oracle's selection reads.
+    check(inst, comp, {0: operand.reshape(src)}, over=frozenset({1}))
+    assert over_approximation(inst, comp, 1) and not over_approximation(inst, comp, 0)
+    # ... and no more: with the operand one-hot at p every window holding p chooses p, so
+    # the source elements the map names for p are exactly the ones read.
+    (o2i_source,) = output_to_input(inst, comp, 0)[1:2]
+    for p in np.ndindex(*src):
+        hot = np.zeros(src, dtype=int)
+        hot[p] = 1
+        reads = {x for k, x in run(inst, comp, {0: hot})[0][p] if k == 1}
+        named = {o2i_source.evaluate(tuple(p), s, r) for d, s, r in o2i_source.domain_points() if d == tuple(p)}
+        assert reads == named, (p, reads, named)
+
+
 @settings(max_examples=80)
 @given(st.data())
 def test_scatter(data: st.DataObject) -> None:

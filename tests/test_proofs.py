@@ -118,3 +118,31 @@ def test_unknown_rule_needs_structured_evidence() -> None:
     assert not ev_bad.passed and ev_bad.counterexample is not None
     vals = dict(ev_bad.counterexample.values)
     assert (vals["x"] // vals["a"]) // vals["b"] != vals["x"] // (vals["a"] * vals["b"])
+
+
+def _plain(text: str, env: dict[str, int]) -> int:
+    """An independent evaluator of the rule language: Python integers on the text."""
+    py = text.replace("floordiv", "//").replace("mod", "%")
+    return int(eval(py, {}, dict(env)))
+
+
+def test_a_refuted_rule_gives_the_smallest_counterexample_whatever_ran_before() -> None:
+    rule, where = "(x * c0) mod c1 -> (x mod c1) * c0", "c0 > 1, c1 > 1"
+    first = check_user_rule(rule, where=where)
+    for other in ("(x floordiv c0) * c0 -> x", "x mod c0 -> x", "(x + c0) floordiv c0 -> x floordiv c0 + 1"):
+        check_user_rule(other, where="c0 > 0")  # other queries change z3's internal state
+    again = check_user_rule(rule, where=where)
+    assert first.refuted and again.refuted
+    assert first.counterexample is not None and again.counterexample is not None
+    assert first.counterexample.values == again.counterexample.values
+    point = dict(first.counterexample.values)
+    lhs, rhs = rule.split(" -> ")
+    assert point["c0"] > 1 and point["c1"] > 1 and _plain(lhs, point) != _plain(rhs, point)
+    # No counterexample has a smaller max-norm (brute force with the plain evaluator).
+    norm = max(abs(v) for v in point.values())
+    rng = range(-norm + 1, norm)
+    for c0 in rng:
+        for c1 in rng:
+            for x in rng:
+                env = {"c0": c0, "c1": c1, "x": x}
+                assert not (c0 > 1 and c1 > 1 and _plain(lhs, env) != _plain(rhs, env)), env

@@ -54,6 +54,7 @@ __all__ = [
     "ELEMENT_BITS",
     "NULLARY_OPCODES",
     "UNSUPPORTED_OPCODES",
+    "KNOWN_CUSTOM_CALLS",
     "PASS_THROUGH_CUSTOM_CALLS",
     "RuntimeOrigin",
     "custom_call_target",
@@ -91,7 +92,6 @@ _DYNAMIC = "dynamic shapes: the sizes are known only when the program runs"
 
 #: Opcodes that stay without an indexing model, with the reason the analysis reports.
 UNSUPPORTED_OPCODES: dict[str, str] = {
-    "select-and-scatter": "the source lands at data-dependent positions chosen by the select computation",
     "ragged-dot": "the groups of rows have data-dependent sizes",
     "while": "a loop: the body runs a data-dependent number of times (the fusion walk, given the module, "
     "passes the loop-invariant elements of the state through)",
@@ -1100,6 +1100,52 @@ def _reduce_window_i2o(inst: Instruction, comp: Computation, k: int) -> list[Ind
     return [b.build(results)] * n
 
 
+def _select_and_scatter_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, _Dims, list[WindowDim]]:
+    if len(inst.operands) != 3:
+        raise _bad(inst, "select-and-scatter takes the operand, the source and the init value")
+    src = _operand_dims(inst, comp, 0)
+    source = _operand_dims(inst, comp, 1)
+    if _operand_dims(inst, comp, 2) != ():
+        raise _bad(inst, "the init value must be a scalar")
+    if inst.shape.is_tuple or inst.shape.dims != src:
+        raise _bad(inst, f"the result must have the operand's shape {list(src)}")
+    if len(source) != len(src):
+        raise _bad(inst, f"the source {list(source)} must have the operand's rank {len(src)}")
+    return src, source, _window_parts(inst, src, source)
+
+
+def _windows_around(b: _Builder, win: list[WindowDim], src: _Dims, source: _Dims) -> list[AffineExpr]:
+    """Operand positions that share a window with position ``(d0, ...)``: every window
+    that contains it (one range variable per dimension), every position of that window."""
+    return [_window_read(b, _window_written(b, Dim(i), w, source[i]), w, src[i]) for i, w in enumerate(win)]
+
+
+def _select_and_scatter_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    # Result element p is init combined with the source element of every window whose select
+    # chose p; which windows those are depends on the operand's values in every window holding p.
+    src, source, win = _select_and_scatter_parts(inst, comp)
+    if _known_empty_if_no_elements(src, source):
+        return [IndexingMap.known_empty()] * 2 + [to_scalar_map(src)]
+    b = _Builder(_boxes(src))
+    operand = b.build(_windows_around(b, win, src, source))
+    b = _Builder(_boxes(src))
+    windows = b.build([_window_written(b, Dim(i), w, source[i]) for i, w in enumerate(win)])
+    return [operand, windows, to_scalar_map(src)]
+
+
+def _select_and_scatter_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    src, source, win = _select_and_scatter_parts(inst, comp)
+    if k == 2:
+        return [from_scalar_map(src)]
+    if _known_empty_if_no_elements(src, source):
+        return [IndexingMap.known_empty()]
+    if k == 0:
+        b = _Builder(_boxes(src))
+        return [b.build(_windows_around(b, win, src, source))]
+    b = _Builder(_boxes(source))
+    return [b.build([_window_read(b, Dim(i), w, src[i]) for i, w in enumerate(win)])]
+
+
 def _conv_labels(inst: Instruction) -> tuple[str, str, str]:
     raw = inst.attr("dim_labels")
     if raw is None:
@@ -1321,7 +1367,7 @@ def _custom_call_parts(inst: Instruction, comp: Computation) -> tuple[int, ...]:
         target = custom_call_target(inst) or "?"
         raise _unsupported(
             inst, f"an opaque target {target!r}: its semantics are not known (pass-through targets: "
-            + ", ".join(PASS_THROUGH_CUSTOM_CALLS) + ")"
+            + ", ".join(PASS_THROUGH_CUSTOM_CALLS) + "; modelled targets: " + ", ".join(KNOWN_CUSTOM_CALLS) + ")"
         )
     if len(inst.operands) != 1 or inst.shape.is_tuple:
         raise _unsupported(inst, f"pass-through custom-call {custom_call_target(inst)!r} with "
@@ -1340,10 +1386,16 @@ def _custom_call_parts(inst: Instruction, comp: Computation) -> tuple[int, ...]:
 
 
 def _custom_call_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    known = KNOWN_CUSTOM_CALLS.get(custom_call_target(inst))
+    if known is not None:
+        return known[0](inst, comp, out_k)
     return [_identity(_custom_call_parts(inst, comp))]
 
 
 def _custom_call_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    known = KNOWN_CUSTOM_CALLS.get(custom_call_target(inst))
+    if known is not None:
+        return known[1](inst, comp, k)
     return [_identity(_custom_call_parts(inst, comp))]
 
 
@@ -1420,6 +1472,14 @@ def _topk_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]
         return [IndexingMap.known_empty()] * 2
     b = _Builder(_boxes(dims))
     return [b.build([*(Dim(i) for i in range(len(dims) - 1)), b.sym(Interval(0, out[-1] - 1))])] * 2
+
+
+#: ``custom_call_target`` values whose semantics are an HLO op's: the op's maps. XLA's CPU and
+#: GPU backends lower ``lax.top_k`` to the ``TopK`` custom-call (one operand, a comparator
+#: computation, outputs ``(values, indices)`` along the last dimension), as the ``topk`` op.
+KNOWN_CUSTOM_CALLS = {
+    "TopK": (_topk_o2i, _topk_i2o),
+}
 
 
 # -- scatter -------------------------------------------------------------------------------------------
@@ -1514,6 +1574,11 @@ def over_approximation(
                 "element of its row, not the whole row (and another output's payload reads none)"
             )
         return None
+    if op == "select-and-scatter" and k == 1:
+        return (
+            "each source element lands at one position of its window, chosen by the select computation "
+            "from the operand's values: the maps name every position of the window"
+        )
     if op == "scatter":
         n = (len(inst.operands) - 1) // 2
         if k >= n:
@@ -1571,6 +1636,7 @@ _OPS: dict[str, tuple[_O2I, _I2O]] = {
     "dynamic-update-slice": (_dus_o2i, _dus_i2o),
     "gather": (_gather_o2i, _gather_i2o),
     "reduce-window": (_reduce_window_o2i, _reduce_window_i2o),
+    "select-and-scatter": (_select_and_scatter_o2i, _select_and_scatter_i2o),
     "bitcast-convert": (_bitcast_convert_o2i, _bitcast_convert_i2o),
     "add-dependency": (_add_dependency_o2i, _add_dependency_i2o),
     "convolution": (_conv_o2i, _conv_i2o),
