@@ -23,7 +23,8 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 
 def test_show_normalizes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["show", "(d0, d1) -> (4 * (d1 mod 2) + d1 * 0 + d0), domain: d1 in [0, 3], d0 in [0, 9]"], capsys)
+    code, out, err = run(["show", "-e", "(d0, d1) -> (4 * (d1 mod 2) + d1 * 0 + d0), domain: d1 in [0, 3], d0 in [0, 9]"],
+                         capsys)
     assert code == 0 and err == ""
     assert out == "(d0, d1) -> (d0 + (d1 mod 2) * 4),\ndomain:\nd0 in [0, 9],\nd1 in [0, 3]\n"
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 
-from verified_indexing.cli._common import add_timeout, count, print_json, read_input
+from verified_indexing.cli._common import add_inputs, add_timeout, count, input_args, print_json, read_hlo_inputs
 from verified_indexing.errors import VerifiedIndexingError
 
 EXAMPLES = """examples:
@@ -38,13 +37,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "file",
-        metavar="FILE",
-        nargs="?",
-        help="HLO text: a file (one module, or a lit-test file split by // -----), an --xla_dump_to directory "
-        "(its after-optimization modules), or - for standard input; StableHLO/MHLO text is converted to "
-        "(unoptimized) HLO by jaxlib when jax is installed",
+    add_inputs(
+        p,
+        ["FILE"],
+        "HLO text: a file (one module, or a lit-test file split by // -----), an --xla_dump_to directory "
+        "(its after-optimization modules), or - for standard input (inline text: -e TEXT); StableHLO/MHLO text "
+        "is converted to (unoptimized) HLO by jaxlib when jax is installed",
+        dirs=True,
     )
     p.add_argument(
         "--jax",
@@ -104,13 +103,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.fusion import analyze_module
-    from verified_indexing.hlo.loader import dump_modules
     from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
+    from verified_indexing.parallel import progress
 
     if args.operand is not None and args.operand < 0:
         raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
-    if (args.file is None) == (args.jax is None):
-        raise VerifiedIndexingError("analyze: give one FILE or --jax MODULE:FUNCTION")
+    if bool(input_args(args)) == (args.jax is not None):
+        raise VerifiedIndexingError("analyze: give one FILE (or -e TEXT) or --jax MODULE:FUNCTION")
     if args.jax_args and args.jax is None:
         raise VerifiedIndexingError("analyze: --args gives the argument shapes of --jax MODULE:FUNCTION")
     if (args.dot or args.svg) and (args.instruction or args.from_instruction):
@@ -121,12 +120,8 @@ def run(args: argparse.Namespace) -> int:
 
         specs = [shape_spec(a, f"--args {a}") for a in args.jax_args]
         inputs = [(compiled_hlo(load_function(args.jax), *specs), f"<jax {args.jax}>")]
-    elif os.path.isdir(args.file):
-        selection = dump_modules(args.file)
-        print(selection.note, file=sys.stderr)
-        inputs = [read_input(f) for f in selection.files]
     else:
-        inputs = [read_input(args.file)]
+        inputs = read_hlo_inputs(args)
     notes: list[str] = []
     modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
     for note in notes:
@@ -152,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
             verify=not args.no_verify,
             from_instruction=args.from_instruction,
             physical=args.physical,
+            progress=lambda jobs: progress(jobs, len(jobs), "fusions"),
         )
         if len(modules) > 1:
             for r in found:

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
-from verified_indexing.cli._common import add_timeout, print_json, read_input
+from verified_indexing.cli._batch import add_batch
+from verified_indexing.cli._common import (
+    add_inputs,
+    add_timeout,
+    input_args,
+    print_json,
+    read_input,
+    read_inputs,
+    read_one_hlo,
+)
 
 EXAMPLES = """examples:
   verified-indexing audit module.hlo claims.txt
   verified-indexing audit tests/hlo_corpus/audit/module.hlo tests/hlo_corpus/audit/claims.txt --json
+  verified-indexing audit --batch questions.jsonl     (one {"module": HLO, "claims": TEXT} a line)
 
 CLAIMS holds XLA's printouts (per operand: 'operand id = K', the map, and its
 'runtime variables:' section; 'fusion NAME' lines choose the fusion) or JSON
@@ -30,10 +41,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("module", metavar="MODULE", help="HLO text: a file, or - for standard input")
-    p.add_argument("claims", metavar="CLAIMS", help="XLA's printed maps (text) or JSON: a file or the text itself")
+    add_inputs(p, ["MODULE", "CLAIMS"], "MODULE: HLO (a file, an XLA dump directory holding one module, or - for "
+               "standard input); CLAIMS: XLA's printed maps (text) or JSON, a file (inline text: -e TEXT)",
+               dirs=True)
     p.add_argument("--json", action="store_true", help="print a JSON report")
     add_timeout(p, math.inf)
+    add_batch(p)
     p.set_defaults(run=run)
 
 
@@ -41,9 +54,15 @@ def run(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.audit import audit, format_audit, parse_claims
     from verified_indexing.hlo.report import load_hlo
 
-    text, source = read_input(args.module)
+    given = input_args(args)
+    if len(given) == 2 and isinstance(given[0], str) and os.path.isdir(given[0]):
+        one = argparse.Namespace(**{**vars(args), "inputs": [given[0]], "expr": [], "input_names": ("MODULE",)})
+        text, source = read_one_hlo(one, "audit")
+        claims = given[1]
+        ctext, csource = claims if isinstance(claims, tuple) else read_input(claims)
+    else:
+        (text, source), (ctext, csource) = read_inputs(args)
     module = load_hlo(text, source)
-    ctext, csource = read_input(args.claims)
     results = audit(module, parse_claims(ctext, csource))
     if args.json:
         print_json({"results": [r.to_json() for r in results]})

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.cli._common import add_timeout, print_json, read_input
+from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_input, read_inputs
 from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 
 if TYPE_CHECKING:  # the legality modules load when a command runs (a fast --help)
@@ -40,9 +40,9 @@ REVERSE_EXAMPLES = """examples:
   verified-indexing reverse-inline examples/cinn/reverse_inline.txt --block D
 """
 INVERT_EXAMPLES = """examples:
-  verified-indexing invert '(d0, d1) -> (d0 + d1, d0), domain: d0 in [0, 3], d1 in [0, 3]'
-  verified-indexing invert '(d0) -> (d0 floordiv 8, d0 mod 8), domain: d0 in [0, 31]'
-  verified-indexing invert 'affine_map<(d0, d1, d2) -> (d2, d0, d1)>'
+  verified-indexing invert -e '(d0, d1) -> (d0 + d1, d0), domain: d0 in [0, 3], d1 in [0, 3]'
+  verified-indexing invert -e '(d0) -> (d0 floordiv 8, d0 mod 8), domain: d0 in [0, 31]'
+  verified-indexing invert -e 'affine_map<(d0, d1, d2) -> (d2, d0, d1)>'
 """
 
 
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=FUSE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="MLIR text with linalg.generic ops (or - for standard input)")
+    add_inputs(p, ["FILE"], "MLIR text with linalg.generic ops: a file, or - for standard input (inline: -e TEXT)")
     p.add_argument("--producer", metavar="NAME", help="the producer's result value, e.g. %%0")
     p.add_argument("--consumer", metavar="NAME", help="the consumer's result value, e.g. %%1")
     p.add_argument("--json", action="store_true", help="print a JSON report")
@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=INLINE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="the loop-nest IR or TVMScript (or - for standard input)")
+    add_inputs(p, ["FILE"], "the loop-nest IR or TVMScript: a file, or - for standard input (inline: -e TEXT)")
     p.add_argument("--block", metavar="NAME", help="the block to inline (default: the first whose tensor is read)")
     p.add_argument("--all", action="store_true",
                    help="inline every block that can be, in order, each step proven (as CINN's DoComputeInline)")
@@ -96,7 +96,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EPILOGUE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="the loop-nest IR or TVMScript (or - for standard input)")
+    add_inputs(p, ["FILE"], "the loop-nest IR or TVMScript: a file, or - for standard input (inline: -e TEXT)")
     p.add_argument("--block", metavar="NAME", required=True, help="the epilogue block")
     p.add_argument("--fused", metavar="FILE", help="check this fused program instead of generating one")
     p.add_argument("--output", metavar="TENSOR", action="append", help="a program output tensor (repeatable)")
@@ -112,7 +112,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=REVERSE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="the loop-nest IR or TVMScript (or - for standard input)")
+    add_inputs(p, ["FILE"], "the loop-nest IR or TVMScript: a file, or - for standard input (inline: -e TEXT)")
     p.add_argument("--block", metavar="NAME", required=True, help="the consumer block to move")
     p.add_argument("--output", metavar="TENSOR", action="append", help="a program output tensor (repeatable)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
@@ -126,7 +126,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=INVERT_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("map", metavar="MAP_OR_FILE", help="the map text, a file holding it, or - for standard input")
+    add_inputs(p, ["MAP_FILE"], "a file holding the map, or - for standard input (inline text: -e TEXT)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
     add_timeout(p)
     p.set_defaults(run=run_invert)
@@ -154,7 +154,7 @@ def run_fuse(args: argparse.Namespace) -> int:
     from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates, results_used_elsewhere
     from verified_indexing.legality.linalg_ir import parse_linalg_module
 
-    text, source = read_input(args.file)
+    ((text, source),) = read_inputs(args)
     module = parse_linalg_module(text, source)
     ops = list(module.ops)
     notes = [f"skipped {s.op} ({s.name}, line {s.line}): {s.reason}" for s in module.skipped]
@@ -187,7 +187,7 @@ def run_inline(args: argparse.Namespace) -> int:
     from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.inline import compute_inline
 
-    text, source = read_input(args.file)
+    ((text, source),) = read_inputs(args)
     program = read_program(text, source, args.block)
     if args.all:
         if args.block is not None:
@@ -237,7 +237,7 @@ def run_fuse_epilogue(args: argparse.Namespace) -> int:
     from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.epilogue import fuse_reduction_epilogue
 
-    text, source = read_input(args.file)
+    ((text, source),) = read_inputs(args)
     program = read_program(text, source, args.block)
     fused = None
     if args.fused is not None:
@@ -266,7 +266,7 @@ def run_reverse_inline(args: argparse.Namespace) -> int:
     from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.reverse_inline import reverse_compute_inline
 
-    text, source = read_input(args.file)
+    ((text, source),) = read_inputs(args)
     program = read_program(text, source, args.block)
     rep = reverse_compute_inline(program, args.block, outputs=args.output)
     if args.json:
@@ -286,7 +286,7 @@ def run_invert(args: argparse.Namespace) -> int:
     from verified_indexing.serialize import indexing_map_to_affine_map
     from verified_indexing.syntax import parse_map
 
-    text, source = read_input(args.map)
+    ((text, source),) = read_inputs(args, looks_like_map)
     m = parse_map(text, source)
     am = m if isinstance(m, AffineMap) else None
     if am is None:

@@ -9,7 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from verified_indexing.affine_map import AffineMap
-from verified_indexing.cli._common import add_timeout, print_json, read_input
+from verified_indexing.cli._batch import add_batch
+from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
 from verified_indexing.engines.verdict import ENGINES, Verdict
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, _Var
@@ -18,11 +19,12 @@ from verified_indexing.interval import Interval
 from verified_indexing.syntax import parse_domain, parse_expr, parse_map
 
 EXAMPLES = """examples:
-  verified-indexing prove-equal \\
+  verified-indexing prove-equal -e \\
       '(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]' \\
-      '(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]'
-  verified-indexing prove-equal 'd0 floordiv 4 * 4 + d0 mod 4' 'd0' --domain 'd0 in [-10, 10]'
+      -e '(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]'
+  verified-indexing prove-equal -e 'd0 floordiv 4 * 4 + d0 mod 4' -e 'd0' --domain 'd0 in [-10, 10]'
   verified-indexing prove-equal a.txt b.txt --engine all --json --smt2 out/
+  verified-indexing prove-equal --batch pairs.jsonl --jobs 2   (one {"a": MAP, "b": MAP} a line; JSONL out)
 
 exit codes: 0 proved, 1 refuted (counterexample printed), 2 unknown, 3 bad input,
 4 the engines or the evaluator disagree (a bug: please report it).
@@ -41,8 +43,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("a", metavar="A", help="a map (text, a file, or - for standard input) or an expression")
-    p.add_argument("b", metavar="B", help="a map (text or a file) or an expression")
+    add_inputs(p, ["A", "B"], "A and B: files holding a map (or, with --domain, an expression), or - for standard "
+               "input (inline text: -e A -e B)")
     p.add_argument(
         "--domain",
         metavar="DOMAIN",
@@ -67,6 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_timeout(p)
     p.add_argument("--cache", metavar="PATH", help="proof cache file (default: $VERIFIED_INDEXING_CACHE or ~/.cache)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the proof cache")
+    add_batch(p)
     p.set_defaults(run=run)
 
 
@@ -116,11 +119,11 @@ def _domain_map(text: str, exprs: list[AffineExpr], texts: list[tuple[str, str]]
     return IndexingMap(lists["d"], [], lists["s"], lists["rt"], constraints)
 
 
-def _read_map(arg: str, bindings: list[Any] | None = None) -> IndexingMap:
+def _read_map(given: tuple[str, str], bindings: list[Any] | None = None) -> IndexingMap:
     """The map of ``arg``; XLA's full printed form is accepted: its ``runtime
     variables:`` section (each ``rtN`` bound to an instruction and a map) goes to
     ``bindings``."""
-    text, source = read_input(arg)
+    text, source = given
     if "runtime variables" in text:
         from verified_indexing.hlo.audit import split_runtime_variables
 
@@ -186,6 +189,12 @@ def _check_vacuity(verdict: Verdict, source: IndexingMap, timeout: float) -> Ver
     return replace(verdict, vacuous=True, reason="; ".join(x for x in (why, verdict.reason) if x))
 
 
+def _is_expr(text: str) -> bool:
+    """The old spelling of an expression: the text parses as one."""
+    parse_expr(text.strip(), source="<argument>")
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     from verified_indexing.engines.api import answer, equality_question, expr_equality_question
     from verified_indexing.engines.cache import ProofCache, default_cache
@@ -197,15 +206,15 @@ def run(args: argparse.Namespace) -> int:
     bindings_a: list[Any] = []
     bindings_b: list[Any] = []
     if args.domain is not None:
-        ta, sa = read_input(args.a)
-        tb, sb = read_input(args.b)
+        (ta, sa), (tb, sb) = read_inputs(args, _is_expr)
         ta, tb = ta.strip(), tb.strip()
         e1 = parse_expr(ta, source=sa)
         e2 = parse_expr(tb, source=sb)
         source = _domain_map(args.domain, [e1, e2], [(ta, sa), (tb, sb)])
         q = expr_equality_question(e1, e2, source)
     else:
-        a, b = _read_map(args.a, bindings_a), _read_map(args.b, bindings_b)
+        ga, gb = read_inputs(args, looks_like_map)
+        a, b = _read_map(ga, bindings_a), _read_map(gb, bindings_b)
         source = a
         pointwise = args.pointwise
         if not args.pointwise and not args.relation and same_variables(a, b):

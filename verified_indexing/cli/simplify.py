@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from verified_indexing.cli._common import add_timeout, print_json, read_input
+from verified_indexing.cli._batch import add_batch
+from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
+from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.syntax import parse_indexing_map
 
 SIMPLIFY_EXAMPLES = """examples:
-  verified-indexing simplify '(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]'
-  verified-indexing simplify --explain '(d0) -> ((d0 * 4) floordiv 8), domain: d0 in [0, 9]'
+  verified-indexing simplify -e '(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]'
+  verified-indexing simplify --explain -e '(d0) -> ((d0 * 4) floordiv 8), domain: d0 in [0, 9]'
   verified-indexing simplify --json --no-verify map.txt
+  verified-indexing simplify --batch maps.jsonl --jobs 2      (one {"map": TEXT} a line; JSONL out)
 """
 
 PROVE_RULES_EXAMPLES = """examples:
@@ -30,8 +33,9 @@ Exit code 0 when every wrong rewrite is refuted and every fix proved, 1 otherwis
 CHECK_EXAMPLES = """examples:
   verified-indexing check-rule '(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)' --where 'c0 > 0, c1 > 0'
   verified-indexing check-rule 'x mod c0 -> x' --where 'c0 > 9' --domain 'x in [0, 9]'
-  verified-indexing check-rule '(x mod (c0 * c1)) floordiv c0 -> (x floordiv c0) mod c1' --where 'c0 > 0, c1 > 0' \
+  verified-indexing check-rule '(x mod (c0 * c1)) floordiv c0 -> (x floordiv c0) mod c1' --where 'c0 > 0, c1 > 0' \\
       --lemma 'x mod (c0 * c1) == c0 * ((x floordiv c0) mod c1) + x mod c0'
+  verified-indexing check-rule --batch examples/batch/rules.jsonl --no-timing   (JSONL in, JSONL out)
 
 Names c0, c1, ... are symbolic integer constants; other names are integer variables.
 """
@@ -46,7 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=SIMPLIFY_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("map", metavar="MAP_OR_FILE", help="the map text, a file holding it, or - for standard input")
+    add_inputs(p, ["MAP_FILE"], "a file holding the map, or - for standard input (inline text: -e TEXT)")
     p.add_argument("--explain", action="store_true", help="print every rewrite: rule, before, after, verdict")
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-verify", action="store_true", help="skip every proof (and isl's exact ranges)")
@@ -55,6 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="replace a range variable s with s mod c = r by c*t + r (proven as a relation, as XLA's "
                    "RescaleSymbols)")
     add_timeout(p)
+    add_batch(p)
     p.set_defaults(run=run_simplify)
 
     c = sub.add_parser(
@@ -65,13 +70,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=CHECK_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    c.add_argument("rule", metavar="'LHS -> RHS'")
+    c.add_argument("rule", metavar="'LHS -> RHS'", nargs="?", help="the rule (text; or --batch FILE)")
     c.add_argument("--where", default="", metavar="CONDITIONS", help="side conditions, e.g. 'c0 > 0, c1 != 0'")
     c.add_argument("--domain", default="", metavar="DOMAIN", help="bounds, e.g. 'x in [0, 9], y in [0, 3]'")
     add_timeout(c)
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
     c.add_argument("--lemma", action="append", default=[], metavar="FACTS",
                    help="a proof hint (comparisons like --where), proven first and then assumed; repeatable")
+    add_batch(c)
     c.set_defaults(run=run_check_rule)
 
     k = sub.add_parser(
@@ -98,7 +104,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_simplify(args: argparse.Namespace) -> int:
     from verified_indexing.simplify.api import simplify_with_report
 
-    text, source = read_input(args.map)
+    ((text, source),) = read_inputs(args, looks_like_map)
     m = parse_indexing_map(text, source)
     rep = simplify_with_report(
         m, verify=not args.no_verify, timeout=args.timeout, replace_point_dims=args.point_dims,
@@ -135,6 +141,8 @@ def run_simplify(args: argparse.Namespace) -> int:
 def run_check_rule(args: argparse.Namespace) -> int:
     from verified_indexing.proofs.user_rule import check_user_rule
 
+    if args.rule is None:
+        raise VerifiedIndexingError("expected the rule 'LHS -> RHS' (or --batch FILE)")
     v = check_user_rule(args.rule, where=args.where, domain=args.domain, timeout=args.timeout, lemmas=args.lemma)
     if args.json:
         print_json(v.to_json())
@@ -152,6 +160,10 @@ def run_known_bugs(args: argparse.Namespace) -> int:
 
 
 def run_prove_rules(args: argparse.Namespace) -> int:
-    from verified_indexing.proofs import main
+    from verified_indexing.parallel import progress
+    from verified_indexing.proofs import format_table, prove_all, table_ok
+    from verified_indexing.simplify.rules import RULES
 
-    return main()
+    results = [res for rule in progress(RULES, len(RULES), "rules") for res in prove_all([rule])]
+    print(format_table(results))
+    return 0 if table_ok(results) else 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from verified_indexing.cli._common import add_timeout, print_json, read_input
+from verified_indexing.cli._common import add_inputs, add_timeout, print_json, read_hlo_inputs, read_one_hlo
 from verified_indexing.errors import VerifiedIndexingError
 
 UTILIZATION_EXAMPLES = """examples:
@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=UTILIZATION_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", metavar="FILE", help="HLO text: a file, or - for standard input")
+    add_inputs(p, ["FILE"], "HLO text: a file, an XLA dump directory, or - for standard input (inline: -e TEXT)",
+               dirs=True)
     p.add_argument("--computation", metavar="NAME", help="only this computation (fused or not)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-verify", action="store_true", help="count from unproven maps (skip the isl proofs)")
@@ -79,7 +80,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=TILE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    t.add_argument("file", metavar="FILE", help="HLO text: a file, or - for standard input")
+    add_inputs(t, ["FILE"], "HLO text: a file, a dump directory holding one module, or - for standard input "
+               "(inline: -e TEXT)", dirs=True)
     t.add_argument("--computation", metavar="NAME", help="the computation (default: the only fusion, or the entry)")
     t.add_argument("--output", metavar="K", type=int, default=0, help="output K of a tuple root (default 0)")
     t.add_argument("--offsets", type=_ints, required=True, metavar="O,O,...", help="tile offsets")
@@ -96,7 +98,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=COALESCING_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    c.add_argument("file", metavar="FILE", help="HLO text: a file, or - for standard input")
+    add_inputs(c, ["FILE"], "HLO text: a file, a dump directory holding one module, or - for standard input "
+               "(inline: -e TEXT)", dirs=True)
     c.add_argument("--computation", metavar="NAME", help="the computation (default: the only fusion, or the entry)")
     c.add_argument("--vector-size", type=int, default=1, metavar="V", help="elements per thread (default 1)")
     c.add_argument("--warp-size", type=int, default=32, metavar="W", help="threads per warp (default 32)")
@@ -109,9 +112,10 @@ def run_utilization(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.report import load_hlo
     from verified_indexing.hlo.utilization import operand_utilization
 
-    text, source = read_input(args.file)
-    module = load_hlo(text, source)
-    entries = operand_utilization(module, computation=args.computation, verify=not args.no_verify)
+    entries = []
+    for text, source in read_hlo_inputs(args):
+        module = load_hlo(text, source)
+        entries += operand_utilization(module, computation=args.computation, verify=not args.no_verify)
     if args.json:
         print_json({"operands": [e.to_json() for e in entries]})
     else:
@@ -128,7 +132,7 @@ def run_tile(args: argparse.Namespace) -> int:
 
     if args.output < 0:
         raise VerifiedIndexingError(f"--output must be >= 0, got {args.output}")
-    text, source = read_input(args.file)
+    text, source = read_one_hlo(args, "tile")
     module = load_hlo(text, source)
     reads = tile_reads(
         module, args.offsets, args.sizes, args.strides, computation=args.computation, output_index=args.output
@@ -146,7 +150,7 @@ def run_coalescing(args: argparse.Namespace) -> int:
     from verified_indexing.hlo.coalescing import coalescing
     from verified_indexing.hlo.report import load_hlo
 
-    text, source = read_input(args.file)
+    text, source = read_one_hlo(args, "coalescing")
     module = load_hlo(text, source)
     results = coalescing(module, computation=args.computation, vector_size=args.vector_size,
                          warp_size=args.warp_size)

@@ -72,16 +72,17 @@ class Counterexample:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Counterexample:
-        """The inverse of :meth:`to_json` (used by the proof cache)."""
+        """The inverse of :meth:`to_json` (used by the proof cache); also reads the
+        command line's JSON, where absent texts are ``null``."""
         return Counterexample(
             kind=data["kind"],
             values=tuple((str(k), int(v)) for k, v in data["values"].items()),
             source=tuple(int(x) for x in data["source"]) if data["source"] is not None else None,
             target=tuple(int(x) for x in data["target"]) if data["target"] is not None else None,
             subexpressions=tuple((str(d["side"]), str(d["expr"]), int(d["value"])) for d in data["subexpressions"]),
-            in_domain=str(data["in_domain"]),
+            in_domain=str(data.get("in_domain") or ""),
             other_values=tuple((str(k), int(v)) for k, v in data["other_values"].items()),
-            note=str(data["note"]),
+            note=str(data.get("note") or ""),
         )
 
     def lines(self) -> list[str]:
@@ -174,7 +175,7 @@ class Verdict:
             engine=str(data["engine"]),
             seconds=float(data["seconds"]),
             question=str(data["question"]),
-            reason=str(data.get("reason", "")),
+            reason=str(data.get("reason") or ""),
             counterexample=Counterexample.from_json(ce) if ce is not None else None,
             cached=bool(data.get("cached", False)),
             vacuous=bool(data.get("vacuous", False)),

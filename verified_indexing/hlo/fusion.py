@@ -30,7 +30,7 @@ import contextvars
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -1208,6 +1208,7 @@ def analyze_module(
     simplify: bool = True,
     from_instruction: str | None = None,
     physical: bool = False,
+    progress: Callable[[list[tuple[Computation, str | None]]], Iterable[tuple[Computation, str | None]]] | None = None,
 ) -> list[ComputationIndexing]:
     """The analyses the ``analyze`` command prints.
 
@@ -1224,7 +1225,8 @@ def analyze_module(
     were the root) and the parameters of its computation (``computation``, or
     the one computation holding it). ``physical``: every map between physical
     indices (each shape's dimensions in its layout's major-to-minor order; see
-    :func:`to_physical`).
+    :func:`to_physical`). ``progress``: wraps the list of computations to
+    analyze (e.g. a progress bar), yielding them unchanged.
     """
     jobs: list[tuple[Computation, str | None]] = []
     if from_instruction is not None:
@@ -1257,7 +1259,7 @@ def analyze_module(
     results: list[ComputationIndexing] = []
     token = _CALLED.set({})  # nested computations analysed once per call of analyze_module
     try:
-        for comp, fusion_name in jobs:
+        for comp, fusion_name in jobs if progress is None else progress(jobs):
             for result in _analyze(module, comp, direction, operand, verify, simplify):
                 result = dataclasses.replace(result, fusion=fusion_name)  # never alter a memoised result
                 results.append(to_physical(result, comp) if physical else result)

@@ -1,0 +1,103 @@
+"""Run a pure function over many inputs on a pool, results in input order.
+
+One place for the project's parallel work (batch questions of the command
+line; usable by ``fuzz/campaign.py``): ``fn`` must be a module-level function
+(it is pickled by name) whose result depends only on its argument, so the
+backend changes nothing but the speed.
+
+Backends:
+
+* ``"process"`` (default): :class:`concurrent.futures.ProcessPoolExecutor` with the
+  ``spawn`` start method (no forked isl/z3 state; each worker imports the package
+  once and answers many items). ``jobs=1`` (or a single item) runs in this process.
+  The persistent proof cache is shared safely: each process opens its own SQLite
+  connection to the same file (WAL journal, busy timeout; see
+  :mod:`verified_indexing.engines.cache`).
+* ``"ray"``: the same function as a Ray task on the running Ray runtime, or on a
+  local one started with ``num_cpus=jobs`` (extra ``distributed``: ``pip install
+  verified-indexing[distributed]``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
+
+from verified_indexing.errors import VerifiedIndexingError
+
+__all__ = ["BACKENDS", "default_jobs", "run_ordered", "progress"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+BACKENDS = ("process", "ray")
+
+
+def default_jobs() -> int:
+    """The machine's cores available to this process."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def progress(items: Iterable[R], total: int, what: str, *, delay: float = 1.0) -> Iterator[R]:
+    """``items`` unchanged; with a progress bar on stderr when stderr is a terminal,
+    ``total`` is more than one and the work lasts more than ``delay`` seconds
+    (tqdm, no colour; the bar is erased when done)."""
+    if total <= 1 or not sys.stderr.isatty():
+        return iter(items)
+    from tqdm import tqdm
+
+    bar = tqdm(items, total=total, desc=what, unit="", file=sys.stderr, leave=False, dynamic_ncols=True, delay=delay)
+    return iter(bar)
+
+
+def run_ordered(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    jobs: int | None = None,
+    backend: str = "process",
+    what: str = "",
+) -> Iterator[R]:
+    """``fn(item)`` for each item, yielded in the order of ``items`` as soon as each
+    one (and every one before it) is done. ``jobs``: workers (default
+    :func:`default_jobs`). ``what``: label of the progress bar (none if empty)."""
+    n = default_jobs() if jobs is None else jobs
+    if n < 1:
+        raise VerifiedIndexingError(f"--jobs must be at least 1, got {n}")
+    if backend not in BACKENDS:
+        raise VerifiedIndexingError(f"unknown backend {backend!r} (expected one of {', '.join(BACKENDS)})")
+    if backend == "ray":
+        results = _ray(fn, items, n)
+    elif n == 1 or len(items) <= 1:
+        results = (fn(x) for x in items)
+    else:
+        results = _processes(fn, items, n)
+    return progress(results, len(items), what) if what else results
+
+
+def _processes(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
+        yield from pool.map(fn, items, chunksize=1)
+
+
+def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
+    try:
+        import ray
+    except ImportError:
+        raise VerifiedIndexingError(
+            "--backend ray needs Ray: pip install 'verified-indexing[distributed]' (or pip install ray)"
+        ) from None
+    if not ray.is_initialized():
+        ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    remote: Any = ray.remote(fn)
+    refs = [remote.remote(x) for x in items]
+    for ref in refs:
+        yield ray.get(ref)
