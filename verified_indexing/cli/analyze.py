@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if args.operand is not None and args.operand < 0:
         raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
     if bool(input_args(args)) == (args.jax is not None):
-        raise VerifiedIndexingError("analyze: give one FILE (or -e TEXT) or --jax MODULE:FUNCTION")
+        raise VerifiedIndexingError("analyze: give one FILE or --jax MODULE:FUNCTION (or inline HLO with -e TEXT)")
     if args.jax_args and args.jax is None:
         raise VerifiedIndexingError("analyze: --args gives the argument shapes of --jax MODULE:FUNCTION")
     if (args.dot or args.svg) and (args.instruction or args.from_instruction):
