@@ -22,15 +22,19 @@ lint: $(VENV)/.installed
 test: $(VENV)/.installed lint
 	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider
 
-# The differential campaign: FUZZ_CHECKS per area, seeded, resumable (FUZZ_RESUME=--resume), on FUZZ_JOBS processes.
+# The differential campaign: FUZZ_CHECKS per area, seeded, resumable (FUZZ_RESUME=--resume), on FUZZ_JOBS processes
+# (FUZZ_BACKEND=ray: on Ray, a cluster when RAY_ADDRESS is set); FUZZ_AREAS: a comma-separated subset.
 FUZZ_CHECKS ?= 1000
 FUZZ_JOBS ?= 2
 FUZZ_SEED ?= 0
 FUZZ_RESUME ?=
+FUZZ_BACKEND ?= process
+FUZZ_AREAS ?= equal,simplify,rule,cli,hlo,legality
 
 fuzz: $(VENV)/.installed
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -p no:cacheprovider tests
-	$(PY) fuzz/campaign.py --checks $(FUZZ_CHECKS) --jobs $(FUZZ_JOBS) --seed $(FUZZ_SEED) --out fuzz-out $(FUZZ_RESUME)
+	$(PY) fuzz/campaign.py --checks $(FUZZ_CHECKS) --jobs $(FUZZ_JOBS) --seed $(FUZZ_SEED) --out fuzz-out \
+		--backend $(FUZZ_BACKEND) --areas $(FUZZ_AREAS) $(FUZZ_RESUME)
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'

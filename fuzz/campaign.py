@@ -385,6 +385,8 @@ CHECKS = {"equal": check_equal, "simplify": check_simplify, "rule": check_rule, 
 
 def run_one(job: tuple[int, str, int]) -> dict[str, Any]:
     seed, area, index = job
+    if sys.getrecursionlimit() < 10_000:  # a worker not started by _init_worker (Ray)
+        _init_worker()
     r = random.Random(f"{seed}/{area}/{index}")
     t0 = time.monotonic()
     try:
@@ -408,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--out", default="fuzz-out", help="directory of findings.jsonl and progress.jsonl")
     ap.add_argument("--resume", action="store_true", help="skip the checks already in progress.jsonl")
+    ap.add_argument("--backend", choices=("process", "ray"), default="process",
+                    help="a local process pool (default) or Ray (extra 'distributed'; a cluster when "
+                    "RAY_ADDRESS is set): the same pure check, (seed, area, index) -> result")
     args = ap.parse_args(argv)
     areas = [a for a in args.areas.split(",") if a]
     bad = [a for a in areas if a not in CHECKS]
@@ -439,10 +444,15 @@ def main(argv: list[str] | None = None) -> int:
             if i < n_jobs(a) and (args.seed, a, i) not in done]
     t0 = time.monotonic()
     with progress.open("a") as prog, findings.open("a") as fnd:
-        if args.jobs == 1:
+        pool = None
+        if args.backend == "ray":
+            from verified_indexing.parallel import run_ordered
+
+            os.environ.setdefault("VERIFIED_INDEXING_CACHE", os.devnull)  # inherited by Ray's workers
+            results = run_ordered(run_one, jobs, jobs=args.jobs, backend="ray")
+        elif args.jobs == 1:
             _init_worker()
             results = map(run_one, jobs)
-            pool = None
         else:
             ctx = multiprocessing.get_context("spawn")
             pool = ctx.Pool(args.jobs, initializer=_init_worker)

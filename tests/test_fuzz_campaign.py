@@ -64,3 +64,24 @@ def test_property_areas_count_examples_and_report_a_planted_failure(
     assert campaign.main(["--areas", "hlo", "--checks", "24", "--seed", "1", "--out", str(out)]) == 1
     found = [json.loads(x) for x in (out / "findings.jsonl").read_text().splitlines()]
     assert found and all(f["test"] == "planted_props::test_planted" and f["outcome"] == "wrong" for f in found)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (extra 'distributed')")
+def test_ray_backend_gives_the_process_pools_results(tmp_path: Path) -> None:
+    # As `make fuzz` runs it: the script is __main__, the workers spawned processes or Ray tasks.
+    import subprocess
+    import sys
+
+    args = ["--areas", "equal,simplify,rule,cli", "--checks", "3", "--seed", "5", "--jobs", "2"]
+    for backend in ("process", "ray"):
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "fuzz" / "campaign.py"), *args, "--backend", backend,
+             "--out", str(tmp_path / backend)], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "12 checks" in done.stdout and "wrong: 0" in done.stdout
+
+    def outcomes(d: Path) -> list[tuple[str, int, str]]:
+        rows = [json.loads(x) for x in (d / "progress.jsonl").read_text().splitlines()]
+        return sorted((r["area"], r["index"], r["outcome"]) for r in rows)
+
+    assert outcomes(tmp_path / "ray") == outcomes(tmp_path / "process") and len(outcomes(tmp_path / "ray")) == 12
