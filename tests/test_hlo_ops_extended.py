@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_hlo_ops_oracle import _ints, _shape, build, check
+from test_hlo_ops_oracle import _ints, _shape, build, check, window_attr
 
 from verified_indexing.errors import UnsupportedError
 from verified_indexing.hlo.ops import input_to_output, output_to_input, over_approximation
@@ -74,18 +74,7 @@ def test_topk_custom_call_of_a_real_dump_reads_whole_rows() -> None:
 def test_select_and_scatter(src: list[int], data: st.DataObject) -> None:
     from hlo_oracle import run
 
-    fields: dict[str, list[str]] = defaultdict(list)
-    out = []
-    for n in src:
-        size, stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
-        lo, hi, wdil = data.draw(st.integers(0, 1)), data.draw(st.integers(0, 1)), data.draw(st.integers(1, 2))
-        span = (size - 1) * wdil + 1
-        assume(lo + hi + n >= span)
-        out.append((lo + hi + n - span) // stride + 1)
-        for key, v in (("size", size), ("stride", stride), ("rhs_dilate", wdil)):
-            fields[key].append(str(v))
-        fields["pad"].append(f"{lo}_{hi}")
-    window = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
+    window, out = window_attr(src, data, pad=1, base_dilation=1)
     inst, comp = build("select-and-scatter", _shape(src), [_shape(src), _shape(out), _shape([])], {"window": window})
     operand = np.array(data.draw(st.lists(st.integers(0, 2), min_size=int(np.prod(src)), max_size=int(np.prod(src)))))
     # Operand and init exact; the source maps include what the oracle's selection reads.

@@ -401,15 +401,15 @@ def test_reduce(src: list[int], n: int, data: st.DataObject) -> None:
     check(inst, comp)
 
 
-@settings(max_examples=100)
-@given(st.lists(st.integers(1, 5), min_size=1, max_size=2), st.data())
-def test_reduce_window(src: list[int], data: st.DataObject) -> None:
+def window_attr(src: list[int], data: st.DataObject, *, pad: int = 2, base_dilation: int = 2) -> tuple[str, list[int]]:
+    """A random ``window={...}`` over input dims ``src`` (sizes, strides, padding up to
+    ``pad``, base dilation up to ``base_dilation``, window dilation) and its output dims."""
     fields: dict[str, list[str]] = defaultdict(list)
     out = []
     for n in src:
         size, stride = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
-        lo, hi = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
-        bdil, wdil = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+        lo, hi = data.draw(st.integers(0, pad)), data.draw(st.integers(0, pad))
+        bdil, wdil = data.draw(st.integers(1, base_dilation)), data.draw(st.integers(1, 2))
         padded = lo + hi + (n - 1) * bdil + 1
         span = (size - 1) * wdil + 1
         assume(padded >= span)
@@ -417,7 +417,13 @@ def test_reduce_window(src: list[int], data: st.DataObject) -> None:
         for key, v in (("size", size), ("stride", stride), ("lhs_dilate", bdil), ("rhs_dilate", wdil)):
             fields[key].append(str(v))
         fields["pad"].append(f"{lo}_{hi}")
-    window = "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}"
+    return "{" + " ".join(f"{k}={'x'.join(v)}" for k, v in fields.items()) + "}", out
+
+
+@settings(max_examples=100)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=2), st.data())
+def test_reduce_window(src: list[int], data: st.DataObject) -> None:
+    window, out = window_attr(src, data)
     check(*build("reduce-window", _shape(out), [_shape(src), _shape([])], {"window": window}))
 
 
