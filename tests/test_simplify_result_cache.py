@@ -133,3 +133,24 @@ def test_custom_rules_are_never_cached(tmp_path: Path) -> None:
     m = parse_indexing_map(M)
     simplify_with_report(m, cache=cache, rules=list(RULES))
     assert _rows(cache) == []
+
+
+def test_an_unchanged_map_is_cached_only_when_no_proof_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = ProofCache(tmp_path / "c.sqlite")
+    plain = parse_indexing_map("(d0, d1) -> (d1, d0), domain: d0 in [0, 3], d1 in [0, 5]")
+    first = simplify_with_report(plain, cache=cache)
+    assert first.map == plain and not first.cached
+    again = simplify_with_report(plain, cache=cache)
+    assert again.cached and again.map == plain
+    # a map left unchanged because its proofs failed is asked again (the failure may be a time limit)
+    import verified_indexing.simplify.api as api
+    from verified_indexing.engines import Verdict
+
+    monkeypatch.setattr(api, "prove_maps_pointwise",
+                        lambda a, b, **k: Verdict("unknown", "isl", 0.0, "q", reason="simulated limit"))
+    m = parse_indexing_map(M)
+    cache2 = ProofCache(tmp_path / "d.sqlite")
+    failed = simplify_with_report(m, cache=cache2)
+    assert failed.map == m
+    assert _rows(cache2) == []
+    assert not simplify_with_report(m, cache=cache2).cached

@@ -258,8 +258,10 @@ def _store_result(store: Any, question: str, report: SimplifyReport) -> bool:
     from verified_indexing.simplify.result_cache import RELATION_STEPS, parse_stored_map
 
     m, out = report.input, report.map
-    if not report.verified or report.note or out == m or budget_exhausted() or out.state != "ok":
+    if not report.verified or report.note or budget_exhausted() or out.state != "ok":
         return False
+    if out == m and (report.mode != "whole" or report.rejected):
+        return False  # unchanged because proofs failed, not because no rule applies: ask again next time
     if any(s.verdict is not None and not s.verdict.proved for s in report.steps):
         return False
     text = out.format(one_line=True)

@@ -10,7 +10,8 @@ versions and ``SEMANTICS_VERSION`` (so another version, option or input is anoth
 What is stored: only results of :func:`~verified_indexing.simplify.simplify_with_report`
 with ``verify=True`` and the library's own catalogue, whose every round was proven (the
 report is ``verified``, stopped at a fixpoint, not by the round bound or the time budget)
-and that are not the input itself. The row holds the result map's text (stored only when it
+(an unchanged result only when no rule applied and no proof failed: the whole-result proof was not
+needed, not failed). The row holds the result map's text (stored only when it
 parses back to the same map), the steps and the final verdict, and how the result was
 proven: ``pointwise`` (same variables, same results at every point) or ``relation`` (a step
 removed or rescaled range variables, proven with range variables existential).
