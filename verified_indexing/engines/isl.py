@@ -58,6 +58,7 @@ __all__ = [
     "isl_expr",
     "to_isl_domain",
     "pointwise_map",
+    "domain_and_pointwise_map",
     "text_domain",
     "text_pointwise_map",
     "to_isl_map",
@@ -231,6 +232,19 @@ def pointwise_map(m: IndexingMap, results: tuple[AffineExpr, ...] | None = None,
     return _unlimited(ctx, lambda: _Builder(m, ctx).map(res))
 
 
+def domain_and_pointwise_map(m: IndexingMap, *, ctx: Any = None) -> tuple[Any, Any]:
+    """``(to_isl_domain(m), pointwise_map(m))`` built together (the domain once)."""
+    _check(m)
+
+    def build() -> tuple[Any, Any]:
+        b = _Builder(m, ctx)
+        dom = b.domain()
+        return dom, b.map(m.results, dom)
+
+    result: tuple[Any, Any] = _unlimited(ctx, build)
+    return result
+
+
 def text_domain(m: IndexingMap, *, ctx: Any = None) -> Any:
     """:func:`to_isl_domain` (``symbols=True``) read from isl's text syntax (:func:`isl_expr`): the
     independent encoding the tests compare the direct construction with."""
@@ -337,8 +351,8 @@ class _Builder:
             dom = dom.intersect(x.ge_set(self.const(iv.lo))).intersect(x.le_set(self.const(iv.hi)))
         return dom
 
-    def map(self, results: tuple[AffineExpr, ...]) -> Any:
-        dom = self.domain()
+    def map(self, results: tuple[AffineExpr, ...], dom: Any = None) -> Any:
+        dom = self.domain() if dom is None else dom
         out = isl.Map.from_domain(isl.Set.universe(self.space))
         for r in results:
             out = out.flat_range_product(isl.Map.from_pw_aff(self.expr(r)))
