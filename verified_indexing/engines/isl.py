@@ -219,7 +219,7 @@ def to_isl_domain(m: IndexingMap, symbols: bool = True, *, ctx: Any = None) -> A
     ``symbols=False`` the range variables are projected out (``[d..., rt...]``).
     ``ctx``: the isl context (default: islpy's default context)."""
     _check(m)
-    s = _unlimited(ctx, lambda: _Builder(m, ctx).domain())
+    s = _unlimited(ctx, lambda: _builder(m, ctx).domain())
     if not symbols and m.num_range_vars:
         s = s.project_out(isl.dim_type.set, m.num_dims, m.num_range_vars)
     return s
@@ -229,7 +229,7 @@ def pointwise_map(m: IndexingMap, results: tuple[AffineExpr, ...] | None = None,
     """``{[d..., s..., rt...] -> [results] : domain}`` (every variable an input)."""
     _check(m)
     res = m.results if results is None else results
-    return _unlimited(ctx, lambda: _Builder(m, ctx).map(res))
+    return _unlimited(ctx, lambda: _builder(m, ctx).map(res))
 
 
 def domain_and_pointwise_map(m: IndexingMap, *, ctx: Any = None) -> tuple[Any, Any]:
@@ -237,9 +237,8 @@ def domain_and_pointwise_map(m: IndexingMap, *, ctx: Any = None) -> tuple[Any, A
     _check(m)
 
     def build() -> tuple[Any, Any]:
-        b = _Builder(m, ctx)
-        dom = b.domain()
-        return dom, b.map(m.results, dom)
+        b = _builder(m, ctx)
+        return b.domain(), b.map(m.results)
 
     result: tuple[Any, Any] = _unlimited(ctx, build)
     return result
@@ -275,6 +274,26 @@ def _unlimited(ctx: Any, build: Any) -> Any:
         ctx.reset_operations()
 
 
+_BUILDERS = threading.local()
+
+
+def _builder(m: IndexingMap, ctx: Any) -> _Builder:
+    """The builder of ``m`` in ``ctx``, kept for the thread's last 64 maps of that context: the exact ranges of
+    a rewriter's subexpressions, and both sides of its proofs, share one domain and one object per
+    subexpression (isl objects are values; a new context, e.g. in a forked child, starts afresh)."""
+    store = getattr(_BUILDERS, "store", None)
+    if store is None or store[0] is not ctx:
+        store = (ctx, {})
+        _BUILDERS.store = store
+    builders: dict[IndexingMap, _Builder] = store[1]
+    b = builders.get(m)
+    if b is None:
+        if len(builders) >= 64:
+            builders.clear()
+        b = builders[m] = _Builder(m, ctx)
+    return b
+
+
 class _Builder:
     """The isl objects of a map built with isl's own operations (no text round trip), with the
     semantics of :func:`isl_expr`: ``floor(e / c)`` (``floor((-e) / (-c))`` for ``c < 0``),
@@ -293,6 +312,7 @@ class _Builder:
         self.ls = isl.LocalSpace.from_space(space)
         self.offset = {"d": 0, "s": m.num_dims, "rt": m.num_dims + m.num_range_vars}
         self.memo: dict[AffineExpr, Any] = {}
+        self._domain: Any = None
 
     def val(self, v: int) -> Any:
         return isl.Val(str(v), context=self.ctx)
@@ -338,6 +358,11 @@ class _Builder:
         return out
 
     def domain(self) -> Any:
+        if self._domain is None:
+            self._domain = self._build_domain()
+        return self._domain
+
+    def _build_domain(self) -> Any:
         m = self.m
         dom = isl.Set.universe(self.space)
         if m.is_known_empty:
@@ -351,8 +376,8 @@ class _Builder:
             dom = dom.intersect(x.ge_set(self.const(iv.lo))).intersect(x.le_set(self.const(iv.hi)))
         return dom
 
-    def map(self, results: tuple[AffineExpr, ...], dom: Any = None) -> Any:
-        dom = self.domain() if dom is None else dom
+    def map(self, results: tuple[AffineExpr, ...]) -> Any:
+        dom = self.domain()
         out = isl.Map.from_domain(isl.Set.universe(self.space))
         for r in results:
             out = out.flat_range_product(isl.Map.from_pw_aff(self.expr(r)))
