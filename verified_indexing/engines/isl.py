@@ -59,6 +59,7 @@ __all__ = [
     "to_isl_domain",
     "pointwise_map",
     "domain_and_pointwise_map",
+    "pointwise_pair",
     "text_domain",
     "text_pointwise_map",
     "to_isl_map",
@@ -241,6 +242,24 @@ def domain_and_pointwise_map(m: IndexingMap, *, ctx: Any = None) -> tuple[Any, A
         return b.domain(), b.map(m.results)
 
     result: tuple[Any, Any] = _unlimited(ctx, build)
+    return result
+
+
+def pointwise_pair(a: IndexingMap, b: IndexingMap, *, ctx: Any = None) -> tuple[Any, Any, Any, Any]:
+    """``(domain a, pointwise map a, domain b, pointwise map b)``. When ``a`` and ``b`` have the same
+    variables and constraints (a rewrite of the results only), both maps are built on one domain with one
+    object per common subexpression, and the two domains are the same set."""
+    _check(a)
+    _check(b)
+    same = (a.dims, a.range_vars, a.rt_vars, a.constraints, a.state) == (
+        b.dims, b.range_vars, b.rt_vars, b.constraints, b.state)
+
+    def build() -> tuple[Any, Any, Any, Any]:
+        ba = _builder(a, ctx)
+        bb = ba if same else _builder(b, ctx)
+        return ba.domain(), ba.map(a.results), bb.domain(), bb.map(b.results)
+
+    result: tuple[Any, Any, Any, Any] = _unlimited(ctx, build)
     return result
 
 
