@@ -122,7 +122,118 @@ def main() -> int:
     print(f"cost of proofs (warm on / off): median x{statistics.median(ratios):.2f}, max x{max(ratios):.2f}")
     print(_opcode_coverage(paths))
     print(_nesting())
+    for line in _llama(LLAMA_LAYERS):
+        print(line)
     return 0 if worst[1] < 1.0 else 1
+
+
+# -- a llama-sized module ----------------------------------------------------------------------------------------
+LLAMA_LAYERS = [8, 16, 32, 64]
+"""Transformer blocks per generated module (``--llama 2,4`` to change; 64 blocks is about 1.7 MB, 13k
+instructions)."""
+
+_LLAMA_SOURCE = """
+import sys
+import jax
+import jax.numpy as jnp
+
+
+def block(x, p):
+    h = x - x.mean(-1, keepdims=True)
+    h = h / jnp.sqrt((h * h).mean(-1, keepdims=True) + 1e-5) * p["g1"]
+    heads = lambda t: t.reshape(x.shape[0], x.shape[1], 4, -1).transpose(0, 2, 1, 3)
+    q, k, v = heads(h @ p["wq"]), heads(h @ p["wk"]), heads(h @ p["wv"])
+    s = jnp.einsum("bhqd,bhkd->bhqk", q, k) / 4.0
+    s = jnp.where(jnp.tril(jnp.ones((x.shape[1], x.shape[1]), bool)), s, -1e9)
+    o = jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(s, -1), v).transpose(0, 2, 1, 3).reshape(x.shape)
+    x = x + o @ p["wo"]
+    h = x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + 1e-5) * p["g2"]
+    return x + (jax.nn.silu(h @ p["w1"]) * (h @ p["w3"])) @ p["w2"]
+
+
+def model(x, params):
+    for p in params:
+        x = block(x, p)
+    return x
+
+
+layers, out, d = int(sys.argv[1]), sys.argv[2], 64
+shapes = {"g1": (d,), "g2": (d,), "wq": (d, d), "wk": (d, d), "wv": (d, d), "wo": (d, d),
+          "w1": (d, 4 * d), "w3": (d, 4 * d), "w2": (4 * d, d)}
+params = [{n: jax.ShapeDtypeStruct(s, jnp.float32) for n, s in shapes.items()} for _ in range(layers)]
+x = jax.ShapeDtypeStruct((2, 32, d), jnp.float32)
+with open(out, "w") as f:
+    f.write(jax.jit(model).lower(x, params).compile().as_text())
+"""
+
+
+def _llama(layer_counts: list[int]) -> list[str]:
+    """Generate a llama-style module (RMS/layer norm, 4-head causal attention, SwiGLU MLP) per layer count with
+    jax in a subprocess (jitted, ``.compile().as_text()``: XLA's optimized HLO with its fusions), then parse it
+    and analyse every fusion with proofs: time, instructions per second, traced peak memory (a second run),
+    and the growth exponents of parse and analysis time against file size (1 is linear)."""
+    import math
+    import subprocess
+    import tracemalloc
+
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.parser import parse_module
+
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        return ["llama-sized HLO: skipped: jax not installed (pip install 'verified-indexing[bench]')"]
+    lines = ["llama-sized HLO (jax-generated transformer blocks, optimized HLO):"]
+    sizes: list[float] = []
+    parse_times: list[float] = []
+    analyze_times: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for layers in layer_counts:
+            path = Path(tmp) / f"llama{layers}.hlo"
+            t0 = time.perf_counter()
+            env = dict(os.environ, JAX_PLATFORMS="cpu")
+            proc = subprocess.run([sys.executable, "-c", _LLAMA_SOURCE, str(layers), str(path)], env=env,
+                                  capture_output=True, text=True, timeout=1200)
+            if proc.returncode != 0:
+                return [*lines, f"  skipped: generating {layers} blocks failed: {proc.stderr.strip()[-300:]}"]
+            generate = time.perf_counter() - t0
+            text = path.read_text()
+            t0 = time.process_time()
+            module = parse_module(text, str(path))
+            parse_s = time.process_time() - t0
+            t0 = time.process_time()
+            results = analyze_module(module)
+            analyze_s = time.process_time() - t0
+            instructions = sum(len(c.instructions) for c in module.computations.values())
+            verdicts = [v for r in results for v in r.verdicts()]
+            proved = sum(v.proved for v in verdicts)
+            tracemalloc.start()
+            analyze_module(parse_module(text, str(path)))
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            sizes.append(len(text))
+            parse_times.append(parse_s)
+            analyze_times.append(analyze_s)
+            lines.append(
+                f"  {layers:>3} blocks: {len(text) / 1e6:5.2f} MB, {instructions:>6} instructions, "
+                f"{len(module.fusions()):>5} fusions, {sum(r.num_maps for r in results):>5} maps "
+                f"(proofs {proved}/{len(verdicts)} proved); parse {parse_s:6.2f} s "
+                f"({instructions / max(parse_s, 1e-9):,.0f} instr/s), analysis {analyze_s:6.2f} s "
+                f"({instructions / max(analyze_s, 1e-9):,.0f} instr/s), parse+analysis peak "
+                f"{peak / 2**20:.0f} MiB traced (jax generation {generate:.1f} s, not counted)"
+            )
+
+    def slope(ys: list[float]) -> float:
+        xs = [math.log(x) for x in sizes]
+        ls = [math.log(max(y, 1e-9)) for y in ys]
+        mx, my = sum(xs) / len(xs), sum(ls) / len(ls)
+        den = sum((x - mx) ** 2 for x in xs)
+        return sum((x - mx) * (y - my) for x, y in zip(xs, ls)) / den if den else float("nan")
+
+    if len(sizes) >= 2:
+        lines.append(f"  growth exponent against file size (least squares over {len(sizes)} sizes; 1 is linear): "
+                     f"parse {slope(parse_times):.2f}, analysis {slope(analyze_times):.2f}")
+    return lines
 
 
 def _nested(n: int) -> str:
@@ -168,4 +279,6 @@ def _nesting() -> str:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--llama":
+        LLAMA_LAYERS = [int(x) for x in sys.argv[2].split(",") if x]
     sys.exit(main())

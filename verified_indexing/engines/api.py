@@ -50,6 +50,7 @@ from verified_indexing.engines.isl import (
     limited_context,
     point_values,
     pointwise_map,
+    pointwise_pair,
     to_isl_domain,
     to_isl_map,
 )
@@ -564,12 +565,11 @@ def _point_question_confirm(a: IndexingMap, b: IndexingMap) -> Callable[[Evidenc
 @_rebuildable
 def _pointwise_question(a: IndexingMap, b: IndexingMap, text: str, kind: str) -> Question:
     def run_isl(timeout: float) -> EngineResult:
-        da, db = to_isl_domain(a, ctx=_ctx()), to_isl_domain(b, ctx=_ctx())
+        da, pa, db, pb = pointwise_pair(a, b, ctx=_ctx())
         n = a.num_dims + a.num_range_vars + a.num_rt_vars
-        if not da.is_equal(db):
+        if da is not db and not da.is_equal(db):
             diff = da.subtract(db).union(db.subtract(da))
             return "refuted", {"point": _pt_json(_split(a, _isl_first(diff, n)))}, ""
-        pa, pb = pointwise_map(a, ctx=_ctx()), pointwise_map(b, ctx=_ctx())
         if pa.is_equal(pb):
             return "proved", None, ""
         differ = da.subtract(pa.intersect(pb).domain())

@@ -24,10 +24,12 @@ Location: ``$VERIFIED_INDEXING_CACHE`` if set, else
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -48,13 +50,16 @@ _META = "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT 
 _FORMAT = "proof-cache-1"
 
 
-def _versions() -> str:
-    from verified_indexing import __version__
+@functools.lru_cache(maxsize=1)
+def _engine_versions() -> str:
+    return f"z3 {z3.get_version_string()}; isl {islpy.version.VERSION_TEXT}"
 
-    return (
-        f"verified-indexing {__version__}; z3 {z3.get_version_string()}; isl {islpy.version.VERSION_TEXT}; "
-        f"{SEMANTICS_VERSION}"
-    )
+
+def _versions() -> str:
+    """Everything a key carries besides the question: the package version (read on every call), the z3 and isl
+    versions (fixed for a process) and :data:`SEMANTICS_VERSION`."""
+    package = sys.modules["verified_indexing"].__version__
+    return f"verified-indexing {package}; {_engine_versions()}; {SEMANTICS_VERSION}"
 
 
 def default_cache_path() -> Path:
@@ -85,6 +90,8 @@ class ProofCache:
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self._lock = threading.RLock()
+        self._front: dict[str, dict[str, Any]] = {}  # whole results by key (see get_result)
+        self._objects: dict[Any, Any] = {}  # their parsed forms (see memo_get)
 
     # -- keys ----------------------------------------------------------------
     @staticmethod
@@ -241,6 +248,93 @@ class ProofCache:
         except sqlite3.Error:
             pass
 
+    # -- whole results (the simplifier's; see verified_indexing.simplify.result_cache) --------------------------
+    def get_result(self, question: str) -> dict[str, Any] | None:
+        """The stored whole result for ``question`` (a row written by :meth:`put_result`), or ``None``.
+
+        A hit is served from an in-process front (a dict) when this object stored or read the row
+        before, else from the file; the front is keyed by the same content address as the file."""
+        with self._lock:
+            key = self.key_of(question)
+            hit = self._front.get(key)
+            if hit is not None:
+                self.hits += 1
+                return hit
+            conn = self._open()
+            if conn is None:
+                return None
+            try:
+                row = self._retry(
+                    lambda: conn.execute("SELECT payload, checksum FROM proofs WHERE key = ?", (key,)).fetchone()
+                )
+            except sqlite3.Error:
+                row = None
+            if row is None:
+                self.misses += 1
+                return None
+            payload, checksum = row
+            try:
+                if checksum != self._checksum(key, payload):
+                    raise ValueError("checksum mismatch")
+                data = json.loads(payload)
+                if not isinstance(data, dict) or not isinstance(data.get("result"), dict):
+                    raise ValueError("not a whole-result row")
+                if data.get("verdict", {}).get("status") != "proved":
+                    raise ValueError("unexpected cached verdict")
+            except (ValueError, TypeError, AttributeError):
+                self._delete(question)
+                self.misses += 1
+                return None
+            self.hits += 1
+            result: dict[str, Any] = data["result"]
+            self._remember(key, result)
+            return result
+
+    def put_result(self, question: str, verdict: Verdict, result: dict[str, Any], replay: dict[str, Any]) -> None:
+        """Store a whole result proven equal to its input (``verdict`` must be ``proved``: the proof of the
+        whole chain); ``replay`` lets ``verify-cache`` re-prove it."""
+        if verdict.status != "proved":
+            return
+        with self._lock:
+            conn = self._open()
+            if conn is None:
+                return
+            key = self.key_of(question)
+            payload = json.dumps({"verdict": verdict.to_json(), "evidence": None, "replay": replay, "result": result},
+                                 sort_keys=True)
+            try:
+                self._retry(
+                    lambda: conn.execute(
+                        "INSERT OR REPLACE INTO proofs (key, payload, checksum) VALUES (?, ?, ?)",
+                        (key, payload, self._checksum(key, payload)),
+                    )
+                )
+            except sqlite3.Error:
+                return
+            self._remember(key, result)
+
+    def memo_get(self, key: Any) -> Any:
+        """An object a caller remembered with :meth:`memo_put` (``None`` if none): the parsed form of a
+        whole result, keyed by the caller with everything the row's key holds. Forgotten whenever a row is
+        deleted or the cache cleared."""
+        hit = self._objects.get(key)
+        if hit is not None:
+            self.hits += 1
+        return hit
+
+    def memo_put(self, key: Any, value: Any) -> None:
+        """Remember ``value`` for this process (see :meth:`memo_get`)."""
+        with self._lock:
+            if len(self._objects) >= 4096:
+                self._objects.clear()
+            self._objects[key] = value
+
+    def _remember(self, key: str, result: dict[str, Any]) -> None:
+        if len(self._front) >= 4096:
+            self._front.clear()
+            self._objects.clear()
+        self._front[key] = result
+
     def delete(self, question: str) -> None:
         """Forget a question."""
         with self._lock:
@@ -254,6 +348,8 @@ class ProofCache:
             self._retry(lambda: conn.execute("DELETE FROM proofs WHERE key = ?", (self.key_of(question),)))
         except sqlite3.Error:
             pass
+        self._front.pop(self.key_of(question), None)
+        self._objects.clear()
 
     def rows(self) -> list[tuple[str, dict[str, Any]]]:
         """Every stored row of this code's versions as ``(key, payload)``, payloads
@@ -275,6 +371,8 @@ class ProofCache:
     def delete_key(self, key: str) -> None:
         """Forget a row by its key (see :meth:`rows`)."""
         with self._lock:
+            self._front.pop(key, None)
+            self._objects.clear()
             conn = self._open()
             if conn is not None:
                 self._retry(lambda: conn.execute("DELETE FROM proofs WHERE key = ?", (key,)))
@@ -289,6 +387,8 @@ class ProofCache:
     def clear(self) -> None:
         """Delete every stored proof."""
         with self._lock:
+            self._front.clear()
+            self._objects.clear()
             conn = self._open()
             if conn is not None:
                 self._retry(lambda: conn.execute("DELETE FROM proofs"))

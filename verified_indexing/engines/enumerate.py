@@ -178,37 +178,38 @@ def _eval(e: AffineExpr, cols: dict[tuple[VarKind, int], Any], use_numpy: bool) 
         s = [point[("s", i)] for i in range(ns)]
         r = [point[("rt", i)] for i in range(nr)]
         return [e.evaluate(d, s, r)]
-    memo: dict[AffineExpr, Any] = {}
+    # One memo per chunk, passed down explicitly: a recursive closure would be a reference cycle that keeps
+    # every chunk's intermediate arrays alive until the cyclic garbage collector happens to run.
+    return _eval_np(e, cols, {})
 
-    def go(x: AffineExpr) -> Any:
-        hit = memo.get(x)
-        if hit is not None:
-            return hit
-        out: Any
-        if isinstance(x, Const):
-            out = np.int64(x.value)
-        elif isinstance(x, (Dim, Sym, RtSym)):
-            out = cols[(x.kind, x.index)]
-        elif isinstance(x, Sum):
-            out = np.int64(x.constant)
-            for t, c in x.terms:
-                out = out + np.int64(c) * go(t)
-        elif isinstance(x, FloorDiv):
-            out = go(x.lhs) // np.int64(x.divisor)
-        elif isinstance(x, CeilDiv):
-            out = -((-go(x.lhs)) // np.int64(x.divisor))
-        elif isinstance(x, Mod):
-            out = go(x.lhs) % np.int64(x.divisor)
-        elif isinstance(x, Min):
-            out = np.minimum(go(x.lhs), go(x.rhs))
-        elif isinstance(x, Max):
-            out = np.maximum(go(x.lhs), go(x.rhs))
-        else:
-            raise TypeError(f"unknown expression node {type(x).__name__}")
-        memo[x] = out
-        return out
 
-    return go(e)
+def _eval_np(x: AffineExpr, cols: dict[tuple[VarKind, int], Any], memo: dict[AffineExpr, Any]) -> Any:
+    hit = memo.get(x)
+    if hit is not None:
+        return hit
+    out: Any
+    if isinstance(x, Const):
+        out = np.int64(x.value)
+    elif isinstance(x, (Dim, Sym, RtSym)):
+        out = cols[(x.kind, x.index)]
+    elif isinstance(x, Sum):
+        out = np.int64(x.constant)
+        for t, c in x.terms:
+            out = out + np.int64(c) * _eval_np(t, cols, memo)
+    elif isinstance(x, FloorDiv):
+        out = _eval_np(x.lhs, cols, memo) // np.int64(x.divisor)
+    elif isinstance(x, CeilDiv):
+        out = -((-_eval_np(x.lhs, cols, memo)) // np.int64(x.divisor))
+    elif isinstance(x, Mod):
+        out = _eval_np(x.lhs, cols, memo) % np.int64(x.divisor)
+    elif isinstance(x, Min):
+        out = np.minimum(_eval_np(x.lhs, cols, memo), _eval_np(x.rhs, cols, memo))
+    elif isinstance(x, Max):
+        out = np.maximum(_eval_np(x.lhs, cols, memo), _eval_np(x.rhs, cols, memo))
+    else:
+        raise TypeError(f"unknown expression node {type(x).__name__}")
+    memo[x] = out
+    return out
 
 
 def _mask(m: IndexingMap, cols: dict[tuple[VarKind, int], Any], n: int, use_numpy: bool) -> Any:

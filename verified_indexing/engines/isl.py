@@ -58,6 +58,10 @@ __all__ = [
     "isl_expr",
     "to_isl_domain",
     "pointwise_map",
+    "domain_and_pointwise_map",
+    "pointwise_pair",
+    "text_domain",
+    "text_pointwise_map",
     "to_isl_map",
     "image",
     "compose_relation",
@@ -216,7 +220,7 @@ def to_isl_domain(m: IndexingMap, symbols: bool = True, *, ctx: Any = None) -> A
     ``symbols=False`` the range variables are projected out (``[d..., rt...]``).
     ``ctx``: the isl context (default: islpy's default context)."""
     _check(m)
-    s = _read(isl.Set, f"{{ {_tuple(m)} : {_conditions(m)} }}", ctx)
+    s = _unlimited(ctx, lambda: _builder(m, ctx).domain())
     if not symbols and m.num_range_vars:
         s = s.project_out(isl.dim_type.set, m.num_dims, m.num_range_vars)
     return s
@@ -226,8 +230,177 @@ def pointwise_map(m: IndexingMap, results: tuple[AffineExpr, ...] | None = None,
     """``{[d..., s..., rt...] -> [results] : domain}`` (every variable an input)."""
     _check(m)
     res = m.results if results is None else results
-    out = "[" + ", ".join(isl_expr(r) for r in res) + "]"
+    return _unlimited(ctx, lambda: _builder(m, ctx).map(res))
+
+
+def domain_and_pointwise_map(m: IndexingMap, *, ctx: Any = None) -> tuple[Any, Any]:
+    """``(to_isl_domain(m), pointwise_map(m))`` built together (the domain once)."""
+    _check(m)
+
+    def build() -> tuple[Any, Any]:
+        b = _builder(m, ctx)
+        return b.domain(), b.map(m.results)
+
+    result: tuple[Any, Any] = _unlimited(ctx, build)
+    return result
+
+
+def pointwise_pair(a: IndexingMap, b: IndexingMap, *, ctx: Any = None) -> tuple[Any, Any, Any, Any]:
+    """``(domain a, pointwise map a, domain b, pointwise map b)``. When ``a`` and ``b`` have the same
+    variables and constraints (a rewrite of the results only), both maps are built on one domain with one
+    object per common subexpression, and the two domains are the same set."""
+    _check(a)
+    _check(b)
+    same = (a.dims, a.range_vars, a.rt_vars, a.constraints, a.state) == (
+        b.dims, b.range_vars, b.rt_vars, b.constraints, b.state)
+
+    def build() -> tuple[Any, Any, Any, Any]:
+        ba = _builder(a, ctx)
+        bb = ba if same else _builder(b, ctx)
+        return ba.domain(), ba.map(a.results), bb.domain(), bb.map(b.results)
+
+    result: tuple[Any, Any, Any, Any] = _unlimited(ctx, build)
+    return result
+
+
+def text_domain(m: IndexingMap, *, ctx: Any = None) -> Any:
+    """:func:`to_isl_domain` (``symbols=True``) read from isl's text syntax (:func:`isl_expr`): the
+    independent encoding the tests compare the direct construction with."""
+    _check(m)
+    return _read(isl.Set, f"{{ {_tuple(m)} : {_conditions(m)} }}", ctx)
+
+
+def text_pointwise_map(m: IndexingMap, *, ctx: Any = None) -> Any:
+    """:func:`pointwise_map` read from isl's text syntax (see :func:`text_domain`)."""
+    _check(m)
+    out = "[" + ", ".join(isl_expr(r) for r in m.results) + "]"
     return _read(isl.Map, f"{{ {_tuple(m)} -> {out} : {_conditions(m)} }}", ctx)
+
+
+def _unlimited(ctx: Any, build: Any) -> Any:
+    """``build()`` with isl's operation limit lifted, the budget restarted afterwards (building the
+    objects of a question is not counted, as reading its text was not)."""
+    if ctx is None:
+        return build()
+    limit = ctx.get_max_operations()
+    if not limit:
+        return build()
+    ctx.set_max_operations(0)
+    try:
+        return build()
+    finally:
+        ctx.set_max_operations(limit)
+        ctx.reset_operations()
+
+
+_BUILDERS = threading.local()
+
+
+def _builder(m: IndexingMap, ctx: Any) -> _Builder:
+    """The builder of ``m`` in ``ctx``, kept for the thread's last 64 maps of that context: the exact ranges of
+    a rewriter's subexpressions, and both sides of its proofs, share one domain and one object per
+    subexpression (isl objects are values; a new context, e.g. in a forked child, starts afresh)."""
+    store = getattr(_BUILDERS, "store", None)
+    if store is None or store[0] is not ctx:
+        store = (ctx, {})
+        _BUILDERS.store = store
+    builders: dict[IndexingMap, _Builder] = store[1]
+    b = builders.get(m)
+    if b is None:
+        if len(builders) >= 64:
+            builders.clear()
+        b = builders[m] = _Builder(m, ctx)
+    return b
+
+
+class _Builder:
+    """The isl objects of a map built with isl's own operations (no text round trip), with the
+    semantics of :func:`isl_expr`: ``floor(e / c)`` (``floor((-e) / (-c))`` for ``c < 0``),
+    ``e - c * floor(e / c)``, ``-floor((-e) / c)``, piecewise ``min``/``max``. Each distinct
+    subexpression is built once (the text form repeats the dividend of every ``mod``)."""
+
+    def __init__(self, m: IndexingMap, ctx: Any) -> None:
+        self.m = m
+        self.ctx = ctx if ctx is not None else isl.DEFAULT_CONTEXT
+        names = [f"d{i}" for i in range(m.num_dims)] + [f"s{i}" for i in range(m.num_range_vars)]
+        names += [f"rt{i}" for i in range(m.num_rt_vars)]
+        space = isl.Space.set_alloc(self.ctx, 0, len(names))
+        for i, name in enumerate(names):
+            space = space.set_dim_name(isl.dim_type.set, i, name)
+        self.space = space
+        self.ls = isl.LocalSpace.from_space(space)
+        self.offset = {"d": 0, "s": m.num_dims, "rt": m.num_dims + m.num_range_vars}
+        self.memo: dict[AffineExpr, Any] = {}
+        self._domain: Any = None
+
+    def val(self, v: int) -> Any:
+        return isl.Val(str(v), context=self.ctx)
+
+    def const(self, v: int) -> Any:
+        return isl.PwAff.from_aff(isl.Aff.val_on_domain(self.ls, self.val(v)))
+
+    def floor(self, a: Any, c: int) -> Any:
+        if c > 0:
+            return a.scale_down_val(self.val(c)).floor()
+        return a.neg().scale_down_val(self.val(-c)).floor()
+
+    def expr(self, e: AffineExpr) -> Any:
+        out = self.memo.get(e)
+        if out is not None:
+            return out
+        if isinstance(e, Const):
+            out = self.const(e.value)
+        elif isinstance(e, (Dim, Sym, RtSym)):
+            aff = isl.Aff.var_on_domain(self.ls, isl.dim_type.set, self.offset[e.kind] + e.index)
+            out = isl.PwAff.from_aff(aff)
+        elif isinstance(e, Sum):
+            out = self.const(e.constant) if e.constant or not e.terms else None
+            for t, c in e.terms:
+                x = self.expr(t)
+                if c != 1:
+                    x = x.scale_val(self.val(c))
+                out = x if out is None else out.add(x)
+        elif isinstance(e, FloorDiv):
+            out = self.floor(self.expr(e.lhs), e.divisor)
+        elif isinstance(e, CeilDiv):
+            out = self.floor(self.expr(e.lhs).neg(), e.divisor).neg()
+        elif isinstance(e, Mod):
+            a = self.expr(e.lhs)
+            out = a.sub(self.floor(a, e.divisor).scale_val(self.val(e.divisor)))
+        elif isinstance(e, Min):
+            out = self.expr(e.lhs).min(self.expr(e.rhs))
+        elif isinstance(e, Max):
+            out = self.expr(e.lhs).max(self.expr(e.rhs))
+        else:
+            raise TypeError(f"unknown expression node {type(e).__name__}")
+        self.memo[e] = out
+        return out
+
+    def domain(self) -> Any:
+        if self._domain is None:
+            self._domain = self._build_domain()
+        return self._domain
+
+    def _build_domain(self) -> Any:
+        m = self.m
+        dom = isl.Set.universe(self.space)
+        if m.is_known_empty:
+            return isl.Set.empty(self.space)
+        for kind, i, v in m.variables():
+            aff = isl.Aff.var_on_domain(self.ls, isl.dim_type.set, self.offset[kind] + i)
+            x = isl.PwAff.from_aff(aff)
+            dom = dom.intersect(x.ge_set(self.const(v.bounds.lo))).intersect(x.le_set(self.const(v.bounds.hi)))
+        for e, iv in m.constraints:
+            x = self.expr(e)
+            dom = dom.intersect(x.ge_set(self.const(iv.lo))).intersect(x.le_set(self.const(iv.hi)))
+        return dom
+
+    def map(self, results: tuple[AffineExpr, ...]) -> Any:
+        dom = self.domain()
+        out = isl.Map.from_domain(isl.Set.universe(self.space))
+        for r in results:
+            out = out.flat_range_product(isl.Map.from_pw_aff(self.expr(r)))
+        return out.intersect_domain(dom)
 
 
 def to_isl_map(m: IndexingMap, *, ctx: Any = None) -> Any:

@@ -7,7 +7,10 @@ trust: it rebuilds each sampled ``proved`` question from its stored text (only
 the registered question builders are called), asks the same engine again without
 the cache, and removes the row when the answer is no longer ``proved``-compatible
 (``refuted`` or ``error``). A row that cannot be rebuilt, or whose re-proof is
-``unknown``, is reported and kept.
+``unknown``, is reported and kept. A whole simplification result (see
+:mod:`verified_indexing.simplify.result_cache`) is re-proven by asking the engines whether
+its stored input and output are equal (point by point, or as relations when a step
+removed range variables).
 """
 
 from __future__ import annotations
@@ -58,15 +61,25 @@ def verify_cache(
         if not isinstance(replay, dict):
             out.append(CacheCheck(key, text, "skipped", "no replay information in the row"))
             continue
-        try:
-            q = question_from_replay(replay)
-        except (VerifiedIndexingError, ValueError, TypeError, KeyError) as exc:
-            out.append(CacheCheck(key, text, "skipped", f"cannot rebuild the question: {exc}"))
-            continue
-        if q.text != text:
-            out.append(CacheCheck(key, text, "skipped", "the rebuilt question differs from the stored one"))
-            continue
-        v = answer(q, str(replay.get("engine", "auto")), timeout, cache=None)
+        if replay.get("kind") == "simplify-result":
+            # a whole simplification result: input and stored output proven equal again
+            from verified_indexing.simplify.result_cache import reprove_result
+
+            try:
+                v = reprove_result(replay, timeout)
+            except (VerifiedIndexingError, ValueError, TypeError, KeyError) as exc:
+                out.append(CacheCheck(key, text, "skipped", f"cannot rebuild the result: {exc}"))
+                continue
+        else:
+            try:
+                q = question_from_replay(replay)
+            except (VerifiedIndexingError, ValueError, TypeError, KeyError) as exc:
+                out.append(CacheCheck(key, text, "skipped", f"cannot rebuild the question: {exc}"))
+                continue
+            if q.text != text:
+                out.append(CacheCheck(key, text, "skipped", "the rebuilt question differs from the stored one"))
+                continue
+            v = answer(q, str(replay.get("engine", "auto")), timeout, cache=None)
         if v.proved:
             out.append(CacheCheck(key, text, "confirmed", f"proved again by {v.engine}"))
         elif v.unknown:

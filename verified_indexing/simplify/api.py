@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from verified_indexing.expr import AffineExpr, Sym, _BinaryDiv, _MinMax
@@ -43,6 +43,10 @@ class SimplifyReport:
         mode: ``"whole"`` (one proof of the result), ``"per-rewrite"`` (the
             fallback) or ``"unverified"``.
         seconds_rewrite, seconds_proof: time spent rewriting and proving.
+        cached: True when the report was read from the proof cache's whole
+            results (a repeated question; see
+            :mod:`verified_indexing.simplify.result_cache`): the steps and verdict are
+            those of the run that stored it, the times are zero.
     """
 
     input: IndexingMap
@@ -56,6 +60,7 @@ class SimplifyReport:
     seconds_proof: float = 0.0
     rounds: int = 1
     note: str = ""
+    cached: bool = False
 
     @property
     def cost_before(self) -> int:
@@ -82,6 +87,7 @@ class SimplifyReport:
             "seconds_proof": self.seconds_proof,
             "rounds": self.rounds,
             "note": self.note,
+            "cached": self.cached,
         }
 
 
@@ -177,7 +183,10 @@ def simplify_with_report(
         per_rewrite: prove every rewrite as it is applied from the start (instead
             of proving the whole result first); for measurements.
         cache: the engines' proof cache argument (``None``/``False``: none,
-            ``True``: the default cache, or a ``ProofCache``).
+            ``True``: the default cache, or a ``ProofCache``). With a cache (and
+            ``verify``, the default ``rules``), a fully proven result is also stored
+            whole, keyed by the input's text, these options and the versions: asking
+            the same question again is a lookup (``report.cached``).
         rescale_range_vars: replace a range variable ``s`` constrained by
             ``s mod c in [r, r]`` (``c > 0``) by ``s = c*t + r`` over the exact
             range of ``t``, as XLA's ``RescaleSymbols`` does. This changes what the
@@ -188,6 +197,92 @@ def simplify_with_report(
     kwargs = dict(verify=verify, timeout=timeout, exact=exact, replace_point_dims=replace_point_dims, rules=rules,
                   isl_candidate=isl_candidate, per_rewrite=per_rewrite, cache=cache,
                   rescale_range_vars=rescale_range_vars)
+    store, question, memo = None, "", None
+    if verify and rules is RULES and cache is not None and cache is not False:
+        # A repeated question is a lookup (whole results: see verified_indexing.simplify.result_cache).
+        from verified_indexing.engines.api import _resolve_cache
+        from verified_indexing.engines.cache import _versions
+        from verified_indexing.engines.isl import get_max_operations
+        from verified_indexing.simplify.result_cache import result_question, rules_fingerprint
+
+        store = _resolve_cache(cache)
+        if store is not None:
+            options = {
+                "exact": exact, "replace_point_dims": replace_point_dims, "isl_candidate": isl_candidate,
+                "per_rewrite": per_rewrite, "rescale_range_vars": rescale_range_vars, "timeout": float(timeout),
+                "isl_max_operations": get_max_operations()}
+            # the parsed row, remembered in this process under everything its key holds
+            memo = ("simplify-result", m, tuple(options.values()), _versions(), rules_fingerprint())
+            parts = store.memo_get(memo)
+            if parts is not None:
+                out, steps, verdict, mode, rounds = parts
+                return SimplifyReport(m, out, list(steps), [], verdict, True, mode, 0.0, 0.0, rounds, "", True)
+            question = result_question(m, options)
+            hit = _report_from_row(m, store.get_result(question))
+            if hit is not None:
+                store.memo_put(memo, (hit.map, tuple(hit.steps), hit.verdict, hit.mode, hit.rounds))
+                return hit
+    report = _simplify_core(m, kwargs)
+    if store is not None and _store_result(store, question, report):
+        hit = _report_from_row(m, store.get_result(question))
+        if hit is not None:
+            store.memo_put(memo, (hit.map, tuple(hit.steps), hit.verdict, hit.mode, hit.rounds))
+    return report
+
+
+def _report_from_row(m: IndexingMap, row: dict[str, Any] | None) -> SimplifyReport | None:
+    """The report of a stored whole result (``None`` when the row is unusable)."""
+    if row is None:
+        return None
+    from verified_indexing.engines import Verdict
+    from verified_indexing.simplify.result_cache import parse_stored_map
+
+    try:
+        out = parse_stored_map(str(row["map"]))
+        steps = [Step(str(s["rule"]), str(s["where"]), str(s["before"]), str(s["after"]),
+                      Verdict.from_json(s["verdict"]) if s.get("verdict") is not None else None)
+                 for s in row["steps"]]
+        verdict = Verdict.from_json(row["verdict"]) if row.get("verdict") is not None else None
+    except Exception:  # a row this code cannot read is a miss, never an answer
+        return None
+    if verdict is not None:
+        verdict = replace(verdict, cached=True)
+    return SimplifyReport(input=m, map=out, steps=steps, verdict=verdict, verified=True, mode=str(row["mode"]),
+                          rounds=int(row["rounds"]), cached=True)
+
+
+def _store_result(store: Any, question: str, report: SimplifyReport) -> bool:
+    """Store a fully proven result (see verified_indexing.simplify.result_cache for what qualifies)."""
+    from verified_indexing.engines import Verdict
+    from verified_indexing.engines.deadline import budget_exhausted
+    from verified_indexing.simplify.result_cache import RELATION_STEPS, parse_stored_map
+
+    m, out = report.input, report.map
+    if not report.verified or report.note or budget_exhausted() or out.state != "ok":
+        return False
+    if out == m and (report.mode != "whole" or report.rejected):
+        return False  # unchanged because proofs failed, not because no rule applies: ask again next time
+    if any(s.verdict is not None and not s.verdict.proved for s in report.steps):
+        return False
+    text = out.format(one_line=True)
+    try:
+        if parse_stored_map(text) != out:
+            return False
+    except Exception:
+        return False
+    relation = any(s.rule in RELATION_STEPS for s in report.steps)
+    seconds = report.seconds_rewrite + report.seconds_proof
+    whole = Verdict("proved", "simplifier", seconds, f"simplify-result {m.format(True)} == {text}")
+    row = {"map": text, "steps": [s.to_json() for s in report.steps], "mode": report.mode, "rounds": report.rounds,
+           "verdict": report.verdict.to_json() if report.verdict is not None else None}
+    replay = {"kind": "simplify-result", "input": m.format(True), "output": text,
+              "equivalence": "relation" if relation else "pointwise"}
+    store.put_result(question, whole, row, replay)
+    return True
+
+
+def _simplify_core(m: IndexingMap, kwargs: dict[str, Any]) -> SimplifyReport:
+    """The fixpoint of :func:`_simplify_once` (no whole-result cache)."""
     report = _simplify_once(m, **kwargs)
     # Iterate to a fixpoint: one pass can enable another rewrite (e.g. after isl's
     # quasi-affine form or a dropped range variable), so simplify(simplify(m)) == simplify(m).
@@ -412,11 +507,14 @@ def _finish(m: IndexingMap) -> IndexingMap:
 
 
 def _isl_quasi_affine(m: IndexingMap) -> IndexingMap | None:
-    from verified_indexing.engines import indexing_map_from_isl, to_isl_map
-    from verified_indexing.engines.isl import limited_context
+    from verified_indexing.engines import indexing_map_from_isl
+    from verified_indexing.engines.isl import limited_context, text_pointwise_map
 
     with limited_context() as ctx:
-        return indexing_map_from_isl(to_isl_map(m, ctx=ctx))
+        # isl's quasi-affine form depends on how the map was built: the text form gives the candidates
+        # this step was tuned on (the direct construction's are sometimes costlier)
+        pm = text_pointwise_map(m, ctx=ctx)
+        return indexing_map_from_isl(pm)
 
 
 _ISL_CANDIDATES: dict[tuple[IndexingMap, str, int], IndexingMap | None] = {}

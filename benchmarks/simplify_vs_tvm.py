@@ -1,0 +1,481 @@
+"""The verified simplifier next to TVM's arithmetic simplifier and isl, paired per map, in one run.
+
+The benchmark builds its own maps (``N`` seeded random ones, default 200, plus the
+fixed families): the spec's examples, the XLA/MLIR parity suite's inputs
+(XLA-test-style cases), reshape chains, random op chains (reshape, transpose,
+strided slice, reverse, composed), and the unsimplified maps of the bundled HLO
+modules in ``examples/``. For every map it times:
+
+* ``verified``: :func:`simplify_with_report` (every proof, no persistent cache);
+* ``warm``: the same question again with a persistent cache that already holds it (the
+  ``ProofCache`` object that stored it; ``warm file``: a fresh object, the row read from the file);
+* ``unverified``: ``verify=False`` (the rules alone);
+* ``TVM``: ``tvm.sym.Analyzer().simplify`` of every result, with every variable's
+  range bound by ``analyzer.bind`` (the map's constraints are not given to TVM);
+* ``isl``: ``islpy.Map(text).coalesce()`` of the same map (text built beforehand).
+
+It prints the per-map ratios (median, p95) of each against TVM and isl, the
+quality tally (fewer/same/more floordiv, ceildiv and mod than TVM's result), and
+checks every output by brute force: the input and our result are enumerated
+(sampled above ``ENUM_LIMIT`` points) and must be the same relation; TVM's results
+are compared pointwise on the input's domain. TVM's ``floordiv``/``floormod`` are
+checked against our floor semantics first. Without ``apache-tvm`` (the ``bench``
+extra) the TVM columns print one "skipped" line. Timings are printed, never asserted.
+
+Run: ``python benchmarks/simplify_vs_tvm.py [N]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from simplify import parity_maps, random_maps, spec_maps
+
+from verified_indexing import IndexingMap, compose
+from verified_indexing.expr import (
+    AffineExpr,
+    CeilDiv,
+    Const,
+    Dim,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    RtSym,
+    Sum,
+    Sym,
+    _BinaryDiv,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+ENUM_LIMIT = 200_000
+SAMPLES = 20_000
+
+
+# -- the maps -------------------------------------------------------------------------------------------------
+def _delinearize(flat: AffineExpr, shape: list[int]) -> list[AffineExpr]:
+    out: list[AffineExpr] = []
+    stride = 1
+    strides = []
+    for n in reversed(shape):
+        strides.append(stride)
+        stride *= n
+    strides.reverse()
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        e = flat.floordiv(s) if s != 1 else flat
+        out.append(e.mod(n) if i > 0 else e)
+    return out
+
+
+def reshape_map(out_shape: list[int], in_shape: list[int]) -> IndexingMap:
+    """Output-to-input map of a row-major reshape from ``in_shape`` to ``out_shape``."""
+    flat: AffineExpr = Const(0)
+    stride = 1
+    for i in reversed(range(len(out_shape))):
+        flat = flat + Dim(i) * stride
+        stride *= out_shape[i]
+    return IndexingMap([(0, n - 1) for n in out_shape], _delinearize(flat, in_shape))
+
+
+def _factorings(total: int, rng: random.Random) -> list[int]:
+    dims: list[int] = []
+    rest = total
+    while rest > 1 and len(dims) < 3:
+        divs = [d for d in range(2, rest + 1) if rest % d == 0]
+        d = rng.choice(divs)
+        dims.append(d)
+        rest //= d
+    if rest > 1:
+        dims.append(rest)
+    rng.shuffle(dims)
+    return dims or [1]
+
+
+def reshape_chains(n: int, seed: int = 11) -> list[IndexingMap]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        total = rng.choice([24, 32, 48, 60, 64, 96, 120, 128, 256])
+        shapes = [_factorings(total, rng) for _ in range(rng.randint(2, 4))]
+        m = reshape_map(shapes[1], shapes[0])
+        for a, b in itertools.pairwise(shapes[1:]):
+            m = compose(reshape_map(b, a), m)
+        out.append(m)
+    return out
+
+
+def _op(shape: list[int], rng: random.Random) -> tuple[list[int], IndexingMap]:
+    """A random op on a tensor of ``shape``: its output shape and output-to-input map."""
+    kind = rng.choice(["reshape", "transpose", "slice", "reverse"])
+    rank = len(shape)
+    if kind == "reshape" or (rank == 1 and kind == "transpose"):
+        total = 1
+        for n in shape:
+            total *= n
+        new = _factorings(total, rng)
+        return new, reshape_map(new, shape)
+    if kind == "transpose":
+        perm = list(range(rank))
+        rng.shuffle(perm)
+        new = [shape[p] for p in perm]
+        res: list[AffineExpr] = [Dim(0)] * rank
+        for i, p in enumerate(perm):
+            res[p] = Dim(i)
+        return new, IndexingMap([(0, n - 1) for n in new], res)
+    if kind == "slice":
+        stride = [rng.choice([1, 2, 3]) if n > 3 else 1 for n in shape]
+        start = [rng.randrange(0, max(1, n // 4)) for n in shape]
+        new = [max(1, (n - s + st - 1) // st) for n, s, st in zip(shape, start, stride)]
+        return new, IndexingMap([(0, n - 1) for n in new], [Dim(i) * st + s for i, (s, st) in enumerate(zip(start, stride))])
+    axis = rng.randrange(rank)
+    res = [Dim(i) if i != axis else Const(shape[i] - 1) - Dim(i) for i in range(rank)]
+    return shape, IndexingMap([(0, n - 1) for n in shape], res)
+
+
+def op_chains(n: int, seed: int = 12) -> list[IndexingMap]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        shape = _factorings(rng.choice([48, 64, 96, 120, 144]), rng)
+        shape, m = _op(shape, rng)
+        for _ in range(rng.randint(1, 4)):
+            shape, nxt = _op(shape, rng)
+            m = compose(nxt, m)
+        out.append(m)
+    return out
+
+
+def hlo_maps() -> list[IndexingMap]:
+    """The unsimplified maps (output to input) of every fusion of the bundled HLO modules."""
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.parser import parse_module
+
+    out: list[IndexingMap] = []
+    seen: set[IndexingMap] = set()
+    for path in sorted((ROOT / "examples").glob("*/*.hlo")):
+        module = parse_module(path.read_text(), str(path))
+        computation = None if module.fusions() else module.entry_name
+        try:
+            results = analyze_module(module, computation=computation, verify=False, simplify=False)
+        except Exception:
+            continue
+        for r in results:
+            for t in r.targets:
+                for a in t.maps:
+                    if a.map.state == "ok" and a.map not in seen and a.map.num_results:
+                        seen.add(a.map)
+                        out.append(a.map)
+    return out
+
+
+# -- TVM ------------------------------------------------------------------------------------------------------
+def load_tvm() -> Any:
+    try:
+        import tvm
+        from tvm import sym as _sym  # noqa: F401  (TVM >= 0.22: arith lives in tvm.sym, tir in tvm.tirx)
+        from tvm import tirx as _tirx  # noqa: F401
+    except Exception:
+        return None
+    return tvm
+
+
+def variables(m: IndexingMap) -> list[tuple[str, int, Any]]:
+    return [(k, i, v) for k, i, v in m.variables()]
+
+
+def to_tvm(tvm: Any, e: AffineExpr, env: dict[tuple[str, int], Any]) -> Any:
+    tir = tvm.tirx
+    if isinstance(e, Const):
+        return tir.IntImm("int64", e.value)
+    if isinstance(e, Dim):
+        return env[("d", e.index)]
+    if isinstance(e, Sym):
+        return env[("s", e.index)]
+    if isinstance(e, RtSym):
+        return env[("rt", e.index)]
+    if isinstance(e, Sum):
+        acc = None
+        for t, c in e.terms:
+            x = to_tvm(tvm, t, env)
+            x = x if c == 1 else x * tir.IntImm("int64", c)
+            acc = x if acc is None else acc + x
+        if e.constant or acc is None:
+            k = tir.IntImm("int64", e.constant)
+            acc = k if acc is None else acc + k
+        return acc
+    if isinstance(e, _BinaryDiv):
+        a = to_tvm(tvm, e.lhs, env)
+        c = tir.IntImm("int64", e.divisor)
+        if isinstance(e, FloorDiv):
+            return tir.floordiv(a, c)
+        if isinstance(e, Mod):
+            return tir.floormod(a, c)
+        return tir.IntImm("int64", 0) - tir.floordiv(tir.IntImm("int64", 0) - a, c)  # ceildiv
+    if isinstance(e, Min):
+        return tir.min(to_tvm(tvm, e.lhs, env), to_tvm(tvm, e.rhs, env))
+    if isinstance(e, Max):
+        return tir.max(to_tvm(tvm, e.lhs, env), to_tvm(tvm, e.rhs, env))
+    raise TypeError(type(e).__name__)
+
+
+def from_tvm(tvm: Any, x: Any, names: dict[str, AffineExpr]) -> AffineExpr:
+    """Our expression for a TVM result (integer arithmetic only; anything else raises)."""
+    tir = tvm.tirx
+    if isinstance(x, tir.IntImm):
+        return Const(int(x.value))
+    if isinstance(x, tir.Var):
+        return names[x.name]
+    if isinstance(x, tir.Cast):
+        return from_tvm(tvm, x.value, names)
+    if isinstance(x, tir.Add):
+        return from_tvm(tvm, x.a, names) + from_tvm(tvm, x.b, names)
+    if isinstance(x, tir.Sub):
+        return from_tvm(tvm, x.a, names) - from_tvm(tvm, x.b, names)
+    if isinstance(x, tir.Mul):
+        a, b = from_tvm(tvm, x.a, names), from_tvm(tvm, x.b, names)
+        if isinstance(b, Const):
+            return a * b.value
+        if isinstance(a, Const):
+            return b * a.value
+        raise TypeError("non-affine product")
+    if isinstance(x, (tir.FloorDiv, tir.FloorMod)):
+        b = from_tvm(tvm, x.b, names)
+        if not isinstance(b, Const):
+            raise TypeError("symbolic divisor")
+        a = from_tvm(tvm, x.a, names)
+        return a.floordiv(b.value) if isinstance(x, tir.FloorDiv) else a.mod(b.value)
+    if isinstance(x, tir.Min):
+        return from_tvm(tvm, x.a, names).min(from_tvm(tvm, x.b, names))
+    if isinstance(x, tir.Max):
+        return from_tvm(tvm, x.a, names).max(from_tvm(tvm, x.b, names))
+    raise TypeError(f"unsupported TVM node {type(x).__name__}")
+
+
+def tvm_floor_semantics(tvm: Any) -> str:
+    """Check that TVM's constant-folded floordiv/floormod agree with ours on every sign combination."""
+    from verified_indexing.expr import floor_div, floor_mod
+
+    tir = tvm.tirx
+    an = tvm.sym.Analyzer()
+    n = bad = 0
+    for a in range(-9, 10):
+        for b in (-4, -3, -1, 1, 2, 3, 5):
+            q = an.simplify(tir.floordiv(tir.IntImm("int64", a), tir.IntImm("int64", b)))
+            r = an.simplify(tir.floormod(tir.IntImm("int64", a), tir.IntImm("int64", b)))
+            n += 1
+            bad += int(q.value) != floor_div(a, b) or int(r.value) != floor_mod(a, b)
+    return f"TVM floordiv/floormod vs ours on {n} constant pairs: {'agree' if not bad else f'{bad} DISAGREE'}"
+
+
+class TvmCase:
+    """One map's TVM inputs, built before timing."""
+
+    def __init__(self, tvm: Any, m: IndexingMap) -> None:
+        self.tvm = tvm
+        self.vars = []
+        self.env: dict[tuple[str, int], Any] = {}
+        self.names: dict[str, AffineExpr] = {}
+        ctor = {"d": Dim, "s": Sym, "rt": RtSym}
+        for k, i, v in m.variables():
+            name = f"{k}{i}"
+            var = tvm.tirx.Var(name, "int64")
+            self.env[(k, i)] = var
+            self.names[name] = ctor[k](i)
+            self.vars.append((var, tvm.ir.Range.from_min_extent(v.bounds.lo, v.bounds.size())))
+        self.exprs = [to_tvm(tvm, r, self.env) for r in m.results]
+
+    def run(self) -> list[Any]:
+        an = self.tvm.sym.Analyzer()
+        for var, rng in self.vars:
+            an.bind(var, rng)
+        return [an.simplify(x) for x in self.exprs]
+
+
+# -- brute force ----------------------------------------------------------------------------------------------
+def _points(m: IndexingMap, rng: random.Random) -> tuple[list[tuple[tuple[int, ...], ...]], bool]:
+    """The box points of ``m`` (every one, or a sample above ENUM_LIMIT); True when exhaustive."""
+    ranges = [(v.bounds.lo, v.bounds.hi) for _, _, v in m.variables()]
+    nd, ns = m.num_dims, m.num_range_vars
+    if m.box_size() <= ENUM_LIMIT:
+        pts = itertools.product(*[range(lo, hi + 1) for lo, hi in ranges])
+        exhaustive = True
+    else:
+        pts = (tuple(rng.randint(lo, hi) for lo, hi in ranges) for _ in range(SAMPLES))
+        exhaustive = False
+    return [(p[:nd], p[nd:nd + ns], p[nd + ns:]) for p in pts], exhaustive
+
+
+def relation(m: IndexingMap, points: list[Any] | None = None) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """``{(dims, rts) -> results}`` over the domain, range variables existential."""
+    out = set()
+    pts = points if points is not None else _points(m, random.Random(0))[0]
+    for d, s, r in pts:
+        if m.contains(d, s, r):
+            out.add((d + r, m.evaluate(d, s, r)))
+    return out
+
+
+def same_relation(a: IndexingMap, b: IndexingMap) -> tuple[bool, bool]:
+    """(agree, exhaustive): ``a`` and ``b`` define the same relation on their domains."""
+    if a == b:
+        return True, True
+    if a.box_size() <= ENUM_LIMIT and b.box_size() <= ENUM_LIMIT:
+        return relation(a) == relation(b), True
+    # Sampled: every sampled point of a's domain maps the same way in b.
+    pts, _ = _points(a, random.Random(1))
+    if (a.num_dims, a.num_range_vars, a.num_rt_vars) == (b.num_dims, b.num_range_vars, b.num_rt_vars):
+        for d, s, r in pts:
+            if a.contains(d, s, r) != b.contains(d, s, r):
+                return False, False
+            if a.contains(d, s, r) and a.evaluate(d, s, r) != b.evaluate(d, s, r):
+                return False, False
+        return True, False
+    if b.num_range_vars == 0 and (a.num_dims, a.num_rt_vars) == (b.num_dims, b.num_rt_vars):
+        # range variables dropped: each sampled point's (dims, rts) -> results must be b's
+        for d, s, r in pts:
+            if a.contains(d, s, r) and (not b.contains(d, (), r) or a.evaluate(d, s, r) != b.evaluate(d, (), r)):
+                return False, False
+        return True, False
+    raise NotImplementedError("different variables and too many points to enumerate")
+
+
+def divs(results: Any) -> int:
+    return sum(1 for r in results for n in r.walk() if isinstance(n, (FloorDiv, CeilDiv, Mod)))
+
+
+def pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def best_of(fn: Any, k: int = 3) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(k):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def main() -> int:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    import islpy as isl
+
+    from verified_indexing.engines import ProofCache, to_isl_map
+    from verified_indexing.simplify import simplify_with_report
+
+    families = [
+        ("spec", spec_maps()),
+        ("parity", parity_maps()),
+        ("reshape chains", reshape_chains(max(10, n // 8))),
+        ("op chains", op_chains(max(10, n // 4))),
+        ("HLO", hlo_maps()),
+        ("random", random_maps(n)),
+    ]
+    maps = [(f, m) for f, ms in families for m in ms]
+    tvm = load_tvm()
+    print(f"simplify vs TVM and isl: {len(maps)} maps ("
+          + ", ".join(f"{f} {len(ms)}" for f, ms in families) + ")")
+    if tvm is None:
+        print("TVM: skipped: apache-tvm not installed (pip install 'verified-indexing[bench]')")
+    else:
+        print(f"TVM {tvm.__version__}: {tvm_floor_semantics(tvm)}")
+
+    tmp = tempfile.mkdtemp(prefix="vi-bench-tvm-")
+    cache = ProofCache(os.path.join(tmp, "cache.sqlite"))
+    ver: list[float] = []
+    warm: list[float] = []
+    warm_file: list[float] = []
+    unv: list[float] = []
+    tv: list[float] = []
+    il: list[float] = []
+    tally = {"fewer": 0, "same": 0, "more": 0}
+    tvm_untranslatable = 0
+    wrong_ours = wrong_tvm = sampled = unchecked = 0
+    not_proved = 0
+    for fam, m in maps:
+        text = to_isl_map(m).to_str()
+        tcase = TvmCase(tvm, m) if tvm is not None else None
+        t = time.perf_counter()
+        rep = simplify_with_report(m)
+        ver.append(time.perf_counter() - t)
+        if not rep.verified:
+            not_proved += 1
+        simplify_with_report(m, cache=cache)  # fill the persistent cache
+        warm.append(best_of(lambda m=m: simplify_with_report(m, cache=cache))[0])
+        fresh = ProofCache(cache.path)  # another process's view: the row is read from the file
+        fresh._open()
+        t = time.perf_counter()
+        simplify_with_report(m, cache=fresh)
+        warm_file.append(time.perf_counter() - t)
+        fresh.close()
+        unv.append(best_of(lambda m=m: simplify_with_report(m, verify=False))[0])
+        il.append(best_of(lambda text=text: isl.Map(text).coalesce())[0])
+        try:
+            ok, exhaustive = same_relation(m, rep.map)
+        except NotImplementedError:
+            ok, exhaustive = True, False
+            unchecked += 1
+        wrong_ours += not ok
+        sampled += not exhaustive
+        if not ok:
+            print(f"  WRONG ({fam}): {m.format(True)}  ->  {rep.map.format(True)}")
+        if tcase is not None:
+            secs, outs = best_of(tcase.run)
+            tv.append(secs)
+            try:
+                theirs = [from_tvm(tvm, x, tcase.names) for x in outs]
+            except (TypeError, KeyError):
+                tvm_untranslatable += 1
+                continue
+            mine, other = divs(rep.map.results), divs(theirs)
+            tally["fewer" if mine < other else "same" if mine == other else "more"] += 1
+            tm = m.replace(results=theirs)
+            pts, _ = _points(m, random.Random(2))
+            if any(m.contains(*p) and m.evaluate(*p) != tm.evaluate(*p) for p in pts):
+                wrong_tvm += 1
+
+    def ratio_line(label: str, xs: list[float], ys: list[float]) -> str:
+        rs = [x / y for x, y in zip(xs, ys) if y > 0]
+        return f"  {label:<28} median x{statistics.median(rs):8.2f}   p95 x{pct(rs, 0.95):8.2f}"
+
+    print("per-map times (ms): " + "; ".join(
+        f"{name} median {statistics.median(xs) * 1000:.3f} p95 {pct(xs, 0.95) * 1000:.3f}"
+        for name, xs in [("verified", ver), ("warm", warm), ("warm file", warm_file), ("unverified", unv),
+                         ("isl", il)]
+        + ([("TVM", tv)] if tv else [])))
+    if tv:
+        print("per-map ratios against TVM (paired):")
+        print(ratio_line("verified / TVM", ver, tv))
+        print(ratio_line("warm cache / TVM", warm, tv))
+        print(ratio_line("warm, row from the file / TVM", warm_file, tv))
+        print(ratio_line("unverified / TVM", unv, tv))
+        print(ratio_line("isl / TVM", il, tv))
+    print("per-map ratios against isl parse+coalesce (paired):")
+    print(ratio_line("verified / isl", ver, il))
+    print(ratio_line("warm cache / isl", warm, il))
+    print(ratio_line("unverified / isl", unv, il))
+    if tvm is not None:
+        print(f"quality (floordiv+ceildiv+mod in the results) against TVM: fewer {tally['fewer']}, "
+              f"same {tally['same']}, more {tally['more']}; TVM result not translatable: {tvm_untranslatable}")
+        print(f"brute force, TVM's results: {len(maps) - tvm_untranslatable - wrong_tvm} agree with the input, "
+              f"{wrong_tvm} WRONG")
+    print(f"brute force, our results: {len(maps) - wrong_ours - unchecked}/{len(maps)} the same relation as the "
+          f"input ({len(maps) - sampled} enumerated exhaustively, {sampled - unchecked} on sampled points, "
+          f"{unchecked} too large to compare), {wrong_ours} WRONG; "
+          f"not proven (input returned): {not_proved}")
+    return 1 if wrong_ours else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
