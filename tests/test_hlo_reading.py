@@ -204,3 +204,14 @@ def test_summary_counts_the_fusions_of_every_module(tmp_path: Path) -> None:
     both.write_text(one + "\n// -----\n" + one)
     code, out, _ = _cli("analyze", str(both))
     assert code == 0 and f"summary: {2 * n} fusions, {2 * n} computations" in out
+
+
+def test_analyze_modules_on_a_process_pool_gives_the_same_output(tmp_path: Path) -> None:
+    # A dump-like directory of several modules: --jobs 2 (spawned workers) prints what --jobs 1 prints.
+    for name in ("attention", "sort", "topk", "cumsum", "scatter_add"):
+        (tmp_path / f"{name}.hlo").write_text((CORPUS / "jax" / f"{name}.post.hlo").read_text())
+    one = _cli("analyze", str(tmp_path), "--jobs", "1", "--json", "--no-timing")
+    two = _cli("analyze", str(tmp_path), "--jobs", "2", "--json", "--no-timing")
+    assert one[0] == two[0] == 0 and one[1] == two[1] and '"maps"' in one[1]
+    code, _, err = _cli("analyze", str(tmp_path), "--jobs", "0")
+    assert code == 3 and "--jobs" in err

@@ -6,9 +6,14 @@ import argparse
 import math
 import sys
 import time
+from typing import TYPE_CHECKING, Any
 
 from verified_indexing.cli._common import add_inputs, add_timeout, count, input_args, print_json, read_hlo_inputs
 from verified_indexing.errors import VerifiedIndexingError
+
+if TYPE_CHECKING:
+    from verified_indexing.hlo.fusion import ComputationIndexing
+    from verified_indexing.hlo.ir import Module
 
 EXAMPLES = """examples:
   verified-indexing analyze examples/jax_hlo/softmax.post.hlo
@@ -97,15 +102,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-verify", action="store_true", help="skip the isl proofs (merge only identical maps)")
+    p.add_argument(
+        "--jobs",
+        metavar="N",
+        type=count,
+        help=f"analyze the modules of a dump directory or split file on N worker processes (default: the cores "
+        f"when there are {POOL_FROM} or more modules, else 1); the output is the same, in input order",
+    )
     add_timeout(p, math.inf)
     p.set_defaults(run=run)
 
 
+POOL_FROM = 4
+"""Without ``--jobs``, an input of this many modules or more is analyzed on a pool of the cores."""
+
+
+def _analyze_one(job: tuple[Module, str | None, dict[str, Any], float]) -> list[ComputationIndexing]:
+    """One module's analysis in a worker process, within what was left of the command's budget."""
+    from verified_indexing.engines.deadline import command_budget
+    from verified_indexing.hlo.fusion import analyze_module
+
+    module, computation, options, left = job
+    with command_budget(max(left, 0.001)):
+        return analyze_module(module, computation=computation, **options)
+
+
 def run(args: argparse.Namespace) -> int:
+    from verified_indexing.engines.deadline import remaining
     from verified_indexing.hlo.fusion import analyze_module
     from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
-    from verified_indexing.parallel import progress
+    from verified_indexing.parallel import default_jobs, progress, run_ordered
 
+    if args.jobs is not None and args.jobs < 1:
+        raise VerifiedIndexingError(f"--jobs must be at least 1, got {args.jobs}")
     if args.operand is not None and args.operand < 0:
         raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
     if bool(input_args(args)) == (args.jax is not None):
@@ -126,8 +155,7 @@ def run(args: argparse.Namespace) -> int:
     modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    results = []
-    drawn = []  # (module, its results), for --dot/--svg
+    work: list[tuple[int, Module, str | None]] = []
     for index, module in enumerate(modules):
         computation = args.computation
         if computation is None and args.instruction is None and args.from_instruction is None and not module.fusions():
@@ -138,17 +166,28 @@ def run(args: argparse.Namespace) -> int:
             args.from_instruction in c.by_name for c in module.computations.values()
         ):
             continue
-        found = analyze_module(
-            module,
-            computation=computation,
-            instruction=args.instruction,
-            direction=args.direction,
-            operand=args.operand,
-            verify=not args.no_verify,
-            from_instruction=args.from_instruction,
-            physical=args.physical,
-            progress=lambda jobs: progress(jobs, len(jobs), "fusions"),
-        )
+        work.append((index, module, computation))
+    options = {
+        "instruction": args.instruction,
+        "direction": args.direction,
+        "operand": args.operand,
+        "verify": not args.no_verify,
+        "from_instruction": args.from_instruction,
+        "physical": args.physical,
+    }
+    jobs = args.jobs if args.jobs is not None else (default_jobs() if len(work) >= POOL_FROM else 1)
+    if jobs > 1 and len(work) > 1:
+        left = remaining()
+        founds = list(run_ordered(_analyze_one, [(m, c, options, left) for _, m, c in work], jobs=jobs,
+                                  what="modules"))
+    else:
+        founds = [
+            analyze_module(m, computation=c, progress=lambda jobs: progress(jobs, len(jobs), "fusions"), **options)
+            for _, m, c in work
+        ]
+    results = []
+    drawn = []  # (module, its results), for --dot/--svg
+    for (index, module, _), found in zip(work, founds):
         if len(modules) > 1:
             for r in found:
                 r.module = f"{index}:{module.name}"  # two modules may share computation names
