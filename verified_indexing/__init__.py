@@ -12,11 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from verified_indexing._lazy import lazy_names
-from verified_indexing._version import package_version
-
-__version__: str = package_version()  # from pyproject.toml (see verified_indexing._version)
 
 _LAZY = {
+    "__version__": "verified_indexing._version",  # from pyproject.toml, read on first use
     "AffineExpr": "verified_indexing.expr",
     "AffineMap": "verified_indexing.affine_map",
     "CeilDiv": "verified_indexing.expr",
@@ -107,6 +105,7 @@ __getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
 
 
 if TYPE_CHECKING:
+    from verified_indexing._version import __version__
     from verified_indexing.affine_map import AffineMap
     from verified_indexing.engines import (
         Counterexample,
@@ -208,6 +207,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "__version__",
     "RULES",
     "AffineExpr",
     "Counterexample",

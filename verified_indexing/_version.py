@@ -9,7 +9,7 @@ installed in the same interpreter. Neither found: ``"0+unknown"``.
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 __all__ = ["package_version"]
 
@@ -18,6 +18,8 @@ UNKNOWN = "0+unknown"
 
 
 def _from_checkout() -> str | None:
+    from pathlib import Path
+
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     if not pyproject.is_file():
         return None
@@ -44,3 +46,10 @@ def package_version() -> str:
         return version(DIST_NAME)
     except PackageNotFoundError:
         return UNKNOWN
+
+
+def __getattr__(name: str) -> Any:
+    """``__version__``, computed on first use (``import verified_indexing`` reads no file)."""
+    if name == "__version__":
+        return package_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,6 +19,7 @@ import os
 import pkgutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from verified_indexing.engines.deadline import command_budget, prewarm
 from verified_indexing.errors import VerifiedIndexingError
@@ -64,6 +65,17 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
         )
 
 
+class _Version(argparse.Action):
+    """``--version``: the version is read only when asked for (it costs a file read)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from verified_indexing._version import package_version
+
+        print(f"verified-indexing {package_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="verified-indexing",
@@ -71,9 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from verified_indexing import __version__
-
-    parser.add_argument("--version", action="version", version=f"verified-indexing {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

@@ -43,11 +43,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from verified_indexing.errors import IslLimitExceeded
-from verified_indexing.expr import AffineExpr, _BinaryDiv
-from verified_indexing.indexing_map import IndexingMap
+
+if TYPE_CHECKING:  # imported where used: the command line imports this module before any map
+    from verified_indexing.expr import AffineExpr
+    from verified_indexing.indexing_map import IndexingMap
 
 __all__ = [
     "RISKY_DIVISOR",
@@ -128,6 +130,8 @@ def budget_exhausted() -> bool:
 
 def largest_divisor(m: IndexingMap | None, exprs: Iterable[AffineExpr] = ()) -> int:
     """The largest ``|divisor|`` in ``exprs`` and in ``m``'s results and constraints (0 if none)."""
+    from verified_indexing.expr import _BinaryDiv
+
     roots = list(exprs)
     if m is not None and m.state == "ok":
         roots += list(m.results) + [e for e, _ in m.constraints]
@@ -148,6 +152,8 @@ def risky_maps(
     dimensions, nothing is projected out) range variables alone do not count;
     with ``results=False`` the maps' results are not part of the query (only
     their domains are, as in an exact range of another expression)."""
+    from verified_indexing.expr import _BinaryDiv
+
     extra = list(exprs)
     divs = depth = biggest = 0
     range_vars = False
