@@ -6,14 +6,16 @@ SHARED ?= ../shared
 
 .PHONY: demo test lint fuzz bench clean floor-check
 
+# Quiet (-qq: errors only), so that `make demo` prints the demo's checks and little else.
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dev]'
-	touch $@
+	@echo "make: installing the project and its test tools into $(VENV) (once; a few minutes)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -qq --upgrade pip
+	@$(PY) -m pip install -qq -e '.[test,dev]'
+	@touch $@
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/verified-indexing demo --spec $(SHARED)/spec/xla-indexing-analysis.md
+	@$(VENV)/bin/verified-indexing demo --spec $(SHARED)/spec/xla-indexing-analysis.md
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check verified_indexing proofs tests benchmarks fuzz
