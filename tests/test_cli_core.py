@@ -112,11 +112,27 @@ def test_the_command_line_starts_without_the_engines() -> None:
     runs (issue: start-up cost every command, --help included)."""
     code = (
         "import sys\nfrom verified_indexing.cli import build_parser\nbuild_parser()\n"
-        "print(sorted(m for m in ('z3', 'islpy', 'numpy') if m in sys.modules))"
+        "print(sorted(m for m in ('z3', 'islpy', 'numpy', 'verified_indexing.expr', 'verified_indexing.indexing_map',"
+        " 'verified_indexing.syntax', 'verified_indexing.engines.deadline', 'dataclasses', 'inspect')"
+        " if m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_the_parser_lists_every_command_module_and_engine() -> None:
+    """``COMMAND_MODULES`` (a fixed list, so building the parser walks no package) names every public module
+    of ``verified_indexing.cli``, and ``prove-equal``'s engine choices are the engines' own list."""
+    import pkgutil
+
+    import verified_indexing.cli as cli
+    from verified_indexing.cli import prove
+    from verified_indexing.engines.verdict import ENGINES
+
+    public = sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if not m.name.startswith("_"))
+    assert list(cli.COMMAND_MODULES) == public
+    assert prove.ENGINES == ENGINES
 
 
 def test_python_dash_m_and_typed_package() -> None:

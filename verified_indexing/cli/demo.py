@@ -34,10 +34,8 @@ import argparse
 import re
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from verified_indexing.engines import Verdict
@@ -70,17 +68,16 @@ def _rhs(x: int, c0: int, c1: int) -> int:
     return x // (c0 * c1)
 
 
-@dataclass(frozen=True)
-class SpecCheck:
+class SpecCheck(NamedTuple):
     """One map block of the document: the ``ordinal``-th map block of the section titled ``section``
-    states the map of ``direction`` (``o2i``: output ``index`` to operand ``position``; ``i2o``:
-    operand ``index`` to output ``position``; ``o2i-scalar``/``i2o-scalar``: the maps between the
+    states the map of ``direction`` (``o2i``: output ``tensor`` to operand ``position``; ``i2o``:
+    operand ``tensor`` to output ``position``; ``o2i-scalar``/``i2o-scalar``: the maps between the
     root's shape and a rank-0 tensor) for every position listed."""
 
     section: str
     ordinal: int
     direction: str
-    index: int
+    tensor: int
     positions: tuple[int, ...]
 
 
@@ -143,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _data(name: str) -> str:
+    from importlib import resources
+
     return (resources.files("verified_indexing") / "demo_data" / name).read_text(encoding="utf-8")
 
 
@@ -159,8 +158,7 @@ def default_spec_paths() -> list[Path]:
 # -- 1. the document ---------------------------------------------------------------------------
 
 
-@dataclass
-class _Section:
+class _Section(NamedTuple):
     title: str
     line: int  # 1-based line of the heading
     hlo: list[tuple[int, str]]  # (line, text) of each ```c block
@@ -208,9 +206,9 @@ def _our_maps(comp: Computation, check: SpecCheck) -> list[tuple[int, IndexingMa
     if check.direction == "i2o-scalar":
         return [(0, from_scalar_map(out_dims), out_dims)]
     if check.direction == "o2i":
-        maps = output_to_input(root, comp, check.index)
+        maps = output_to_input(root, comp, check.tensor)
         return [(p, maps[p], comp.operand(root, p).shape.dims) for p in check.positions]
-    maps = input_to_output(root, comp, check.index)
+    maps = input_to_output(root, comp, check.tensor)
     shapes = root.shape.tuple_shapes or (root.shape,)
     return [(p, maps[p], shapes[p].dims) for p in check.positions]
 
@@ -406,7 +404,7 @@ def _prose_simplifier(text: str) -> bool:
 
 def _mismatch(check: SpecCheck, position: int, line: int, ours: IndexingMap, stated: IndexingMap,
               shape: tuple[int, ...], v: Verdict) -> str:
-    what = f"{check.section} {check.direction} {check.index}->{position} (line {line})"
+    what = f"{check.section} {check.direction} {check.tensor}->{position} (line {line})"
     ce = v.counterexample
     if not v.refuted or ce is None:
         return f"  [error] {what}: not decided: {v.status} {v.reason}"

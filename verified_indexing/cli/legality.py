@@ -12,7 +12,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_input, read_inputs
 from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 
@@ -281,6 +280,7 @@ def run_reverse_inline(args: argparse.Namespace) -> int:
 
 
 def run_invert(args: argparse.Namespace) -> int:
+    from verified_indexing.affine_map import AffineMap
     from verified_indexing.legality.inverse import inverse
     from verified_indexing.legality.permutation import inverse_permutation, is_permutation
     from verified_indexing.serialize import indexing_map_to_affine_map

@@ -5,18 +5,19 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._batch import add_batch
 from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
-from verified_indexing.engines.verdict import ENGINES, Verdict
 from verified_indexing.errors import ParseError, VerifiedIndexingError
-from verified_indexing.expr import AffineExpr, _Var
-from verified_indexing.indexing_map import IndexingMap
-from verified_indexing.interval import Interval
-from verified_indexing.syntax import parse_domain, parse_expr, parse_map
+
+if TYPE_CHECKING:  # the map modules load when the command runs (a fast --help)
+    from verified_indexing.engines.verdict import Verdict
+    from verified_indexing.expr import AffineExpr
+    from verified_indexing.indexing_map import IndexingMap
+
+ENGINES = ("auto", "isl", "z3", "enum", "all")
+"""The ``--engine`` choices (``verified_indexing.engines.verdict.ENGINES``; a test checks they agree)."""
 
 EXAMPLES = """examples:
   verified-indexing prove-equal -e \\
@@ -88,6 +89,10 @@ def _domain_map(text: str, exprs: list[AffineExpr], texts: list[tuple[str, str]]
 
     ``texts``: ``(text, source)`` of each expression, to position the error for a
     variable the domain does not bound."""
+    from verified_indexing.expr import _Var
+    from verified_indexing.indexing_map import IndexingMap
+    from verified_indexing.interval import Interval
+    from verified_indexing.syntax import parse_domain
     entries = parse_domain(text, source="--domain")
     bounds: dict[tuple[str, int], Interval] = {}
     constraints: list[tuple[AffineExpr, Interval]] = []
@@ -123,6 +128,8 @@ def _read_map(given: tuple[str, str], bindings: list[Any] | None = None) -> Inde
     """The map of ``arg``; XLA's full printed form is accepted: its ``runtime
     variables:`` section (each ``rtN`` bound to an instruction and a map) goes to
     ``bindings``."""
+    from verified_indexing.affine_map import AffineMap
+    from verified_indexing.syntax import parse_map
     text, source = given
     if "runtime variables" in text:
         from verified_indexing.hlo.audit import split_runtime_variables
@@ -178,6 +185,8 @@ def _exit_code(v: Verdict) -> int:
 
 def _check_vacuity(verdict: Verdict, source: IndexingMap, timeout: float) -> Verdict:
     """A proof over an empty domain holds of nothing: say so (``vacuous``)."""
+    from dataclasses import replace
+
     from verified_indexing.engines.api import is_empty
 
     if source.state != "ok" or verdict.vacuous:
@@ -191,6 +200,7 @@ def _check_vacuity(verdict: Verdict, source: IndexingMap, timeout: float) -> Ver
 
 def _is_expr(text: str) -> bool:
     """The old spelling of an expression: the text parses as one."""
+    from verified_indexing.syntax import parse_expr
     parse_expr(text.strip(), source="<argument>")
     return True
 
@@ -200,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
     from verified_indexing.engines.cache import ProofCache, default_cache
     from verified_indexing.engines.smtlib import write_smt2
     from verified_indexing.engines.subset import pointwise_equality_question
+    from verified_indexing.engines.verdict import Verdict
+    from verified_indexing.syntax import parse_expr
 
     source: IndexingMap | None = None
     relation_pair: tuple[IndexingMap, IndexingMap] | None = None
@@ -280,6 +292,7 @@ def _compare_bindings(a: list[Any], b: list[Any], engine: str, timeout: float, c
     instruction by pointwise-equal maps (a binding on one side only is an error)."""
     from verified_indexing.engines.api import answer
     from verified_indexing.engines.subset import pointwise_equality_question
+    from verified_indexing.engines.verdict import Verdict
 
     out: list[tuple[str, Verdict]] = []
     by_a, by_b = {x.index: x for x in a}, {x.index: x for x in b}

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from verified_indexing.affine_map import AffineMap
 from verified_indexing.cli._common import add_inputs, looks_like_map, print_json, read_inputs
-from verified_indexing.serialize import affine_map_to_json, indexing_map_to_affine_map, map_to_json
-from verified_indexing.syntax import format_affine_map, parse_map
 
 EXAMPLES = """examples:
   verified-indexing show -e '(d0, d1) -> (d1 + d0 * 0, d0), domain: d0 in [0, 9], d1 in [0, 19]'
@@ -31,6 +28,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verified_indexing.affine_map import AffineMap
+    from verified_indexing.serialize import affine_map_to_json, indexing_map_to_affine_map, map_to_json
+    from verified_indexing.syntax import format_affine_map, parse_map
+
     ((text, source),) = read_inputs(args, looks_like_map)
     m = parse_map(text, source)
     if args.json:

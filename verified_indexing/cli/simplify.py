@@ -7,7 +7,6 @@ import argparse
 from verified_indexing.cli._batch import add_batch
 from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
 from verified_indexing.errors import VerifiedIndexingError
-from verified_indexing.syntax import parse_indexing_map
 
 SIMPLIFY_EXAMPLES = """examples:
   verified-indexing simplify -e '(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]'
@@ -103,6 +102,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_simplify(args: argparse.Namespace) -> int:
     from verified_indexing.simplify.api import simplify_with_report
+    from verified_indexing.syntax import parse_indexing_map
 
     ((text, source),) = read_inputs(args, looks_like_map)
     m = parse_indexing_map(text, source)
