@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from verified_indexing.expr import AffineExpr, Sym, _BinaryDiv, _MinMax
+from verified_indexing.expr import AffineExpr, Const, Sum, Sym, _BinaryDiv, _MinMax
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.simplify.constraints import simplify_domain
 from verified_indexing.simplify.cost import cost, map_cost
@@ -390,6 +390,9 @@ def _simplify_once(
     if use_exact and cand.state == "ok" and cand.num_range_vars:
         cand, more = _drop_existential_vars(cand, timeout, cache)
         report.steps += more
+    if use_exact and cand.state == "ok" and cand.num_range_vars:
+        cand, more = _solve_range_vars(cand, timeout, cache, rules)
+        report.steps += more
     if rescale_range_vars and cand.state == "ok" and cand.num_range_vars:
         cand, more = _rescale_range_vars(cand, timeout, cache, rules)
         report.steps += more
@@ -496,6 +499,81 @@ def _rescale_range_vars(
                 name = m.var_name("s", i)
                 steps.append(Step("rescale_range_var", "map", f"{name} mod {c} in [{r}, {r}]",
                                   f"{name} -> {name} * {c}{f' + {r}' if r else ''}, {name} in [{lo_t}, {hi_t}]", v))
+                m = alt
+                progress = True
+                break
+    return m, steps
+
+
+def _determined_by_mod(m: IndexingMap, i: int) -> tuple[int | None, bool, AffineExpr] | None:
+    """A range variable with one value is that value. A constraint ``(rest + k*s) mod c in [r, r]``
+    (``k`` = +-1, ``c > 0``, ``rest`` free of ``s``) on range variable ``s = s_i``
+    whose range holds at most ``c`` values fixes ``s``:
+    ``s = lo + ((k*(r - rest) - lo) mod c)``, the one value of ``[lo, lo + c - 1]`` congruent
+    to ``k*(r - rest)``. Returns (the constraint's index or ``None``, whether the variable's
+    bounds must be kept as a constraint on the value (fewer than ``c`` values), the value)."""
+    from verified_indexing.expr import Mod
+
+    b = m.range_vars[i].bounds
+    if b.lo == b.hi:
+        return None, False, Const(b.lo)
+    for idx, (e, iv) in enumerate(m.constraints):
+        if not (isinstance(e, Mod) and e.divisor > 0 and iv.lo == iv.hi and 0 <= iv.lo < e.divisor):
+            continue
+        c = e.divisor
+        if b.hi - b.lo + 1 > c:
+            continue
+        lhs = e.lhs if isinstance(e.lhs, Sum) else Sum(((e.lhs, 1),), 0)
+        k = [coef for t, coef in lhs.terms if t == Sym(i)]
+        if len(k) != 1 or k[0] not in (1, -1):
+            continue
+        rest = lhs - Sym(i) * k[0]
+        if rest.uses("s", i):
+            continue
+        return idx, b.hi - b.lo + 1 < c, ((Const(iv.lo) - rest) * k[0] - b.lo).mod(c) + b.lo
+    return None
+
+
+def _solve_range_vars(
+    m: IndexingMap, timeout: float, cache: Any, rules: Sequence[Rule]
+) -> tuple[IndexingMap, list[Step]]:
+    """Eliminate each range variable fixed by a ``mod`` constraint (:func:`_determined_by_mod`):
+    substitute its value, drop the constraint (keeping the variable's bounds as a constraint when
+    its range has fewer than ``c`` values), simplify, and keep the result only when isl proves it
+    the same relation as ``m`` (range variables existential) and it is no costlier."""
+    from verified_indexing.engines import prove_equal
+    from verified_indexing.interval import Interval
+
+    steps: list[Step] = []
+    progress = True
+    while progress and m.state == "ok":
+        progress = False
+        for i in range(m.num_range_vars):
+            found = _determined_by_mod(m, i)
+            if found is None:
+                continue
+            idx, keep_bounds, value = found
+            b = m.range_vars[i].bounds
+            sub: list[AffineExpr] = [Sym(j) for j in range(m.num_range_vars)]
+            sub[i] = value
+            constraints = [(x.substitute(syms=sub), xv) for k, (x, xv) in enumerate(m.constraints) if k != idx]
+            if keep_bounds:
+                constraints.append((value, Interval(b.lo, b.hi)))
+            alt = IndexingMap(m.dims, [x.substitute(syms=sub) for x in m.results], m.range_vars, m.rt_vars,
+                              constraints).remove_unused_symbols()
+            alt = simplify_with_report(alt, timeout=timeout, cache=cache, rules=rules, isl_candidate=False).map
+            if alt.state != "ok" or map_cost(alt) > map_cost(m) or alt.num_range_vars >= m.num_range_vars:
+                continue
+            try:
+                v = prove_equal(m, alt, timeout=timeout, cache=cache)
+            except Exception:  # an engine fault is never a proof
+                continue
+            if v.proved:
+                name = m.var_name("s", i)
+                why = (f"{name} in [{b.lo}, {b.hi}]" if idx is None else
+                       f"{format_expr(m.constraints[idx][0], m.var_name)} in [{m.constraints[idx][1].lo}, "
+                       f"{m.constraints[idx][1].hi}]")
+                steps.append(Step("solve_range_var", "map", why, f"{name} = {format_expr(value, m.var_name)}", v))
                 m = alt
                 progress = True
                 break

@@ -35,7 +35,8 @@ __all__ = ["RESULT_FORMAT", "RELATION_STEPS", "result_question", "rules_fingerpr
 RESULT_FORMAT = "simplify-result-1"
 """Bump whenever what a stored whole result means changes."""
 
-RELATION_STEPS = frozenset({"remove_unused_symbols", "drop_existential_var", "rescale_range_var"})
+RELATION_STEPS = frozenset({"remove_unused_symbols", "drop_existential_var", "rescale_range_var",
+                             "solve_range_var"})
 """Steps proven as relations (range variables existential) rather than point by point."""
 
 
