@@ -452,6 +452,26 @@ def _drop_existential_vars(m: IndexingMap, timeout: float, cache: Any) -> tuple[
     return m, steps
 
 
+def _proven_relation_step(
+    m: IndexingMap, alt: IndexingMap, timeout: float, cache: Any, rules: Sequence[Rule], *,
+    fewer_range_vars: bool = False,
+) -> tuple[IndexingMap, Any] | None:
+    """``alt`` simplified, with the verdict proving it the same relation as ``m`` (range variables
+    existential), when it is no costlier (and, if asked, has fewer range variables); else ``None``."""
+    from verified_indexing.engines import prove_equal
+
+    alt = simplify_with_report(alt, timeout=timeout, cache=cache, rules=rules, isl_candidate=False).map
+    if alt.state != "ok" or map_cost(alt) > map_cost(m):
+        return None
+    if fewer_range_vars and alt.num_range_vars >= m.num_range_vars:
+        return None
+    try:
+        v = prove_equal(m, alt, timeout=timeout, cache=cache)
+    except Exception:  # an engine fault is never a proof
+        return None
+    return (alt, v) if v.proved else None
+
+
 def _rescale_range_vars(
     m: IndexingMap, timeout: float, cache: Any, rules: Sequence[Rule]
 ) -> tuple[IndexingMap, list[Step]]:
@@ -459,7 +479,6 @@ def _rescale_range_vars(
     substitute ``s = c*t + r`` with ``t`` over ``[ceil((lo - r)/c), floor((hi - r)/c)]``,
     drop the constraint, simplify, and keep the result only when isl proves it the
     same relation as ``m`` and it is no costlier."""
-    from verified_indexing.engines import prove_equal
     from verified_indexing.expr import Mod, ceil_div, floor_div
     from verified_indexing.interval import Interval
 
@@ -488,14 +507,9 @@ def _rescale_range_vars(
                 m.rt_vars,
                 [(x.substitute(syms=sub), xv) for k, (x, xv) in enumerate(m.constraints) if k != idx],
             )
-            alt = simplify_with_report(alt, timeout=timeout, cache=cache, rules=rules, isl_candidate=False).map
-            if map_cost(alt) > map_cost(m):
-                continue
-            try:
-                v = prove_equal(m, alt, timeout=timeout, cache=cache)
-            except Exception:  # an engine fault is never a proof
-                continue
-            if v.proved:
+            found = _proven_relation_step(m, alt, timeout, cache, rules)
+            if found is not None:
+                alt, v = found
                 name = m.var_name("s", i)
                 steps.append(Step("rescale_range_var", "map", f"{name} mod {c} in [{r}, {r}]",
                                   f"{name} -> {name} * {c}{f' + {r}' if r else ''}, {name} in [{lo_t}, {hi_t}]", v))
@@ -541,7 +555,6 @@ def _solve_range_vars(
     substitute its value, drop the constraint (keeping the variable's bounds as a constraint when
     its range has fewer than ``c`` values), simplify, and keep the result only when isl proves it
     the same relation as ``m`` (range variables existential) and it is no costlier."""
-    from verified_indexing.engines import prove_equal
     from verified_indexing.interval import Interval
 
     steps: list[Step] = []
@@ -561,14 +574,9 @@ def _solve_range_vars(
                 constraints.append((value, Interval(b.lo, b.hi)))
             alt = IndexingMap(m.dims, [x.substitute(syms=sub) for x in m.results], m.range_vars, m.rt_vars,
                               constraints).remove_unused_symbols()
-            alt = simplify_with_report(alt, timeout=timeout, cache=cache, rules=rules, isl_candidate=False).map
-            if alt.state != "ok" or map_cost(alt) > map_cost(m) or alt.num_range_vars >= m.num_range_vars:
-                continue
-            try:
-                v = prove_equal(m, alt, timeout=timeout, cache=cache)
-            except Exception:  # an engine fault is never a proof
-                continue
-            if v.proved:
+            found_alt = _proven_relation_step(m, alt, timeout, cache, rules, fewer_range_vars=True)
+            if found_alt is not None:
+                alt, v = found_alt
                 name = m.var_name("s", i)
                 why = (f"{name} in [{b.lo}, {b.hi}]" if idx is None else
                        f"{format_expr(m.constraints[idx][0], m.var_name)} in [{m.constraints[idx][1].lo}, "
