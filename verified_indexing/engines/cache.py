@@ -209,6 +209,8 @@ class ProofCache:
             if checksum != self._checksum(key, payload):
                 raise ValueError("checksum mismatch")
             data = json.loads(payload)
+            if data.get("question") != question:
+                raise ValueError("the row records another question (or none)")
             verdict = Verdict.from_json(data["verdict"])
             if verdict.status not in ("proved", "refuted"):
                 raise ValueError("unexpected cached verdict")
@@ -237,7 +239,8 @@ class ProofCache:
         if conn is None:
             return
         key = self.key_of(question)
-        payload = json.dumps({"verdict": verdict.to_json(), "evidence": evidence, "replay": replay}, sort_keys=True)
+        payload = json.dumps({"question": question, "verdict": verdict.to_json(), "evidence": evidence,
+                              "replay": replay}, sort_keys=True)
         try:
             self._retry(
                 lambda: conn.execute(
@@ -279,6 +282,10 @@ class ProofCache:
                 data = json.loads(payload)
                 if not isinstance(data, dict) or not isinstance(data.get("result"), dict):
                     raise ValueError("not a whole-result row")
+                if data.get("question") != question:
+                    raise ValueError("the row records another question (or none)")
+                if data["result"].get("map") != (data.get("replay") or {}).get("output"):
+                    raise ValueError("the served map is not the one the row's proof is about")
                 if data.get("verdict", {}).get("status") != "proved":
                     raise ValueError("unexpected cached verdict")
             except (ValueError, TypeError, AttributeError):
@@ -300,8 +307,8 @@ class ProofCache:
             if conn is None:
                 return
             key = self.key_of(question)
-            payload = json.dumps({"verdict": verdict.to_json(), "evidence": None, "replay": replay, "result": result},
-                                 sort_keys=True)
+            payload = json.dumps({"question": question, "verdict": verdict.to_json(), "evidence": None,
+                                  "replay": replay, "result": result}, sort_keys=True)
             try:
                 self._retry(
                     lambda: conn.execute(

@@ -6,8 +6,11 @@ and a checksum guards the row against corruption. :func:`verify_cache` does not
 trust: it rebuilds each sampled ``proved`` question from its stored text (only
 the registered question builders are called), asks the same engine again without
 the cache, and removes the row when the answer is no longer ``proved``-compatible
-(``refuted`` or ``error``). A row that cannot be rebuilt, or whose re-proof is
-``unknown``, is reported and kept. A whole simplification result (see
+(``refuted`` or ``error``). A row that does not record the question of its key
+(moved, or written by older code), whose replay rebuilds another question, or
+(a whole result) whose served map is not the map re-proven, is a mismatch and
+removed too. A row that cannot be rebuilt, or whose re-proof is ``unknown``, is
+reported and kept. A whole simplification result (see
 :mod:`verified_indexing.simplify.result_cache`) is re-proven by asking the engines whether
 its stored input and output are equal (point by point, or as relations when a step
 removed range variables).
@@ -55,16 +58,33 @@ def verify_cache(
     if sample is not None and sample < len(rows):
         rows = random.Random(seed).sample(rows, sample)
     out: list[CacheCheck] = []
+
+    def mismatch(key: str, text: str, detail: str) -> None:
+        if remove:
+            cache.delete_key(key)
+        out.append(CacheCheck(key, text, "mismatch", detail))
+
     for key, payload in rows:
-        text = str(payload["verdict"].get("question", ""))
+        text = payload.get("question")
+        if not isinstance(text, str) or cache.key_of(text) != key:
+            # served to whoever asks the key's question: a row that does not record that question is wrong
+            mismatch(key, str(text or payload["verdict"].get("question", "")),
+                     "the row does not record the question of its key" if isinstance(text, str)
+                     else "the row records no question (written by older code)")
+            continue
         replay = payload.get("replay")
         if not isinstance(replay, dict):
             out.append(CacheCheck(key, text, "skipped", "no replay information in the row"))
             continue
         if replay.get("kind") == "simplify-result":
-            # a whole simplification result: input and stored output proven equal again
+            # a whole simplification result: what is served (the stored map) must be what is re-proven
             from verified_indexing.simplify.result_cache import reprove_result
 
+            result = payload.get("result")
+            served = result.get("map") if isinstance(result, dict) else None
+            if served != replay.get("output") or not text.endswith(f"\n{replay.get('input')}"):
+                mismatch(key, text, "the served map or the input differs from the re-provable replay")
+                continue
             try:
                 v = reprove_result(replay, timeout)
             except (VerifiedIndexingError, ValueError, TypeError, KeyError) as exc:
@@ -76,17 +96,16 @@ def verify_cache(
             except (VerifiedIndexingError, ValueError, TypeError, KeyError) as exc:
                 out.append(CacheCheck(key, text, "skipped", f"cannot rebuild the question: {exc}"))
                 continue
-            if q.text != text:
-                out.append(CacheCheck(key, text, "skipped", "the rebuilt question differs from the stored one"))
+            engine = str(replay.get("engine", "auto"))
+            if f"{engine}\n{q.text}" != text:
+                mismatch(key, text, "the question rebuilt from the replay is not the row's question")
                 continue
-            v = answer(q, str(replay.get("engine", "auto")), timeout, cache=None)
+            v = answer(q, engine, timeout, cache=None)
         if v.proved:
             out.append(CacheCheck(key, text, "confirmed", f"proved again by {v.engine}"))
         elif v.unknown:
             out.append(CacheCheck(key, text, "unconfirmed", f"{v.engine}: {v.reason}"))
         else:
-            if remove:
-                cache.delete_key(key)
             why = v.reason or (v.counterexample.note if v.counterexample is not None else "")
-            out.append(CacheCheck(key, text, "mismatch", f"now {v.status} by {v.engine}: {why}"))
+            mismatch(key, text, f"now {v.status} by {v.engine}: {why}")
     return out
