@@ -508,3 +508,32 @@ def test_every_json_command_has_a_schema_and_a_validated_example() -> None:
     with_json = {name for name, p in sub.choices.items() if "--json" in p._option_string_actions}
     assert with_json == set(schema()["$defs"]["command"])
     assert with_json == {argv[0] for argv in JSON_COMMANDS}
+
+
+def test_batch_lines_end_at_newlines_only(tmp_path: Path) -> None:
+    """A JSON string may hold U+2028/U+2029/U+0085 (str.splitlines() would cut the line there): one record
+    per physical line, CRLF accepted."""
+    batch = tmp_path / "odd.jsonl"
+    lines = [json.dumps({"map": "(d0) -> (d0),\u2028 domain: d0 in [0, 3]"}, ensure_ascii=False),
+             json.dumps({"map": M, "note\u2029": 1}, ensure_ascii=False), json.dumps({"map": M})]
+    batch.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    code, out, _ = run("simplify", "--batch", str(batch), "--jobs", "1", "--no-timing")
+    recs = _records(out)
+    assert [r["line"] for r in recs] == [1, 2, 3]
+    assert [r["exit_code"] for r in recs] == [0, 3, 0] and code == 3  # U+2028 is white space in a map
+    assert recs[0]["result"]["map"]["text"] == "(d0) -> (d0), domain: d0 in [0, 3]"
+    assert "unknown field" in recs[1]["error"]["message"]
+    assert recs[2]["result"]["map"]["text"] == IDENTITY
+
+
+def test_batch_values_that_start_with_a_dash_stay_values(tmp_path: Path) -> None:
+    """Each field is passed as ``--flag=VALUE``: an expression or a domain starting with '-' is not an option.
+    Oracle: the refuted pair's counterexample, evaluated with plain integers."""
+    batch = tmp_path / "neg.jsonl"
+    batch.write_text(json.dumps({"a": "-d0 + d0 * 2", "b": "d0", "domain": "d0 in [-4, 4]"}) + "\n"
+                     + json.dumps({"a": "-d0", "b": "d0", "domain": "d0 in [-4, 4]"}) + "\n")
+    code, out, _ = run("prove-equal", "--batch", str(batch), "--jobs", "1", "--no-timing", "--timeout", "5")
+    recs = _records(out)
+    assert [r["exit_code"] for r in recs] == [0, 1] and code == 1, out
+    d0 = recs[1]["result"]["counterexample"]["values"]["d0"]
+    assert -d0 != d0

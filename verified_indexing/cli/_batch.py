@@ -134,15 +134,21 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
         value = getattr(args, action.dest, None)
         if value is None or value == action.default:
             continue
-        flag = action.option_strings[-1]
+        flag = next((o for o in action.option_strings if o.startswith("--")), action.option_strings[-1])
         if isinstance(action, argparse._StoreTrueAction):
             argv.append(flag)
         elif isinstance(action, argparse._AppendAction):
             for v in value:
-                argv += [flag, str(v)]
+                argv += _option(flag, v)
         else:
-            argv += [flag, str(value)]
+            argv += _option(flag, value)
     return argv
+
+
+def _option(flag: str, value: Any) -> list[str]:
+    """``--flag=VALUE`` (``-fVALUE`` for a short-only option): one argument, so a value that
+    starts with ``-`` is not read as an option."""
+    return [f"{flag}={value}" if flag.startswith("--") else f"{flag}{value}"]
 
 
 def _text(value: Any, name: str) -> str:
@@ -176,16 +182,16 @@ def question_argv(command: str, question: Any, options: list[str], where: str = 
             if not isinstance(lemmas, list):
                 raise VerifiedIndexingError("field 'lemmas': expected a list of strings")
             for x in lemmas:
-                argv += ["--lemma", _text(x, "lemmas")]
+                argv += _option("--lemma", _text(x, "lemmas"))
         else:
-            argv += [f"--{k}", _text(question[k], k)]
+            argv += _option(f"--{k}", _text(question[k], k))
     argv += ["--json"]
     if command == "check-rule":
         return [*argv, "--", _text(question["rule"], "rule")]
     for k in required:
-        argv += ["-e", _text(question[k], k)]
+        argv += _option("--expr", _text(question[k], k))
         if where:
-            argv += ["--expr-source", f"{k} ({where})"]
+            argv += _option("--expr-source", f"{k} ({where})")
     return argv
 
 
@@ -201,7 +207,8 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
     tasks: list[tuple[list[str], str]] = []
     expected = versions()
     slots: list[tuple[int, dict[str, Any] | int]] = []  # (line, a ready record or the task's index)
-    for number, line in enumerate(text.splitlines(), 1):
+    # lines end at "\n" only: JSON strings may hold U+2028 and other characters str.splitlines() splits at
+    for number, line in enumerate((ln.removesuffix("\r") for ln in text.split("\n")), 1):
         if not line.strip():
             continue
         try:
