@@ -64,10 +64,18 @@ def run_ordered(
     jobs: int | None = None,
     backend: str = "process",
     what: str = "",
+    on_crash: Callable[[T, BaseException], R] | None = None,
 ) -> Iterator[R]:
     """``fn(item)`` for each item, yielded in the order of ``items`` as soon as each
     one (and every one before it) is done. ``jobs``: workers (default
-    :func:`default_jobs`). ``what``: label of the progress bar (none if empty)."""
+    :func:`default_jobs`). ``what``: label of the progress bar (none if empty).
+
+    ``on_crash``: on the process pool, a worker process that dies (a crash in a native
+    library, the kernel's out-of-memory kill) breaks the pool; the item it was answering
+    is found by running the earliest unfinished item alone in a fresh process, its answer
+    is ``on_crash(item, error)`` when it dies again, and the other items still run (on a
+    fresh pool). Without ``on_crash`` the error propagates. Items run in this process
+    (``jobs=1``) and Ray tasks are not covered."""
     n = default_jobs() if jobs is None else jobs
     if n < 1:
         raise VerifiedIndexingError(f"--jobs must be at least 1, got {n}")
@@ -78,14 +86,43 @@ def run_ordered(
     elif n == 1 or len(items) <= 1:
         results = (fn(x) for x in items)
     else:
-        results = _processes(fn, items, n)
+        results = _processes(fn, items, n, on_crash)
     return progress(results, len(items), what) if what else results
 
 
-def _processes(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
+def _processes(
+    fn: Callable[[T], R], items: Sequence[T], jobs: int, on_crash: Callable[[T, BaseException], R] | None
+) -> Iterator[R]:
+    from concurrent.futures.process import BrokenProcessPool
+
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
-        yield from pool.map(fn, items, chunksize=1)
+    start = 0
+    while start < len(items):
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(items) - start), mp_context=context)
+        broken = False
+        try:
+            futures = [pool.submit(fn, x) for x in items[start:]]
+            for future in futures:
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    if on_crash is None:
+                        raise
+                    broken = True
+                    break
+                start += 1
+                yield result
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if broken:  # which item killed its worker: the earliest unfinished one, alone
+            with ProcessPoolExecutor(max_workers=1, mp_context=context) as solo:
+                try:
+                    result = solo.submit(fn, items[start]).result()
+                except BrokenProcessPool as exc:
+                    assert on_crash is not None
+                    result = on_crash(items[start], exc)
+            start += 1
+            yield result
 
 
 def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:

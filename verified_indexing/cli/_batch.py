@@ -124,6 +124,14 @@ def answer_argv(task: tuple[list[str], str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+def worker_died(task: tuple[list[str], str], exc: BaseException) -> tuple[int, str]:
+    """The answer to a question whose worker process died (see ``run_ordered``'s ``on_crash``):
+    an internal error (exit 4) for that line; the other lines are still answered."""
+    argv, _ = task
+    message = f"internal error: the worker process answering this question died ({type(exc).__name__}: {exc})"
+    return 4, json.dumps({"schema": SCHEMA_ID, "command": argv[0], "error": error_json("internal", message)})
+
+
 def _forwarded(args: argparse.Namespace) -> list[str]:
     """The options of the batch command line, as arguments for each question."""
     parser: argparse.ArgumentParser = args.batch_parser
@@ -226,7 +234,8 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
             continue
         slots.append((number, len(tasks)))
         tasks.append((argv, expected))
-    answers = run_ordered(answer_argv, tasks, jobs=args.jobs, backend=args.backend, what=command)
+    answers = run_ordered(answer_argv, tasks, jobs=args.jobs, backend=args.backend, what=command,
+                          on_crash=worker_died)
     codes: list[int] = []
     for number, slot in slots:
         if isinstance(slot, dict):
