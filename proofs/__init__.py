@@ -84,8 +84,11 @@ def format_table(results: Sequence[RuleResult], *, times: bool = True) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Prove the catalogue and print the table; 0 when every rule is proved or
-    has passing evidence, 1 otherwise."""
-    results = prove_all()
-    print(format_table(results))
-    return 0 if table_ok(results) else 1
+    """``python -m verified_indexing.proofs [OPTIONS]``: the same as ``verified-indexing prove-rules
+    [OPTIONS]`` (its options, ``--help`` and exit codes: 0 when every rule is proved or has passing
+    evidence, 1 otherwise, 3 for a bad command line)."""
+    import sys
+
+    from verified_indexing.cli import main as cli_main
+
+    return cli_main(["prove-rules", *(sys.argv[1:] if argv is None else argv)])

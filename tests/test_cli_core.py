@@ -145,3 +145,13 @@ def test_python_dash_m_and_typed_package() -> None:
     import verified_indexing
 
     assert (Path(verified_indexing.__file__).parent / "py.typed").is_file()  # users' mypy reads our types
+
+
+def test_python_dash_m_proofs_reads_its_arguments() -> None:
+    """``python -m verified_indexing.proofs`` is ``prove-rules``: --help prints the usage without proving, a bad
+    option is exit 3 with a message (not ignored)."""
+    run = [sys.executable, "-m", "verified_indexing.proofs"]
+    helped = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and "prove-rules" in helped.stdout and "rules:" not in helped.stdout
+    bad = subprocess.run([*run, "--bogus"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 3 and "--bogus" in bad.stderr and "Traceback" not in bad.stderr
