@@ -184,8 +184,8 @@ def test_unsupported_and_over_approximated_ops_are_marked(tmp_path: Path) -> Non
     text = graph_mod.to_dot(module, results)
     classes = _check_graph(module, results, text)
     nodes, edges = _read(text)
-    assert _unquote(nodes["y::s"].get("class")) == "unsupported" and _unquote(nodes["y::s"].get("shape")) == "octagon"
-    assert _unquote(nodes["x::pd"].get("class")) == "over-approximation"
+    assert _unquote(nodes["y/s"].get("class")) == "unsupported" and _unquote(nodes["y/s"].get("shape")) == "octagon"
+    assert _unquote(nodes["x/pd"].get("class")) == "over-approximation"
     assert classes["unsupported"] == 1 and classes["over-approximation"] == 1
     # The parameter hidden by the custom-call gets a red 'unknown' edge, the padding value an orange dashed map.
     unknown = [e for e in edges if e.get("label") and _unquote(e.get("label")) == "unknown"]
@@ -231,3 +231,29 @@ def test_svg_with_graphviz(tmp_path: Path) -> None:
 def test_dot_refuses_single_instruction_views() -> None:
     code, _, err = _cli("analyze", str(SOFTMAX), "--dot", "-", "--instruction", "x")
     assert code == 3 and "--dot/--svg draw fusions" in err
+
+
+COLLIDING = """HloModule colliding
+
+fused {
+  p = f32[4,8] parameter(0)
+  ROOT t = f32[8,4] transpose(p), dimensions={1,0}
+}
+
+ENTRY f {
+  p = f32[4,8] parameter(0)
+  ROOT f = f32[8,4] fusion(p), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_names_shared_by_a_computation_and_a_fusion_give_distinct_nodes() -> None:
+    """HLO computations and instructions have separate name spaces: the entry computation ``f`` holds the
+    fusion instruction ``f``, and both it and the fused computation have a ``p``; every instruction still
+    gets its own node."""
+    module = parse_module(COLLIDING, "colliding.hlo")
+    results = analyze_module(module)
+    text = graph_mod.to_dot(module, results)
+    _check_graph(module, results, text)
+    nodes, _ = _read(text)
+    assert {"f::p", "f::f", "f/p", "f/t"} <= set(nodes)

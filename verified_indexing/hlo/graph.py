@@ -55,7 +55,14 @@ def _attrs(**attrs: str) -> str:
 
 
 def _node_id(comp: str, inst: str) -> str:
+    """The id of an instruction of a drawn computation."""
     return f"{comp}::{inst}"
+
+
+def _fused_id(fusion: str, inst: str) -> str:
+    """The id of an instruction inside the cluster of fusion instruction ``fusion``: ``/`` is in no HLO
+    name, so it never equals a computation's :func:`_node_id` (a computation may share a fusion's name)."""
+    return f"{fusion}/{inst}"
 
 
 def _map_edge(a: AccessMap, tooltip: str) -> dict[str, str]:
@@ -127,7 +134,7 @@ def to_dot(module: Module, results: Sequence[ComputationIndexing]) -> str:
     legend = "\\l".join(_q(x)[1:-1] for x in (f"verified-indexing analyze: {module.name}", *LEGEND)) + "\\l"
     lines.append(f'  graph [rankdir="TB", labelloc="b", labeljust="l", fontname="Helvetica", label="{legend}"];')
 
-    def node(comp: Computation, inst: Instruction, indent: str, fusion_node: bool = False, prefix: str = "") -> None:
+    def node(comp: Computation, inst: Instruction, indent: str, fusion_node: bool = False, fusion: str = "") -> None:
         attrs = {"label": f"{inst.name}\n{inst.opcode} {inst.shape}", "shape": "box" if fusion_node else "ellipse",
                  "fontname": "Helvetica", "class_": inst.opcode}
         mark = marks.get((comp.name, inst.name))
@@ -139,7 +146,8 @@ def to_dot(module: Module, results: Sequence[ComputationIndexing]) -> str:
                          class_="over-approximation", tooltip=mark[1])
         elif fusion_node:
             attrs.update(style="filled", fillcolor="#e8eef8")
-        lines.append(f"{indent}{_q(_node_id(prefix or comp.name, inst.name))} {_attrs(**attrs)};")
+        ident = _fused_id(fusion, inst.name) if fusion else _node_id(comp.name, inst.name)
+        lines.append(f"{indent}{_q(ident)} {_attrs(**attrs)};")
 
     def edge(src: str, dst: str, attrs: dict[str, str], indent: str = "  ") -> None:
         lines.append(f"{indent}{_q(src)} -> {_q(dst)} {_attrs(**attrs)};")
@@ -152,15 +160,15 @@ def to_dot(module: Module, results: Sequence[ComputationIndexing]) -> str:
         lines.append(f"  subgraph {_q('cluster_' + fusion)} {{")
         lines.append(f"    graph {_attrs(label=f'{fusion} ({comp.name})', style='rounded', color='gray50')};")
         for inst in comp.instructions:  # ids prefixed by the fusion: two fusions may call one computation
-            node(comp, inst, "    ", prefix=fusion)
+            node(comp, inst, "    ", fusion=fusion)
         for inst in comp.instructions:
             for operand in dict.fromkeys(inst.operands):
-                edge(_node_id(fusion, operand), _node_id(fusion, inst.name), flow, "    ")
+                edge(_fused_id(fusion, operand), _fused_id(fusion, inst.name), flow, "    ")
         lines.append("  }")
         host, _ = fusion_insts[fusion]
         calls = {"style": "dashed", "color": "gray50", "arrowhead": "none", "class_": "calls",
                  "tooltip": f"{fusion} calls {comp.name}"}
-        edge(_node_id(fusion, comp.root.name), _node_id(host.name, fusion), calls)
+        edge(_fused_id(fusion, comp.root.name), _node_id(host.name, fusion), calls)
     for comp in hosts:
         for inst in comp.instructions:
             dst = _node_id(comp.name, inst.name)
