@@ -147,6 +147,9 @@ def test_affine_map_compose_matches_mlir_order() -> None:
         ("(d0)[s0] -> (d0 floordiv s0), domain: d0 in [0, 3], s0 in [1, 2]", 1, 17, "constant"),
         ("(d0) -> (d0)", 1, 2, "has no bounds"),
         ("(d0) -> (d0), domain: d0 in [0, 3] @", 1, 36, "unexpected character"),
+        # a text that stops early: the end of input is right after its last token, not on the line after it
+        ("(d0) -> (d0 +\n\n", 1, 14, "found end of input"),
+        ("(d0) -> (d0),\ndomain:\nd0 in [0, \n", 3, 10, "found end of input"),
     ],
 )
 def test_parse_errors_have_position_and_caret(text: str, line: int, column: int, fragment: str) -> None:

@@ -72,7 +72,9 @@ def tokenize(text: str, source: str = "<input>", start: int = 0, stop: int | Non
         if kind != "ws":
             out.append(Token("punct" if kind == "arrow" else kind, m.group(), pos))
         pos = m.end()
-    out.append(Token("eof", "", stop))
+    # the end of input is placed right after the last token (not after trailing white space or a final
+    # newline), so "found end of input" points at the line the text ends on
+    out.append(Token("eof", "", out[-1].end if out else start))
     return out
 
 
