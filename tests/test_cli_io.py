@@ -537,3 +537,10 @@ def test_batch_values_that_start_with_a_dash_stay_values(tmp_path: Path) -> None
     assert [r["exit_code"] for r in recs] == [0, 1] and code == 1, out
     d0 = recs[1]["result"]["counterexample"]["values"]["d0"]
     assert -d0 != d0
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "two", "1.5"])
+def test_jobs_must_be_a_positive_count(value: str) -> None:
+    for argv in (["analyze", "examples/jax_hlo/softmax.post.hlo"], ["simplify", "--batch", "examples/batch/simplify.jsonl"]):
+        code, _, err = run(*argv, "--jobs", value)
+        assert code == 3 and f"--jobs: expected a positive number of worker processes, got '{value}'" in err

@@ -27,9 +27,9 @@ from typing import Any
 from verified_indexing.cli._common import (
     OUTPUT,
     SCHEMA_ID,
-    count,
     error_json,
     input_args,
+    jobs,
     json_line,
     read_input,
     split_chunks,
@@ -61,7 +61,7 @@ def add_batch(p: argparse.ArgumentParser) -> None:
         help="answer every question of a JSONL file (one JSON object a line; - for standard input) and print "
         "one JSON record a line, in order (see docs/cli.md, 'Batch')",
     )
-    p.add_argument("--jobs", metavar="N", type=count, help="with --batch: worker processes (default: the cores)")
+    p.add_argument("--jobs", metavar="N", type=jobs, help="with --batch: worker processes (default: the cores)")
     p.add_argument(
         "--backend",
         choices=("process", "ray"),

@@ -109,6 +109,17 @@ def count(text: str) -> int:
     return value
 
 
+def jobs(text: str) -> int:
+    """argparse type of ``--jobs``: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of worker processes, got {text!r}")
+    return value
+
+
 def add_timeout(p: argparse.ArgumentParser, default: float = 10.0) -> None:
     """The ``--timeout`` option: the wall-clock budget of the whole command."""
     p.add_argument(

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from verified_indexing.cli._common import add_inputs, add_timeout, count, input_args, print_json, read_hlo_inputs
+from verified_indexing.cli._common import add_inputs, add_timeout, count, input_args, jobs, print_json, read_hlo_inputs
 from verified_indexing.errors import VerifiedIndexingError
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--jobs",
         metavar="N",
-        type=count,
+        type=jobs,
         help=f"analyze the modules of a dump directory or split file on N worker processes (default: the cores "
         f"when there are {POOL_FROM} or more modules, else 1); the output is the same, in input order",
     )
