@@ -544,3 +544,21 @@ def test_jobs_must_be_a_positive_count(value: str) -> None:
     for argv in (["analyze", "examples/jax_hlo/softmax.post.hlo"], ["simplify", "--batch", "examples/batch/simplify.jsonl"]):
         code, _, err = run(*argv, "--jobs", value)
         assert code == 3 and f"--jobs: expected a positive number of worker processes, got '{value}'" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["simplify", "--timeout=--", "-e", M], ["prove-equal", "--domain=--", "-e", "d0", "-e", "d0"],
+    ["analyze", "--jobs=--", "examples/jax_hlo/softmax.post.hlo"], ["check-rule", "--where=--", "x -> x"],
+    ["check-rule", "--lemma=--", "x -> x"]])
+def test_an_option_whose_value_is_two_dashes_is_checked_like_any_value(argv: list[str]) -> None:
+    """Python 3.11's argparse stores [] for `--opt=--` (found by the fuzz campaign: `simplify -o--` raised a
+    TypeError); the value is the text '--', checked by the option's type: bad input, exit 3."""
+    code, _, err = run(*argv)
+    assert code == 3 and "Traceback" not in err and "--" in err
+
+
+def test_output_file_named_two_dashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("simplify", "-o--", "-e", M)
+    assert code == 0 and out == ""
+    assert (tmp_path / "--").read_text().startswith("(d0, d1) -> (d0, d1)")
