@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 import itertools
 import json
+from pathlib import Path
 
 import hlo_oracle
 import islpy as isl
@@ -343,3 +344,20 @@ def test_slow_count_is_bounded_by_the_command_budget() -> None:
     small = isl.Set("{[i]: 0 <= i < 10 and i mod 3 = 0}")
     with command_budget(5.0):
         assert count_points(small) == (4, "isl-count")  # counted in the worker, same answer
+
+
+def test_coalescing_of_every_fusion_is_each_fusions_own(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --computation every fusion is checked: the results are those of each named run, in order."""
+    path = "examples/jax_hlo/softmax.post.hlo"
+    module = load_hlo(Path(path).read_text(), path)
+    names = list(dict.fromkeys(c.name for _, c in module.fusions()))
+    assert len(names) >= 3
+    every = coalescing(module)
+    one_by_one = [r for n in names for r in coalescing(module, computation=n)]
+    assert [r.to_json() for r in every] == [r.to_json() for r in one_by_one]
+    assert [r.computation for r in every] == [r.computation for r in one_by_one] and set(names) == {
+        r.computation for r in every}
+    code = main(["coalescing", path])
+    out = capsys.readouterr().out
+    assert code == (1 if any(r.status == "not coalesced" for r in every) else 0)
+    assert [ln.split()[1][:-1] for ln in out.splitlines() if ln.startswith("computation ")] == names

@@ -100,7 +100,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_inputs(c, ["FILE"], "HLO text: a file, a dump directory holding one module, or - for standard input "
                "(inline: -e TEXT)", dirs=True)
-    c.add_argument("--computation", metavar="NAME", help="the computation (default: the only fusion, or the entry)")
+    c.add_argument("--computation", metavar="NAME",
+                   help="only this computation (default: every fusion, or the entry when there is none)")
     c.add_argument("--vector-size", type=int, default=1, metavar="V", help="elements per thread (default 1)")
     c.add_argument("--warp-size", type=int, default=32, metavar="W", help="threads per warp (default 32)")
     c.add_argument("--json", action="store_true", help="print a JSON report")
@@ -158,7 +159,10 @@ def run_coalescing(args: argparse.Namespace) -> int:
         print_json({"vector_size": args.vector_size, "warp_size": args.warp_size,
                     "operands": [r.to_json() for r in results]})
     else:
-        for r in results:
+        several = len({r.computation for r in results}) > 1
+        for k, r in enumerate(results):
+            if several and (k == 0 or results[k - 1].computation != r.computation):
+                print(f"{'' if k == 0 else chr(10)}computation {r.computation}:")
             print(r.format())
     if any(r.status == "not coalesced" for r in results):
         return 1

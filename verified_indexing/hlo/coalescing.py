@@ -27,7 +27,7 @@ changes from lane to lane (a gather's indices) are ``unknown``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from verified_indexing.engines import Verdict, prove_expr_equal
@@ -88,9 +88,12 @@ class CoalescingResult:
     witness: dict[str, Any] | None = None
     reason: str | None = None
     same_address: Verdict | None = None
+    computation: str = ""
+    """The fused computation (or computation) whose operand this is."""
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "computation": self.computation,
             "operand": self.operand,
             "name": self.name,
             "status": self.status,
@@ -168,16 +171,23 @@ def coalescing(
     warp_size: int = WARP_SIZE,
     timeout: float = 10.0,
 ) -> list[CoalescingResult]:
-    """Coalescing of every operand of ``computation`` (default: the module's only
-    fusion) under the loop emitter with ``vector_size`` elements per thread."""
+    """Coalescing of every operand of ``computation`` under the loop emitter with
+    ``vector_size`` elements per thread (default: of every fusion of the module, in
+    order, each result naming its ``computation``; the entry when there is none)."""
     if vector_size < 1 or warp_size < 1:
         raise VerifiedIndexingError("vector size and warp size must be at least 1")
     if computation is None:
-        fusions = module.fusions()
-        if len(fusions) > 1:
-            names = ", ".join(c.name for _, c in fusions)
-            raise VerifiedIndexingError(f"the module has several fusions; name one with --computation ({names})")
-        computation = fusions[0][1].name if fusions else module.entry_name
+        names = list(dict.fromkeys(c.name for _, c in module.fusions())) or [module.entry_name]
+        return [r for name in names
+                for r in coalescing(module, computation=name, vector_size=vector_size, warp_size=warp_size,
+                                    timeout=timeout)]
+    return [replace(r, computation=computation)
+            for r in _coalescing_of(module, computation, vector_size, warp_size, timeout)]
+
+
+def _coalescing_of(
+    module: Module, computation: str, vector_size: int, warp_size: int, timeout: float
+) -> list[CoalescingResult]:
     results = [r for r in analyze_module(module, computation=computation) if r.source == 0]
     if not results:
         raise VerifiedIndexingError(f"computation {computation} has no output")
