@@ -354,7 +354,12 @@ def test_coalescing_of_every_fusion_is_each_fusions_own(capsys: pytest.CaptureFi
     assert len(names) >= 3
     every = coalescing(module)
     one_by_one = [r for n in names for r in coalescing(module, computation=n)]
-    assert [r.to_json() for r in every] == [r.to_json() for r in one_by_one]
+    def untimed(x: object) -> object:
+        if isinstance(x, dict):
+            return {k: untimed(v) for k, v in x.items() if k not in ("seconds", "cached")}
+        return [untimed(v) for v in x] if isinstance(x, list) else x
+
+    assert [untimed(r.to_json()) for r in every] == [untimed(r.to_json()) for r in one_by_one]
     assert [r.computation for r in every] == [r.computation for r in one_by_one] and set(names) == {
         r.computation for r in every}
     code = main(["coalescing", path])
