@@ -562,3 +562,11 @@ def test_output_file_named_two_dashes(tmp_path: Path, monkeypatch: pytest.Monkey
     code, out, _ = run("simplify", "-o--", "-e", M)
     assert code == 0 and out == ""
     assert (tmp_path / "--").read_text().startswith("(d0, d1) -> (d0, d1)")
+
+
+def test_batch_file_with_a_byte_order_mark(tmp_path: Path) -> None:
+    batch = tmp_path / "bom.jsonl"
+    batch.write_text("\ufeff" + json.dumps({"map": M}) + "\n", encoding="utf-8")
+    code, out, _ = run("simplify", "--batch", str(batch), "--jobs", "1", "--no-timing")
+    (rec,) = _records(out)
+    assert code == 0 and rec["result"]["map"]["text"] == IDENTITY

@@ -211,6 +211,7 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
     if input_args(args) or getattr(args, "rule", None) is not None:
         raise VerifiedIndexingError("--batch reads every question from the JSONL file: give no other input")
     text, source = read_input(args.batch) if args.batch == "-" else _read_path(args.batch)
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write is not part of line 1
     options = _forwarded(args) + (["--no-timing"] if OUTPUT.no_timing else [])
     tasks: list[tuple[list[str], str]] = []
     expected = versions()
