@@ -47,6 +47,7 @@ import multiprocessing
 import os
 import random
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -307,7 +308,9 @@ def check_cli(r: random.Random) -> dict[str, Any]:
     ]
     argv, allowed = r.choice(cases)
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    # in a scratch directory: a random command line may hold `-o NAME` and write a file
+    with tempfile.TemporaryDirectory(prefix="vi-fuzz-cli-") as scratch, contextlib.chdir(scratch), \
+            contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         try:
             code = main(argv)
         except BaseException as exc:
