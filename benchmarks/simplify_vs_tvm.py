@@ -7,6 +7,8 @@ strided slice, reverse, composed), and the unsimplified maps of the bundled HLO
 modules in ``examples/``. For every map it times:
 
 * ``verified``: :func:`simplify_with_report` (every proof, no persistent cache);
+* ``verified, isl only``: the same with small domains not enumerated (``points.set_enabled(False)``,
+  what the command line does), so every exact question goes to isl;
 * ``warm``: the same question again with a persistent cache that already holds it (the
   ``ProofCache`` object that stored it; ``warm file``: a fresh object, the row read from the file);
 * ``unverified``: ``verify=False`` (the rules alone);
@@ -371,8 +373,9 @@ def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     import islpy as isl
 
-    from verified_indexing.engines import ProofCache, to_isl_map
+    from verified_indexing.engines import ProofCache, points, to_isl_map
     from verified_indexing.simplify import simplify_with_report
+    from verified_indexing.simplify.api import _ISL_CANDIDATES as isl_candidates
 
     families = [
         ("spec", spec_maps()),
@@ -396,6 +399,8 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="vi-bench-tvm-")
     cache = ProofCache(os.path.join(tmp, "cache.sqlite"))
     ver: list[float] = []
+    ver_isl: list[float] = []
+    differ_isl = 0
     warm: list[float] = []
     warm_file: list[float] = []
     unv: list[float] = []
@@ -411,6 +416,16 @@ def main() -> int:
         t = time.perf_counter()
         rep = simplify_with_report(m)
         ver.append(time.perf_counter() - t)
+        prev = points.set_enabled(False)  # the command line's configuration: every exact question to isl
+        isl_candidates.clear()  # cold, as the first run was
+        try:
+            t = time.perf_counter()
+            rep_isl = simplify_with_report(m)
+            ver_isl.append(time.perf_counter() - t)
+        finally:
+            points.set_enabled(prev)
+        if rep_isl.map != rep.map:
+            differ_isl += 1
         if not rep.verified:
             not_proved += 1
         simplify_with_report(m, cache=cache)  # fill the persistent cache
@@ -453,18 +468,23 @@ def main() -> int:
 
     print("per-map times (ms): " + "; ".join(
         f"{name} median {statistics.median(xs) * 1000:.3f} p95 {pct(xs, 0.95) * 1000:.3f}"
-        for name, xs in [("verified", ver), ("warm", warm), ("warm file", warm_file), ("unverified", unv),
+        for name, xs in [("verified", ver), ("verified, isl only", ver_isl), ("warm", warm),
+                         ("warm file", warm_file), ("unverified", unv),
                          ("isl", il)]
         + ([("TVM", tv)] if tv else [])))
     if tv:
         print("per-map ratios against TVM (paired):")
         print(ratio_line("verified / TVM", ver, tv))
+        print(ratio_line("verified, isl only / TVM", ver_isl, tv))
         print(ratio_line("warm cache / TVM", warm, tv))
         print(ratio_line("warm, row from the file / TVM", warm_file, tv))
         print(ratio_line("unverified / TVM", unv, tv))
         print(ratio_line("isl / TVM", il, tv))
     print("per-map ratios against isl parse+coalesce (paired):")
     print(ratio_line("verified / isl", ver, il))
+    print(ratio_line("verified, isl only / isl", ver_isl, il))
+    print(f"small domains by enumeration (numpy) vs isl only (the command line's setting): "
+          f"{'on' if points.enabled() else 'off (numpy missing)'}; results differ on {differ_isl} maps")
     print(ratio_line("warm cache / isl", warm, il))
     print(ratio_line("unverified / isl", unv, il))
     if tvm is not None:

@@ -95,10 +95,15 @@ def _processes(
 ) -> Iterator[R]:
     from concurrent.futures.process import BrokenProcessPool
 
+    from verified_indexing.engines import points
+
     context = multiprocessing.get_context("spawn")
+    # a spawned worker starts with the module defaults: it takes the parent's engine switch
+    enumerate_small = (points.enabled(),)
     start = 0
     while start < len(items):
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(items) - start), mp_context=context)
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(items) - start), mp_context=context,
+                                   initializer=points.set_enabled, initargs=enumerate_small)
         broken = False
         try:
             futures = [pool.submit(fn, x) for x in items[start:]]
@@ -115,7 +120,8 @@ def _processes(
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         if broken:  # which item killed its worker: the earliest unfinished one, alone
-            with ProcessPoolExecutor(max_workers=1, mp_context=context) as solo:
+            with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=points.set_enabled,
+                                     initargs=enumerate_small) as solo:
                 try:
                     result = solo.submit(fn, items[start]).result()
                 except BrokenProcessPool as exc:

@@ -123,8 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv is None:
             raise
         return code
+    from verified_indexing.engines import points
+
     saved = OUTPUT.__dict__.copy()
     OUTPUT.__dict__.update(OutputOptions(command=args.command, no_timing=getattr(args, "no_timing", False)).__dict__)
+    # A command answers small domains with isl as before: numpy's import (about 0.2 s) would cost more than
+    # enumeration saves on a command's few questions (library callers keep it: see docs/simplifier.md).
+    enumerate_small = points.set_enabled(False)
     try:
         with _output_to(getattr(args, "output_file", None)):
             code = _dispatch(args)
@@ -133,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = EXIT_BAD_INPUT
     finally:
         OUTPUT.__dict__.update(saved)
+        points.set_enabled(enumerate_small)
     if argv is None:
         sys.exit(code)
     return code

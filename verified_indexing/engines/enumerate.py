@@ -35,7 +35,7 @@ from verified_indexing.expr import (
     VarKind,
 )
 from verified_indexing.indexing_map import IndexingMap
-from verified_indexing.interval import Interval, range_of
+from verified_indexing.interval import Interval
 
 # numpy is a test dependency; enumeration falls back to Python without it. It is
 # loaded on the first enumeration, not when the engines are imported (start-up).
@@ -148,23 +148,34 @@ def _safe_for_numpy(box: _Box, exprs: Sequence[AffineExpr]) -> bool:
     # including variables no expression uses.
     if any(max(abs(b.lo), abs(b.hi)) >= INT64_SAFE for b in box.bounds):
         return False
-    dims = [box.bounds[box.kinds.index(("d", i))] for i in range(sum(1 for k in box.kinds if k[0] == "d"))]
-    syms = [box.bounds[box.kinds.index(("s", i))] for i in range(sum(1 for k in box.kinds if k[0] == "s"))]
-    rts = [box.bounds[box.kinds.index(("rt", i))] for i in range(sum(1 for k in box.kinds if k[0] == "rt"))]
-    for e in exprs:
-        for sub in e.walk():
-            if isinstance(sub, Sum):
-                # Every partial sum is bounded by the sum of the absolute term ranges.
-                total = abs(sub.constant)
-                for t, c in sub.terms:
-                    iv = range_of(t, dims, syms, rts)
-                    total += abs(c) * max(abs(iv.lo), abs(iv.hi))
-                if total >= INT64_SAFE:
-                    return False
-            iv = range_of(sub, dims, syms, rts)
-            if max(abs(iv.lo), abs(iv.hi)) >= INT64_SAFE:
-                return False
-    return True
+    var_bound = {k: max(abs(b.lo), abs(b.hi)) for k, b in zip(box.kinds, box.bounds)}
+    memo: dict[AffineExpr, int] = {}
+    return all(_magnitude(e, var_bound, memo) < INT64_SAFE for e in exprs)
+
+
+def _magnitude(x: AffineExpr, var_bound: dict[tuple[VarKind, int], int], memo: dict[AffineExpr, int]) -> int:
+    """A bound on ``|value|`` of ``x`` and of every partial sum inside it: ``|q| <= |a|`` for
+    ``q = a floordiv c`` or ``a ceildiv c`` (``|c| >= 1``), ``|a mod c| < |c|``."""
+    hit = memo.get(x)
+    if hit is not None:
+        return hit
+    out: int
+    if isinstance(x, Const):
+        out = abs(x.value)
+    elif isinstance(x, (Dim, Sym, RtSym)):
+        out = var_bound.get((x.kind, x.index), INT64_SAFE)
+    elif isinstance(x, Sum):
+        out = abs(x.constant) + sum(abs(c) * _magnitude(t, var_bound, memo) for t, c in x.terms)
+    elif isinstance(x, (FloorDiv, CeilDiv)):
+        out = _magnitude(x.lhs, var_bound, memo)
+    elif isinstance(x, Mod):
+        out = max(_magnitude(x.lhs, var_bound, memo), abs(x.divisor))  # the dividend is evaluated too
+    elif isinstance(x, (Min, Max)):
+        out = max(_magnitude(x.lhs, var_bound, memo), _magnitude(x.rhs, var_bound, memo))
+    else:
+        raise TypeError(f"unknown expression node {type(x).__name__}")
+    memo[x] = out
+    return out
 
 
 def _eval(e: AffineExpr, cols: dict[tuple[VarKind, int], Any], use_numpy: bool) -> Any:
@@ -245,11 +256,18 @@ def _all_exprs(m: IndexingMap) -> list[AffineExpr]:
 
 
 def find_pointwise_difference(
-    a: IndexingMap, b: IndexingMap, limit: int = POINTWISE_LIMIT, timeout: float | None = None
+    a: IndexingMap,
+    b: IndexingMap,
+    limit: int = POINTWISE_LIMIT,
+    timeout: float | None = None,
+    *,
+    numpy_only: bool = False,
 ) -> Point | None:
     """The first point (lexicographic) of the hull of both boxes that is in one
     domain and not the other, or in both with different results; ``None`` if
-    the maps agree pointwise. ``a`` and ``b`` must have the same variable counts."""
+    the maps agree pointwise. ``a`` and ``b`` must have the same variable counts.
+    ``numpy_only``: raise :class:`TooLarge` instead of evaluating point by point
+    in Python (numpy missing, or a value could leave ``int64``)."""
     if a.num_dims == 0 and a.num_range_vars == 0 and a.num_rt_vars == 0:
         box = _Box([], [], limit)
         in_a, in_b = a.contains((), (), ()), b.contains((), (), ())
@@ -258,6 +276,8 @@ def find_pointwise_difference(
         return None
     box = _box_for([a, b], limit)
     use_np = _safe_for_numpy(box, _all_exprs(a) + _all_exprs(b))
+    if numpy_only and not use_np:
+        raise TooLarge("numpy evaluation is not safe here (a value could leave int64, or numpy is missing)")
     for cols in box.chunks(use_np, _deadline(timeout)):
         n = _chunk_len(cols)
         ma, mb = _mask(a, cols, n, use_np), _mask(b, cols, n, use_np)

@@ -96,13 +96,26 @@ def prove_maps_pointwise(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.
     results at every point ``(dims, range vars, rt vars)`` (range variables are
     compared as inputs, not existentially): the engines' ``prove_pointwise_equal``."""
     from verified_indexing.engines import Verdict, prove_pointwise_equal
+    from verified_indexing.engines.points import find_pointwise_difference
 
     start = time.perf_counter()
+    if _same_shape(a, b):
+        # A small domain: every point compared (exact, cheaper than one isl question). A difference goes
+        # to the engines below, which re-find it and confirm the counterexample with the plain evaluator.
+        decided, point = find_pointwise_difference(a, b)
+        if decided and point is None:
+            text = f"pointwise-equal: {a.format(one_line=True)}  ==  {b.format(one_line=True)}"
+            return Verdict("proved", "enum", time.perf_counter() - start, text)
     try:
         return prove_pointwise_equal(a, b, timeout=timeout, cache=cache)
     except Exception as exc:  # an engine fault is never a proof
         return Verdict("error", "isl", time.perf_counter() - start, f"{a.format(True)} == {b.format(True)}",
                        reason=f"engine failure: {type(exc).__name__}: {exc}")
+
+
+def _same_shape(a: IndexingMap, b: IndexingMap) -> bool:
+    return (a.state == b.state == "ok" and (a.num_dims, a.num_range_vars, a.num_rt_vars, a.num_results)
+            == (b.num_dims, b.num_range_vars, b.num_rt_vars, b.num_results))
 
 
 def _rewrite_map(
@@ -288,7 +301,8 @@ def _simplify_core(m: IndexingMap, kwargs: dict[str, Any]) -> SimplifyReport:
     # quasi-affine form or a dropped range variable), so simplify(simplify(m)) == simplify(m).
     from verified_indexing.engines.deadline import budget_exhausted
 
-    while report.map != m and report.map.state == "ok":
+    prev, last = m, report
+    while report.map != m and report.map.state == "ok" and _another_round_may_help(prev, last):
         if report.rounds >= MAX_ROUNDS:
             report.note = f"stopped after {MAX_ROUNDS} rounds without reaching a fixpoint"
             break
@@ -296,7 +310,7 @@ def _simplify_core(m: IndexingMap, kwargs: dict[str, Any]) -> SimplifyReport:
             report.note = f"stopped after {report.rounds} rounds: the time budget is exhausted"
             break
         prev = report.map
-        nxt = _simplify_once(prev, **kwargs)
+        nxt = last = _simplify_once(prev, **kwargs)
         if nxt.map == prev:
             break
         # each round is proven equal to its input (when verify): the chain is proven by transitivity
@@ -315,6 +329,21 @@ def _simplify_core(m: IndexingMap, kwargs: dict[str, Any]) -> SimplifyReport:
 
 MAX_ROUNDS = 8
 """Rounds of :func:`simplify_with_report` before it stops short of a fixpoint (with a note)."""
+
+
+def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool:
+    """Whether another round can change the output of the round that took ``before`` to ``report``.
+
+    Not when that round kept the domain exactly (variables, bounds, constraints) and changed only
+    results, by the rewriter or by isl's candidate polished by the same rewriter: the domain is then
+    already simplified, and the rewriter's output is its own fixpoint on that domain (every node it
+    returns has simplified children and no rule that applies). The fallback mode and every domain or
+    relation step (tighter bounds can simplify a constraint further) ask for another round."""
+    after = report.map
+    if report.mode == "per-rewrite":
+        return True
+    return (before.dims, before.range_vars, before.rt_vars, before.constraints) != (
+        after.dims, after.range_vars, after.rt_vars, after.constraints)
 
 
 def _simplify_once(
@@ -600,7 +629,7 @@ def _isl_quasi_affine(m: IndexingMap) -> IndexingMap | None:
         # isl's quasi-affine form depends on how the map was built: the text form gives the candidates
         # this step was tuned on (the direct construction's are sometimes costlier)
         pm = text_pointwise_map(m, ctx=ctx)
-        return indexing_map_from_isl(pm)
+        return indexing_map_from_isl(pm, single_valued=True)  # built from the results: a function
 
 
 _ISL_CANDIDATES: dict[tuple[IndexingMap, str, int], IndexingMap | None] = {}
@@ -642,8 +671,9 @@ def _polish_isl_candidate(m: IndexingMap, alt: IndexingMap | None) -> IndexingMa
         return None
     if alt.num_range_vars or alt.num_rt_vars:
         return None
-    # isl's form, polished by our own rules; kept per result only where cheaper.
-    rw = Rewriter(m, exact=False)
+    # isl's form, polished by our own rules with the domain's exact ranges (as the results were, so the
+    # map stays a fixpoint of the rewriter); kept per result only where cheaper.
+    rw = Rewriter(m, exact=True)
     results = []
     for mine, theirs in zip(m.results, alt.results):
         theirs = rw.simplify(theirs)

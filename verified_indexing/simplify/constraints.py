@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from verified_indexing.expr import AffineExpr, Const, Dim, FloorDiv, Mod, RtSym, Sum, Sym, _Var
 from verified_indexing.indexing_map import IndexingMap
@@ -189,6 +190,11 @@ def _exact_domain(m: IndexingMap, name: Callable[[AffineExpr], str]) -> tuple[In
     steps: list[Step] = []
     if not m.constraints:
         return m, steps
+    from verified_indexing.engines.points import table_for
+
+    table = table_for(m)
+    if table is not None:
+        return _exact_domain_points(m, table, name)
     try:
         return _exact_domain_isl(m, name, [])
     except Exception:  # isl could not answer: the interval result stands
@@ -231,3 +237,37 @@ def _exact_domain_isl(
                 steps.append(Step("bounds_exact", "domain", f"{name(x)} in {var.bounds}", f"{name(x)} in {r}"))
                 m = m.with_constraint(x, r)
     return m, steps
+
+
+def _exact_domain_points(
+    m: IndexingMap, table: Any, name: Callable[[AffineExpr], str]
+) -> tuple[IndexingMap, list[Step]]:
+    """What :func:`_exact_domain_isl` does, answered from every point of a small
+    domain (:class:`~verified_indexing.engines.points.DomainPoints`): the same
+    exact questions, so the same answers."""
+    from verified_indexing.engines import Verdict
+
+    steps: list[Step] = []
+    if table.is_empty():
+        v = Verdict("proved", "enum", 0.0, f"empty: {m.format(one_line=True)}")
+        steps.append(Step("domain_empty", "domain", "domain", "KNOWN EMPTY", v))
+        return IndexingMap.known_empty(), steps
+    # Drop constraints implied by the rest of the domain (the table keeps the original
+    # constraints' masks: ``dropped`` lists the ones already gone).
+    dropped: set[int] = set()
+    for i, (e, iv) in enumerate(m.constraints):
+        r = table.range(e, without=dropped | {i})
+        if r is not None and iv.contains_interval(r):
+            steps.append(Step("constraint_implied", "domain", f"{name(e)} in {iv}", "(dropped)"))
+            dropped.add(i)
+    out = m.replace(constraints=[c for k, c in enumerate(m.constraints) if k not in dropped])
+    # Tighten every variable's bounds to its feasible range (the domain is the same set).
+    if out.constraints:
+        for kind, index, var in list(out.variables()):
+            x: _Var = {"d": Dim, "s": Sym, "rt": RtSym}[kind](index)
+            r = table.range(x)
+            if r is not None and not r.is_empty() and r != var.bounds and var.bounds.contains_interval(r):
+                steps.append(Step("bounds_exact", "domain", f"{name(x)} in {var.bounds}", f"{name(x)} in {r}"))
+                out = out.with_constraint(x, r)
+    return out, steps
+

@@ -23,7 +23,7 @@ from verified_indexing.expr import AffineExpr
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval, range_of
 from verified_indexing.simplify.cost import measure
-from verified_indexing.simplify.rules import EXPR_ALGEBRA, RULES, Rule
+from verified_indexing.simplify.rules import EXPR_ALGEBRA, RULES, Rule, rule_heads
 
 __all__ = ["Step", "Rewriter", "CheckFn"]
 
@@ -87,6 +87,8 @@ class Rewriter:
     _active: set[AffineExpr] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        self._by_head: dict[type, list[Rule]] = {}
+        self._points: Any = False  # the domain's point table, built on the first exact question
         d = self.domain
         self._box = (
             [v.bounds for v in d.dims],
@@ -108,17 +110,31 @@ class Rewriter:
         cannot say."""
         hit = self._exact.get(e)
         if hit is None:
-            from verified_indexing.engines import exact_range
-
             hit = self.interval(e)
             try:
-                ex = exact_range(e, self.domain, limited=True)
+                ex = self._exact_range(e)
             except Exception:  # an engine failure only costs precision
                 ex = None
             if ex is not None and not ex.is_empty():
                 hit = hit.intersect(ex)
             self._exact[e] = hit
         return hit
+
+    def _exact_range(self, e: AffineExpr) -> Interval | None:
+        """Every point of a small domain (enumeration), else isl."""
+        if self._points is False:
+            from verified_indexing.engines.points import table_for
+
+            self._points = table_for(self.domain)
+        if self._points is not None:
+            try:
+                got: Interval | None = self._points.range(e)
+                return got
+            except ValueError:  # int64 could overflow: isl decides
+                pass
+        from verified_indexing.engines import exact_range
+
+        return exact_range(e, self.domain, limited=True)
 
     # -- rewriting -----------------------------------------------------------
     def _text(self, e: AffineExpr) -> str:
@@ -198,11 +214,34 @@ class Rewriter:
             return rhs, failed
         return None, failed
 
+    def _candidates(self, cls: type) -> list[Rule]:
+        """The rules whose matcher can fire on a node of class ``cls``, in catalogue order."""
+        hit = self._by_head.get(cls)
+        if hit is None:
+            hit = self._by_head[cls] = _rules_for(self.rules, cls)
+        return hit
+
     def _step(self, e: AffineExpr) -> AffineExpr | None:
-        for rule in self.rules:
+        for rule in self._candidates(type(e)):
             new, failed = self._try(rule, e, self.interval)
             if new is None and failed and self.exact and rule.uses_ranges:
                 new, _ = self._try(rule, e, self.exact_range)
             if new is not None:
                 return new
         return None
+
+
+_BY_HEAD: dict[tuple[int, type], tuple[Sequence[Rule], list[Rule]]] = {}
+"""``(id(catalogue), node class) -> (catalogue, its rules for that class)``; the catalogue is kept
+so its id cannot be reused while the entry lives."""
+
+
+def _rules_for(rules: Sequence[Rule], cls: type) -> list[Rule]:
+    hit = _BY_HEAD.get((id(rules), cls))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    out = [r for r in rules if (h := rule_heads(r)) is None or issubclass(cls, h)]
+    if len(_BY_HEAD) > 256:
+        _BY_HEAD.clear()
+    _BY_HEAD[(id(rules), cls)] = (rules, out)
+    return out

@@ -49,6 +49,7 @@ __all__ = [
     "Rule",
     "RULES",
     "rule_by_name",
+    "rule_heads",
 ]
 
 RangeFn = Callable[[AffineExpr], Interval]
@@ -184,6 +185,22 @@ class Binding:
 Matcher = Callable[[AffineExpr, RangeFn], Iterator[Binding]]
 
 
+def _on(*heads: type) -> Callable[[Matcher], Matcher]:
+    """Declare the node classes a matcher can propose bindings for (the engine
+    tries the rule only on those nodes; :func:`rule_heads` reads it back)."""
+
+    def mark(fn: Matcher) -> Matcher:
+        fn.heads = heads  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def rule_heads(rule: Rule) -> tuple[type, ...] | None:
+    """The node classes ``rule``'s matcher can fire on (``None``: any node)."""
+    return getattr(rule.match, "heads", None)
+
+
 @dataclass(frozen=True)
 class Rule:
     """One rewrite rule: ``lhs -> rhs if condition``, for all integer values of
@@ -284,6 +301,7 @@ def _gcd_splits(s: AffineExpr, m: int, rng: RangeFn) -> Iterator[Binding]:
 
 
 def _match_point(cls: type) -> Matcher:
+    @_on(cls)
     def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         if isinstance(e, cls):
             assert isinstance(e, (FloorDiv, Mod))
@@ -294,6 +312,7 @@ def _match_point(cls: type) -> Matcher:
     return match
 
 
+@_on(Mod)
 def _match_mod_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, Mod):
         split = _split_multiples(e.lhs, e.divisor)
@@ -301,6 +320,7 @@ def _match_mod_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": split[0], "y": split[1]}, {"c": e.divisor})
 
 
+@_on(FloorDiv)
 def _match_div_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, FloorDiv):
         split = _split_multiples(e.lhs, e.divisor)
@@ -308,26 +328,31 @@ def _match_div_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": split[0], "y": split[1]}, {"c": e.divisor})
 
 
+@_on(Mod)
 def _match_mod_gcd(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, Mod):
         yield from _gcd_splits(e.lhs, e.divisor, rng)
 
 
+@_on(FloorDiv)
 def _match_div_gcd(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, FloorDiv):
         yield from _gcd_splits(e.lhs, e.divisor, rng)
 
 
+@_on(Mod)
 def _match_mod_mod(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, Mod) and isinstance(e.lhs, Mod) and e.lhs.divisor % e.divisor == 0:
         yield Binding({"x": e.lhs.lhs}, {"a": e.lhs.divisor, "b": e.divisor, "k": e.lhs.divisor // e.divisor})
 
 
+@_on(FloorDiv)
 def _match_div_div(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, FloorDiv) and isinstance(e.lhs, FloorDiv):
         yield Binding({"x": e.lhs.lhs}, {"a": e.lhs.divisor, "b": e.divisor})
 
 
+@_on(FloorDiv)
 def _match_div_fold(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, FloorDiv) and isinstance(e.lhs, Sum):
         inner = [(t, c) for t, c in e.lhs.terms if isinstance(t, FloorDiv) and c == 1]
@@ -337,6 +362,7 @@ def _match_div_fold(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": t.lhs, "y": e.lhs - t}, {"a": t.divisor, "b": e.divisor})
 
 
+@_on(FloorDiv)
 def _match_div_of_mod(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, FloorDiv) and isinstance(e.lhs, Mod) and e.divisor != 0 and e.lhs.divisor % e.divisor == 0:
         yield Binding({"x": e.lhs.lhs}, {"a": e.divisor, "b": e.lhs.divisor // e.divisor})
@@ -346,6 +372,7 @@ def _sum_terms(e: AffineExpr) -> tuple[tuple[AffineExpr, int], ...]:
     return e.terms if isinstance(e, Sum) else ()
 
 
+@_on(Sum)
 def _match_recombine(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     terms = dict(_sum_terms(e))
     for t, k in terms.items():
@@ -356,6 +383,7 @@ def _match_recombine(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
                 yield Binding({"x": t.lhs, "y": y}, {"c": t.divisor, "k": k})
 
 
+@_on(Sum)
 def _match_recombine_sub(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     for t, p in _sum_terms(e):
         if isinstance(t, FloorDiv) and p % t.divisor == 0:
@@ -364,6 +392,7 @@ def _match_recombine_sub(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": t.lhs, "y": y}, {"c": t.divisor, "k": k})
 
 
+@_on(Sum)
 def _match_recombine_sub_mod(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     for t, p in _sum_terms(e):
         if isinstance(t, Mod):
@@ -396,6 +425,7 @@ def _common_factor(s: AffineExpr, divisor: int) -> int:
 def _match_scaled(cls: type) -> Matcher:
     """``(x*g) op (g*k)``: ``g`` the common factor of the dividend and the divisor."""
 
+    @_on(cls)
     def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         if isinstance(e, cls):
             assert isinstance(e, (FloorDiv, CeilDiv, Mod))
@@ -406,6 +436,7 @@ def _match_scaled(cls: type) -> Matcher:
     return match
 
 
+@_on(CeilDiv)
 def _match_cdiv_point(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, CeilDiv):
         r = rng(e.lhs)
@@ -413,6 +444,7 @@ def _match_cdiv_point(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": e.lhs}, {"c": e.divisor, "k": -((-r.lo) // e.divisor)})
 
 
+@_on(CeilDiv)
 def _match_cdiv_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, CeilDiv):
         split = _split_multiples(e.lhs, e.divisor)
@@ -423,6 +455,7 @@ def _match_cdiv_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
 def _match_minmax_diff(cls: type) -> Matcher:
     """``min(x, x + z)`` / ``max(x, x + z)``: ``z`` the difference of the operands."""
 
+    @_on(cls)
     def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         if isinstance(e, cls):
             assert isinstance(e, (Min, Max))
@@ -433,6 +466,7 @@ def _match_minmax_diff(cls: type) -> Matcher:
 
 
 def _match_minmax(cls: type) -> Matcher:
+    @_on(cls)
     def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         if isinstance(e, cls):
             assert isinstance(e, (Min, Max))

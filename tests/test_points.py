@@ -1,0 +1,142 @@
+"""Exact answers on small domains by enumeration (engines/points.py), the rule index of the
+rewriter, and the switch the command line uses.
+
+Oracles: isl's exact range and emptiness, isl's pointwise equality, and the plain evaluator
+(``IndexingMap.contains`` / ``evaluate`` point by point)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verified_indexing import IndexingMap, parse_indexing_map
+from verified_indexing.engines import exact_range, is_empty, points, prove_pointwise_equal
+from verified_indexing.expr import AffineExpr, CeilDiv, Const, Dim, FloorDiv, Max, Min, Mod, Sum, Sym
+from verified_indexing.interval import Interval
+from verified_indexing.simplify import simplify_with_report
+from verified_indexing.simplify.rules import RULES, rule_heads
+from verified_indexing.testing.strategies import affine_exprs, indexing_maps
+
+
+def _ok(m: IndexingMap) -> bool:
+    return m.state == "ok"
+
+
+def _brute_range(m: IndexingMap, e: AffineExpr) -> Interval | None:
+    vals = [e.evaluate(d, s, r) for d, s, r in m.domain_points(100_000)]
+    return Interval(min(vals), max(vals)) if vals else None
+
+
+@settings(max_examples=80)
+@given(indexing_maps(max_dims=3, max_syms=1, max_rts=1, max_constraints=2).filter(_ok), st.data())
+def test_exact_range_and_emptiness_match_isl_and_the_evaluator(m: IndexingMap, data: st.DataObject) -> None:
+    table = points.table_for(m)
+    assert table is not None  # small boxes, small values: always tabulated
+    empty = is_empty(m, engine="isl")
+    assert table.is_empty() == empty.proved
+    e = data.draw(affine_exprs(m.num_dims, m.num_range_vars, m.num_rt_vars, max_leaves=5))
+    got = table.range(e)
+    assert got == _brute_range(m, e)
+    if not empty.proved:
+        assert got == exact_range(e, m)
+
+
+@settings(max_examples=60)
+@given(indexing_maps(max_dims=2, max_syms=1, max_rts=0, max_constraints=2).filter(_ok), st.data())
+def test_range_without_a_constraint_is_the_range_over_the_other_constraints(m: IndexingMap,
+                                                                             data: st.DataObject) -> None:
+    table = points.table_for(m)
+    assert table is not None
+    e = data.draw(affine_exprs(m.num_dims, m.num_range_vars, 0, max_leaves=4))
+    for i in range(len(m.constraints)):
+        rest = m.replace(constraints=[c for k, c in enumerate(m.constraints) if k != i])
+        assert table.range(e, without={i}) == _brute_range(rest, e)
+
+
+@settings(max_examples=80)
+@given(indexing_maps(max_dims=2, max_syms=1, max_rts=1, max_constraints=1, max_results=2).filter(_ok), st.data())
+def test_pointwise_difference_matches_isl(a: IndexingMap, data: st.DataObject) -> None:
+    n = a.num_dims, a.num_range_vars, a.num_rt_vars
+    results = [data.draw(affine_exprs(*n, max_leaves=4)) if data.draw(st.booleans()) else r for r in a.results]
+    b = a.replace(results=results)
+    if data.draw(st.booleans()) and a.constraints:
+        b = b.replace(constraints=list(a.constraints[1:]))
+    decided, point = points.find_pointwise_difference(a, b)
+    assert decided
+    isl = prove_pointwise_equal(a, b, engine="isl")
+    assert (point is None) == isl.proved
+    if point is not None:  # the point really differs (plain evaluator)
+        assert a.contains(*point) != b.contains(*point) or a.evaluate(*point) != b.evaluate(*point)
+
+
+def test_values_that_could_leave_int64_are_not_tabulated() -> None:
+    big = parse_indexing_map(f"(d0) -> (d0 * {1 << 40}), domain: d0 in [0, {1 << 23}]")
+    assert points.table_for(big) is None  # box too large
+    wide = parse_indexing_map(f"(d0) -> (d0 * {1 << 61} + 3), domain: d0 in [0, 3]")
+    assert points.table_for(wide) is None  # d0 * 2^61 reaches 2^62.6: numpy could wrap
+    assert points.find_pointwise_difference(wide, wide) == (False, None)
+    ok = parse_indexing_map("(d0) -> (d0 * 4), domain: d0 in [0, 3]")
+    table = points.table_for(ok)
+    assert table is not None
+    with pytest.raises(ValueError):
+        table.range(Dim(0) * (1 << 61) * 4)  # the expression, not the table, would overflow
+
+
+def test_switched_off_means_isl_answers() -> None:
+    m = parse_indexing_map("(d0, d1) -> ((d0 * 4 + d1) floordiv 4), domain: d0 in [0, 7], d1 in [0, 3]")
+    on = simplify_with_report(m)
+    assert on.verdict.engine == "enum" and on.verified
+    prev = points.set_enabled(False)
+    try:
+        off = simplify_with_report(m)
+    finally:
+        points.set_enabled(prev)
+    assert off.verdict.engine != "enum" and off.verified
+    assert on.map == off.map == parse_indexing_map("(d0, d1) -> (d0), domain: d0 in [0, 7], d1 in [0, 3]")
+
+
+def test_the_command_line_answers_with_isl(capsys: pytest.CaptureFixture[str]) -> None:
+    from verified_indexing.cli import main
+
+    text = "(d0, d1) -> ((d0 * 4 + d1) floordiv 4), domain: d0 in [0, 7], d1 in [0, 3]"
+    assert main(["simplify", "--json", "--no-timing", "-e", text]) == 0
+    out = json.loads(capsys.readouterr().out)
+    report = out["results"][0] if "results" in out else out
+    assert report["verdict"]["engine"] == "isl"
+    assert points.enabled()  # restored for the library after the command
+
+
+# -- the rule index ------------------------------------------------------------------------------
+
+_NODES = [Const(3), Dim(0), Sym(0), Dim(0) * 2 + Dim(1), FloorDiv(Dim(0) * 6 + 3, 3), Mod(Dim(0) * 6 + 3, 3),
+          CeilDiv(Dim(0) * 6 + 3, 3), Min(Dim(0), Dim(0) + 2), Max(Dim(0), Dim(1)),
+          Sum(((Mod(Dim(0), 4), 1), (FloorDiv(Dim(0), 4), 4)), 0)]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_every_rule_declares_the_nodes_it_fires_on(rule: object) -> None:
+    heads = rule_heads(rule)  # type: ignore[arg-type]
+    assert heads, "every catalogue matcher declares its node classes"
+
+    def wide(e: AffineExpr) -> Interval:
+        return Interval(-100, 100)
+
+    for node, rng in itertools.product(_NODES, [wide, lambda e: Interval(0, 1)]):
+        proposed = list(rule.match(node, rng))  # type: ignore[attr-defined]
+        if proposed:
+            assert isinstance(node, heads), (node, heads)
+
+
+@settings(max_examples=200)
+@given(affine_exprs(2, 1, 0, max_leaves=6))
+def test_no_matcher_proposes_outside_its_heads(e: AffineExpr) -> None:
+    for node in e.walk():
+        for rule in RULES:
+            heads = rule_heads(rule)
+            assert heads is not None
+            if not isinstance(node, heads):
+                assert not list(rule.match(node, lambda x: Interval(-50, 50))), (rule.name, str(node))

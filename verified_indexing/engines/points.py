@@ -1,0 +1,169 @@
+"""Exact answers on a small domain by enumerating every point once.
+
+A :class:`DomainPoints` evaluates a map's variables, constraints and domain mask
+on every point of its box (numpy ``int64`` columns, the enumeration engine's own
+evaluator), then answers the simplifier's exact questions from that table:
+
+* :meth:`DomainPoints.range`: the exact ``[min, max]`` of an expression over the
+  domain (or over the domain less one constraint);
+* :meth:`DomainPoints.is_empty`: emptiness of the domain;
+* :func:`find_pointwise_difference`: two maps' domains and results compared at
+  every point of the hull of their boxes.
+
+Every answer is exact (every point of a finite domain is looked at), so a
+"proved" from here is a proof, named ``enum`` like the enumeration engine's. The
+table is built only when the box has at most :data:`SMALL_BOX` points, numpy is
+available (see :func:`enabled`) and no value can leave ``int64`` (checked with
+interval bounds, as the enumeration engine does); otherwise :func:`table_for`
+returns ``None`` and the caller asks isl.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # importing this module stays cheap: the command line sets the switch at start-up
+    from verified_indexing.expr import AffineExpr
+    from verified_indexing.indexing_map import IndexingMap
+    from verified_indexing.interval import Interval
+
+__all__ = ["SMALL_BOX", "DomainPoints", "enabled", "set_enabled", "table_for", "find_pointwise_difference"]
+
+SMALL_BOX = 1 << 14
+"""The largest box (points) answered by enumeration: at this size a table costs
+tens of microseconds, less than one isl question."""
+
+_HAVE_NUMPY = importlib.util.find_spec("numpy") is not None
+_ENABLED = True
+
+
+def enabled() -> bool:
+    """Whether small domains are answered by enumeration in this process (numpy
+    installed and not switched off with :func:`set_enabled`)."""
+    return _HAVE_NUMPY and _ENABLED
+
+
+def set_enabled(on: bool) -> bool:
+    """Switch enumeration of small domains on or off; returns the previous
+    setting. The command line switches it off for one-shot commands, which would
+    pay numpy's import (about 0.2 s) for a few microseconds of isl work saved."""
+    global _ENABLED
+    prev = _ENABLED
+    _ENABLED = bool(on)
+    return prev
+
+
+class DomainPoints:
+    """Every point of ``m``'s box with its domain mask (see the module docstring).
+
+    Raises :class:`~verified_indexing.engines.enumerate.TooLarge` when the box has
+    more than ``limit`` points and :class:`ValueError` when a value could leave
+    ``int64``; callers use :func:`table_for`, which turns both into ``None``.
+    """
+
+    def __init__(self, m: IndexingMap, limit: int = SMALL_BOX) -> None:
+        from verified_indexing.engines import enumerate as en
+
+        if m.state != "ok":
+            raise ValueError("only a map with a domain has points")
+        self.map = m
+        self._box = en._box_for([m], limit)
+        self._check(en._all_exprs(m))
+        if self._box.size == 0:
+            raise ValueError("an empty box")  # pragma: no cover (bounds are never empty in an ok map)
+        self.cols = next(self._box.chunks(True))
+        self._memo: dict[AffineExpr, Any] = {}
+        self.constraint_masks = [self._in(e, iv) for e, iv in m.constraints]
+        mask: Any = None
+        for cm in self.constraint_masks:
+            mask = cm if mask is None else mask & cm
+        self.mask = mask  # None: every box point is in the domain
+
+    def _check(self, exprs: list[AffineExpr]) -> None:
+        from verified_indexing.engines import enumerate as en
+
+        if not en._safe_for_numpy(self._box, exprs):
+            raise ValueError("a value could leave int64")
+
+    def values(self, e: AffineExpr) -> Any:
+        """The value of ``e`` at every box point (numpy array or scalar)."""
+        from verified_indexing.engines import enumerate as en
+
+        return en._eval_np(e, self.cols, self._memo)
+
+    def _in(self, e: AffineExpr, iv: Interval) -> Any:
+        v = self.values(e)
+        return (v >= iv.lo) & (v <= iv.hi)
+
+    def is_empty(self) -> bool:
+        """Whether no box point satisfies every constraint."""
+        return self.mask is not None and not bool(self.mask.any())
+
+    def range(self, e: AffineExpr, *, without: Collection[int] = ()) -> Interval | None:
+        """The exact range of ``e`` over the domain (less the constraints whose
+        numbers are in ``without``); ``None`` when that domain is empty. Raises
+        :class:`ValueError` when ``e`` could leave ``int64`` or uses a variable
+        the map lacks."""
+        import numpy as np
+
+        from verified_indexing.interval import Interval
+
+        if any(k not in self.cols for k in e.variables()):
+            raise ValueError("the expression uses a variable the map lacks")
+        self._check([e])
+        mask: Any = self.mask
+        if without:
+            mask = None
+            for k, cm in enumerate(self.constraint_masks):
+                if k not in without:
+                    mask = cm if mask is None else mask & cm
+        v = np.broadcast_to(self.values(e), (self._box.size,))
+        if mask is not None:
+            v = v[mask]
+        if v.size == 0:
+            return None
+        return Interval(int(v.min()), int(v.max()))
+
+
+_TABLES: dict[tuple[IndexingMap, int], DomainPoints | None] = {}
+"""The last tables built (a map's rewriters and its domain steps share one)."""
+
+
+def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
+    """The point table of ``m`` when its box is small and enumeration is
+    :func:`enabled`, else ``None``."""
+    if not enabled() or m.state != "ok" or m.box_size() > limit:
+        return None
+    key = (m, limit)
+    if key in _TABLES:
+        return _TABLES[key]
+    from verified_indexing.engines.enumerate import TooLarge
+
+    try:
+        table: DomainPoints | None = DomainPoints(m, limit)
+    except (TooLarge, ValueError):
+        table = None
+    if len(_TABLES) >= 16:
+        _TABLES.pop(next(iter(_TABLES)))
+    _TABLES[key] = table
+    return table
+
+
+def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = SMALL_BOX) -> tuple[bool, Any]:
+    """``(decided, point)``: whether the maps (same variable counts) were compared
+    at every point of the hull of their boxes, and the first point where their
+    domains or results differ (``None``: they agree everywhere). Not decided
+    (``(False, None)``) when enumeration is off, the hull is larger than
+    ``limit`` or a value could leave ``int64``."""
+    if not enabled() or a.state != "ok" or b.state != "ok":
+        return False, None
+    from verified_indexing.engines import enumerate as en
+
+    if max(a.box_size(), b.box_size()) > limit:
+        return False, None
+    try:
+        return True, en.find_pointwise_difference(a, b, limit=limit, numpy_only=True)
+    except en.TooLarge:
+        return False, None
