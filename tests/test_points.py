@@ -140,3 +140,28 @@ def test_no_matcher_proposes_outside_its_heads(e: AffineExpr) -> None:
             assert heads is not None
             if not isinstance(node, heads):
                 assert not list(rule.match(node, lambda x: Interval(-50, 50))), (rule.name, str(node))
+
+
+# -- found by the review of this change ------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "(d0) -> (d0 floordiv 1180591620717411303424), domain: d0 in [0, 9]",
+    "(d0, d1) -> (d0 * 1180591620717411303424 + d1), domain: d0 in [0, 0], d1 in [0, 5]",
+    "(d0, d1) -> (d0), domain: d0 in [0, 9], d1 in [0, 3], d0 floordiv 1180591620717411303424 + d1 in [0, 2]",
+])
+def test_constants_beyond_int64_are_left_to_isl(text: str) -> None:
+    m = parse_indexing_map(text)  # a divisor or coefficient of 2^70: numpy cannot hold it
+    assert points.table_for(m) is None
+    assert points.find_pointwise_difference(m, m) == (False, None)
+    rep = simplify_with_report(m)
+    assert rep.verified and rep.map.state == "ok"
+    for d, s, r in m.domain_points(1000):  # the plain evaluator: the same results on the same domain
+        assert rep.map.contains(d, s, r) and rep.map.evaluate(d, s, r) == m.evaluate(d, s, r)
+
+
+def test_isl_candidate_on_a_large_box_still_reaches_the_fixpoint() -> None:
+    m = parse_indexing_map("(d0, d1) -> (((d0 mod 16) mod 3) * 7), domain: d0 in [15, 16], d1 in [0, 99999]")
+    assert points.table_for(m) is None  # isl answers: the box has 200,000 points
+    once = simplify_with_report(m).map
+    assert simplify_with_report(once).map == once
+    assert once.results == (Const(0),)  # ((15 or 16) mod 16) mod 3 = 0

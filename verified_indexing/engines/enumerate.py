@@ -154,8 +154,9 @@ def _safe_for_numpy(box: _Box, exprs: Sequence[AffineExpr]) -> bool:
 
 
 def _magnitude(x: AffineExpr, var_bound: dict[tuple[VarKind, int], int], memo: dict[AffineExpr, int]) -> int:
-    """A bound on ``|value|`` of ``x`` and of every partial sum inside it: ``|q| <= |a|`` for
-    ``q = a floordiv c`` or ``a ceildiv c`` (``|c| >= 1``), ``|a mod c| < |c|``."""
+    """A bound on ``|value|`` of ``x``, of every partial sum inside it and of every constant numpy
+    gets (coefficients, divisors): ``|q| <= |a|`` for ``q = a floordiv c`` or ``a ceildiv c``
+    (``|c| >= 1``), ``|a mod c| < |c|``."""
     hit = memo.get(x)
     if hit is not None:
         return hit
@@ -165,11 +166,10 @@ def _magnitude(x: AffineExpr, var_bound: dict[tuple[VarKind, int], int], memo: d
     elif isinstance(x, (Dim, Sym, RtSym)):
         out = var_bound.get((x.kind, x.index), INT64_SAFE)
     elif isinstance(x, Sum):
-        out = abs(x.constant) + sum(abs(c) * _magnitude(t, var_bound, memo) for t, c in x.terms)
-    elif isinstance(x, (FloorDiv, CeilDiv)):
-        out = _magnitude(x.lhs, var_bound, memo)
-    elif isinstance(x, Mod):
-        out = max(_magnitude(x.lhs, var_bound, memo), abs(x.divisor))  # the dividend is evaluated too
+        # every coefficient becomes an int64 too, even one whose term is always 0
+        out = abs(x.constant) + sum(max(abs(c) * _magnitude(t, var_bound, memo), abs(c)) for t, c in x.terms)
+    elif isinstance(x, (FloorDiv, CeilDiv, Mod)):
+        out = max(_magnitude(x.lhs, var_bound, memo), abs(x.divisor))  # the divisor is an int64 too
     elif isinstance(x, (Min, Max)):
         out = max(_magnitude(x.lhs, var_bound, memo), _magnitude(x.rhs, var_bound, memo))
     else:

@@ -112,7 +112,7 @@ class DomainPoints:
 
         if any(k not in self.cols for k in e.variables()):
             raise ValueError("the expression uses a variable the map lacks")
-        self._check([e])
+        self._check([e])  # every constant and value of e fits int64 (an OverflowError cannot follow)
         mask: Any = self.mask
         if without:
             mask = None
@@ -143,7 +143,7 @@ def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
 
     try:
         table: DomainPoints | None = DomainPoints(m, limit)
-    except (TooLarge, ValueError):
+    except (TooLarge, ValueError, OverflowError):
         table = None
     if len(_TABLES) >= 16:
         _TABLES.pop(next(iter(_TABLES)))
@@ -165,5 +165,5 @@ def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = SMALL
         return False, None
     try:
         return True, en.find_pointwise_difference(a, b, limit=limit, numpy_only=True)
-    except en.TooLarge:
+    except (en.TooLarge, OverflowError):
         return False, None

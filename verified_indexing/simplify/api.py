@@ -12,13 +12,13 @@ returned. A refuted rewrite is recorded with its counterexample.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from verified_indexing.expr import AffineExpr, Const, Sum, Sym, _BinaryDiv, _MinMax
 from verified_indexing.indexing_map import IndexingMap
-from verified_indexing.simplify.constraints import simplify_domain
+from verified_indexing.simplify.constraints import settled_domain
 from verified_indexing.simplify.cost import cost, map_cost
 from verified_indexing.simplify.engine import Rewriter, Step
 from verified_indexing.simplify.rules import RULES, Rule
@@ -61,6 +61,8 @@ class SimplifyReport:
     rounds: int = 1
     note: str = ""
     cached: bool = False
+    domain_settled: bool = field(default=False, repr=False)
+    """The last round's domain is a fixpoint of the domain steps (see ``_another_round_may_help``)."""
 
     @property
     def cost_before(self) -> int:
@@ -127,27 +129,35 @@ def _rewrite_map(
     cache: Any,
     rules: Sequence[Rule],
     replace_point_dims: bool,
-) -> tuple[IndexingMap, list[Step], list[Step]]:
-    """One pass of domain then result simplification (before symbol removal)."""
+) -> tuple[IndexingMap, list[Step], list[Step], bool]:
+    """One pass of domain then result simplification (before symbol removal), and whether the
+    domain is settled (:func:`~verified_indexing.simplify.constraints.settled_domain`)."""
     steps: list[Step] = []
     rejected: list[Step] = []
 
     def names(kind: Any, index: int) -> str:
         return m.var_name(kind, index)
 
-    # Constraint expressions are rewritten with box ranges only (valid on the
-    # whole box), so the set they define cannot change.
-    box_rw = Rewriter(m.replace(constraints=[]), exact=False, rules=rules, names=names, where="domain")
-    dm, dsteps = simplify_domain(
+    # Constraint expressions are rewritten with box ranges only (valid on the whole box, each pass
+    # with the bounds the last one tightened), so the set they define cannot change.
+    box_rws: list[Rewriter] = []
+
+    def box_rewriter(cur: IndexingMap) -> Callable[[AffineExpr], AffineExpr]:
+        if box_rws and box_rws[-1].domain.replace(constraints=[]) == cur.replace(constraints=[]):
+            return box_rws[-1].simplify
+        box_rws.append(Rewriter(cur.replace(constraints=[]), exact=False, rules=rules, names=names, where="domain"))
+        return box_rws[-1].simplify
+
+    dm, dsteps, settled = settled_domain(
         m,
-        box_rw.simplify,
+        box_rewriter,
         exact=exact,
         replace_point_dims=replace_point_dims,
-        name=lambda e: box_rw._text(e),
+        name=lambda e: format_expr(e, names),
     )
-    steps += box_rw.steps + dsteps
+    steps += [s for rw in box_rws for s in rw.steps] + dsteps
     if dm.state != "ok":
-        return dm, steps, rejected
+        return dm, steps, rejected, settled
     check = None
     if check_results:
         from verified_indexing.engines import prove_expr_equal
@@ -165,7 +175,7 @@ def _rewrite_map(
         results.append(rw.simplify(r))
     steps += rw.steps
     rejected += rw.rejected
-    return dm.replace(results=results), steps, rejected
+    return dm.replace(results=results), steps, rejected, settled
 
 
 def simplify_with_report(
@@ -334,16 +344,21 @@ MAX_ROUNDS = 8
 def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool:
     """Whether another round can change the output of the round that took ``before`` to ``report``.
 
-    Not when that round kept the domain exactly (variables, bounds, constraints) and changed only
-    results, by the rewriter or by isl's candidate polished by the same rewriter: the domain is then
-    already simplified, and the rewriter's output is its own fixpoint on that domain (every node it
-    returns has simplified children and no rule that applies). The fallback mode and every domain or
-    relation step (tighter bounds can simplify a constraint further) ask for another round."""
-    after = report.map
-    if report.mode == "per-rewrite":
+    Not when that round's domain is settled (its last domain pass, with the bounds it had tightened,
+    changed nothing) and every other change was the rewriter's on that domain: the rewriter's output
+    is its own fixpoint there (every node it returns has simplified children and no rule that
+    applies). isl's candidate (isl's form depends on how the results are written: the next round's
+    question can give a cheaper one), the relation steps (they change the variables), the fallback
+    mode and an unsettled domain ask for another round."""
+    if report.mode == "per-rewrite" or not report.domain_settled:
         return True
-    return (before.dims, before.range_vars, before.rt_vars, before.constraints) != (
-        after.dims, after.range_vars, after.rt_vars, after.constraints)
+    after = report.map
+    from verified_indexing.simplify.result_cache import RELATION_STEPS
+
+    if any(s.rule == "isl_quasi_affine" or s.rule in RELATION_STEPS for s in report.steps):
+        return True
+    return (before.num_dims, before.num_range_vars, before.num_rt_vars) != (
+        after.num_dims, after.num_range_vars, after.num_rt_vars)
 
 
 def _simplify_once(
@@ -367,7 +382,7 @@ def _simplify_once(
         report.verified = True
         return report
     t0 = time.perf_counter()
-    cand, steps, rejected = _rewrite_map(
+    cand, steps, rejected, report.domain_settled = _rewrite_map(
         m,
         exact=use_exact,
         check_results=per_rewrite and verify,
@@ -389,7 +404,7 @@ def _simplify_once(
         report.mode = "per-rewrite"
         if verdict.refuted:
             report.rejected.append(Step("whole-result", "map", m.format(True), cand.format(True), verdict))
-        cand, steps, rejected = _rewrite_map(
+        cand, steps, rejected, report.domain_settled = _rewrite_map(
             m,
             exact=use_exact,
             check_results=True,

@@ -29,7 +29,7 @@ from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval
 from verified_indexing.simplify.engine import Step
 
-__all__ = ["normalize_constraint", "simplify_domain"]
+__all__ = ["normalize_constraint", "settled_domain", "simplify_domain"]
 
 Simplifier = Callable[[AffineExpr], AffineExpr]
 
@@ -113,17 +113,40 @@ def simplify_domain(
 
     ``simplify_expr`` must be valid on the whole box of variable bounds (not only
     on the constrained domain), so that rewriting a constraint cannot change the
-    set it defines. With ``exact``, isl decides emptiness, always-satisfied
-    constraints and tight variable bounds.
+    set it defines. With ``exact``, isl (or every point of a small domain) decides
+    emptiness, always-satisfied constraints and tight variable bounds.
     """
+    out, steps, _ = settled_domain(m, lambda _: simplify_expr, exact=exact, replace_point_dims=replace_point_dims,
+                                   name=name)
+    return out, steps
+
+
+DOMAIN_PASSES = 4
+"""Passes of :func:`settled_domain` before it stops short of a fixpoint."""
+
+
+def settled_domain(
+    m: IndexingMap,
+    simplifier_for: Callable[[IndexingMap], Simplifier],
+    *,
+    exact: bool = True,
+    replace_point_dims: bool = False,
+    name: Callable[[AffineExpr], str] = str,
+) -> tuple[IndexingMap, list[Step], bool]:
+    """:func:`simplify_domain`, each pass rewriting constraints with ``simplifier_for(current
+    map)`` (valid on that map's box: the bounds a pass tightens serve the next one), and whether
+    the result is settled: with ``exact``, the last pass changed nothing and no point dimension
+    was replaced, so simplifying the result's domain again gives it back."""
     steps: list[Step] = []
-    for _ in range(4):
+    settled = False
+    for _ in range(DOMAIN_PASSES):
         before = m
-        m = _interval_domain(m, simplify_expr, steps, name)
+        m = _interval_domain(m, simplifier_for(m), steps, name)
         if exact and m.state == "ok":
             m, more = _exact_domain(m, name)
             steps += more
         if m == before or not exact:
+            settled = m == before and exact
             break
     if replace_point_dims and m.state == "ok":
         values = [Const(v.bounds.lo) if v.bounds.is_point() else Dim(i) for i, v in enumerate(m.dims)]
@@ -135,7 +158,8 @@ def simplify_domain(
             if new != m:
                 steps.append(Step("point_dims", "domain", "dims with one value", "replaced by constants"))
                 m = new
-    return m, steps
+                settled = False
+    return m, steps, settled
 
 
 def _interval_domain(
