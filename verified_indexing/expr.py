@@ -25,7 +25,7 @@ Promises:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Literal, TypeAlias, Union
 
 from verified_indexing.errors import SemiAffineError, ZeroDivisorError
@@ -54,6 +54,7 @@ __all__ = [
     "floor_div",
     "ceil_div",
     "floor_mod",
+    "linear_sum",
 ]
 
 VarKind = Literal["d", "s", "rt"]
@@ -98,10 +99,11 @@ class AffineExpr:
     """Base class of all expression nodes. Use the module functions or Python
     operators to build expressions; never mutate one."""
 
-    __slots__ = ("_hash", "_key")
+    __slots__ = ("_hash", "_key", "_vars")
 
     _key: tuple[object, ...]
     _hash: int
+    _vars: frozenset[tuple[VarKind, int]]
 
     def _init_key(self, key: tuple[object, ...]) -> None:
         object.__setattr__(self, "_key", key)
@@ -172,7 +174,17 @@ class AffineExpr:
 
     def variables(self) -> frozenset[tuple[VarKind, int]]:
         """The (kind, index) of every variable the expression uses."""
-        return frozenset((e.kind, e.index) for e in self.walk() if isinstance(e, _Var))
+        try:
+            return self._vars
+        except AttributeError:  # not asked yet: computed once per node (nodes are immutable)
+            pass
+        if isinstance(self, _Var):
+            out: frozenset[tuple[VarKind, int]] = frozenset(((self.kind, self.index),))
+        else:
+            kids = self.children()
+            out = frozenset().union(*(k.variables() for k in kids)) if kids else frozenset()
+        object.__setattr__(self, "_vars", out)
+        return out
 
     def uses(self, kind: VarKind, index: int) -> bool:
         return (kind, index) in self.variables()
@@ -495,14 +507,22 @@ def rt(index: int) -> AffineExpr:
     return RtSym(index)
 
 
+def linear_sum(pairs: Iterable[tuple[ExprLike, int]], constant: int = 0) -> AffineExpr:
+    """``sum(c * e for e, c in pairs) + constant``, built in one step (the same value as
+    adding the scaled terms one by one, without the intermediate sums)."""
+    return _make_sum([(as_expr(e), c) for e, c in pairs] + [(Const(constant), 1)])
+
+
+def _term_key(tc: tuple[AffineExpr, int]) -> tuple[object, ...]:
+    return tc[0]._key
+
+
 def _make_sum(pairs: Sequence[tuple[AffineExpr, int]]) -> AffineExpr:
     coeffs: dict[AffineExpr, int] = {}
     constant = 0
-
-    def add(e: AffineExpr, c: int) -> None:
-        nonlocal constant
+    for e, c in pairs:
         if c == 0:
-            return
+            continue
         if isinstance(e, Const):
             constant += c * e.value
         elif isinstance(e, Sum):
@@ -511,10 +531,7 @@ def _make_sum(pairs: Sequence[tuple[AffineExpr, int]]) -> AffineExpr:
                 coeffs[t] = coeffs.get(t, 0) + c * tc
         else:
             coeffs[e] = coeffs.get(e, 0) + c
-
-    for e, c in pairs:
-        add(e, c)
-    terms = tuple(sorted(((t, c) for t, c in coeffs.items() if c != 0), key=lambda tc: tc[0]._key))
+    terms = tuple(sorted([(t, c) for t, c in coeffs.items() if c != 0], key=_term_key))
     if not terms:
         return Const(constant)
     if len(terms) == 1 and terms[0][1] == 1 and constant == 0:

@@ -77,7 +77,7 @@ class Rewriter:
     rules: Sequence[Rule] = RULES
     names: Callable[[Any, int], str] | None = None
     where: str = ""
-    steps: list[Step] = field(default_factory=list)
+    _log: list[tuple[str, str, AffineExpr, AffineExpr, Any]] = field(default_factory=list)
     rejected: list[Step] = field(default_factory=list)
     max_steps: int = 2000
     _memo: dict[AffineExpr, AffineExpr] = field(default_factory=dict)
@@ -95,6 +95,12 @@ class Rewriter:
             [v.bounds for v in d.range_vars],
             [v.bounds for v in d.rt_vars],
         )
+
+    @property
+    def steps(self) -> list[Step]:
+        """The rewrites applied so far, in order (their texts are formatted when asked for)."""
+        return [Step(rule, where, self._text(e), self._text(after), verdict)
+                for rule, where, e, after, verdict in self._log]
 
     # -- ranges -----------------------------------------------------------
     def interval(self, e: AffineExpr) -> Interval:
@@ -156,7 +162,7 @@ class Rewriter:
         self._active.add(e)
         try:
             cur = e.map_children(self.simplify)
-            new = self._step(cur) if len(self.steps) < self.max_steps else None
+            new = self._step(cur) if len(self._log) < self.max_steps else None
             out = cur if new is None else self.simplify(new)
         finally:
             self._active.discard(e)
@@ -182,26 +188,26 @@ class Rewriter:
                 continue
             if (e, rhs) in self._banned:
                 continue
-            mark = len(self.steps)
+            mark = len(self._log)
             if base is None:
                 base = measure(e)
             if measure(rhs) >= base:
                 # Not cheaper by itself: keep it only if simplifying it further pays.
-                if len(self.steps) >= self.max_steps:
+                if len(self._log) >= self.max_steps:
                     continue
-                self.steps.append(Step(rule.name, self.where, self._text(e), self._text(rhs), None))
+                self._log.append((rule.name, self.where, e, rhs, None))
                 further = self.simplify(rhs)
                 if measure(further) >= base:
-                    del self.steps[mark:]
+                    del self._log[mark:]
                     continue
                 if self.check is not None:
-                    del self.steps[mark:]
+                    del self._log[mark:]
                     verdict = self.check(e, further)
                     if verdict is None or not verdict.proved:
                         self._banned.add((e, rhs))
                         self.rejected.append(Step(rule.name, self.where, self._text(e), self._text(further), verdict))
                         continue
-                    self.steps.append(Step(rule.name + "+", self.where, self._text(e), self._text(further), verdict))
+                    self._log.append((rule.name + "+", self.where, e, further, verdict))
                 return further, failed
             verdict = None
             if self.check is not None:
@@ -210,7 +216,7 @@ class Rewriter:
                     self._banned.add((e, rhs))
                     self.rejected.append(Step(rule.name, self.where, self._text(e), self._text(rhs), verdict))
                     continue
-            self.steps.append(Step(rule.name, self.where, self._text(e), self._text(rhs), verdict))
+            self._log.append((rule.name, self.where, e, rhs, verdict))
             return rhs, failed
         return None, failed
 

@@ -36,6 +36,7 @@ from verified_indexing.expr import (
     Sum,
     emax,
     emin,
+    linear_sum,
 )
 from verified_indexing.interval import Interval
 
@@ -119,10 +120,7 @@ class ExprAlgebra(Algebra):
         return Const(int(k))
 
     def add(self, *terms: Any) -> AffineExpr:
-        out: AffineExpr = Const(0)
-        for t in terms:
-            out = out + t
-        return out
+        return linear_sum((t, 1) for t in terms)
 
     def scale(self, term: Any, k: Any) -> AffineExpr:
         return term * int(k)  # type: ignore[no-any-return]
@@ -258,16 +256,12 @@ def _split_multiples(s: AffineExpr, c: int) -> tuple[AffineExpr, AffineExpr] | N
     ``c`` and ``y``'s constant in ``[0, |c|-1]``; None when ``x`` would be 0."""
     terms = s.terms if isinstance(s, Sum) else ((s, 1),)
     constant = s.constant if isinstance(s, Sum) else 0
-    x: AffineExpr = Const(constant // c)
-    y: AffineExpr = Const(constant - c * (constant // c))
-    moved = constant // c != 0
-    for t, coef in terms:
-        if coef % c == 0:
-            x = x + t * (coef // c)
-            moved = True
-        else:
-            y = y + t * coef
-    return (x, y) if moved else None
+    xs = [(t, coef // c) for t, coef in terms if coef % c == 0]
+    if not xs and constant // c == 0:
+        return None
+    x = linear_sum(xs, constant // c)
+    y = linear_sum([(t, coef) for t, coef in terms if coef % c != 0], constant - c * (constant // c))
+    return x, y
 
 
 def _divisors(n: int) -> list[int]:
@@ -284,17 +278,13 @@ def _gcd_splits(s: AffineExpr, m: int, rng: RangeFn) -> Iterator[Binding]:
     for g in _divisors(m):
         if g == m:
             continue
-        x: AffineExpr = Const(s.constant // g)
-        y: AffineExpr = Const(s.constant - g * (s.constant // g))
-        has_x = s.constant // g != 0
-        for t, coef in s.terms:
-            if coef % g == 0:
-                x = x + t * (coef // g)
-                has_x = True
-            else:
-                y = y + t * coef
-        if not has_x or (isinstance(y, Const) and y.value == 0):
+        xs = [(t, coef // g) for t, coef in s.terms if coef % g == 0]
+        if not xs and s.constant // g == 0:
             continue
+        y = linear_sum([(t, coef) for t, coef in s.terms if coef % g != 0], s.constant - g * (s.constant // g))
+        if isinstance(y, Const) and y.value == 0:
+            continue
+        x = linear_sum(xs, s.constant // g)
         r = rng(y)
         if r.lo >= 0 and r.hi <= g - 1:
             yield Binding({"x": x, "y": y}, {"g": g, "k": m // g})
