@@ -21,6 +21,7 @@ returns ``None`` and the caller asks isl.
 from __future__ import annotations
 
 import importlib.util
+import threading
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +92,8 @@ class DomainPoints:
         """The value of ``e`` at every box point (numpy array or scalar)."""
         from verified_indexing.engines import enumerate as en
 
+        if len(self._memo) > MEMO_LIMIT:
+            self._memo.clear()
         return en._eval_np(e, self.cols, self._memo)
 
     def _in(self, e: AffineExpr, iv: Interval) -> Any:
@@ -127,8 +130,11 @@ class DomainPoints:
         return Interval(int(v.min()), int(v.max()))
 
 
-_TABLES: dict[tuple[IndexingMap, int], DomainPoints | None] = {}
-"""The last tables built (a map's rewriters and its domain steps share one)."""
+_LOCAL = threading.local()
+"""Per thread: ``tables``, the last tables built (a map's rewriters and its domain steps share one)."""
+
+MEMO_LIMIT = 512
+"""Evaluated subexpressions a table keeps (each array up to 128 KiB); beyond it the memo restarts."""
 
 
 def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
@@ -136,18 +142,21 @@ def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
     :func:`enabled`, else ``None``."""
     if not enabled() or m.state != "ok" or m.box_size() > limit:
         return None
+    tables: dict[tuple[IndexingMap, int], DomainPoints | None] | None = getattr(_LOCAL, "tables", None)
+    if tables is None:
+        tables = _LOCAL.tables = {}
     key = (m, limit)
-    if key in _TABLES:
-        return _TABLES[key]
+    if key in tables:
+        return tables[key]
     from verified_indexing.engines.enumerate import TooLarge
 
     try:
         table: DomainPoints | None = DomainPoints(m, limit)
     except (TooLarge, ValueError, OverflowError):
         table = None
-    if len(_TABLES) >= 16:
-        _TABLES.pop(next(iter(_TABLES)))
-    _TABLES[key] = table
+    if len(tables) >= 8:
+        tables.pop(next(iter(tables)))
+    tables[key] = table
     return table
 
 
