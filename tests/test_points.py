@@ -165,3 +165,13 @@ def test_isl_candidate_on_a_large_box_still_reaches_the_fixpoint() -> None:
     once = simplify_with_report(m).map
     assert simplify_with_report(once).map == once
     assert once.results == (Const(0),)  # ((15 or 16) mod 16) mod 3 = 0
+
+
+def test_a_round_cut_short_by_the_step_cap_is_followed_by_another() -> None:
+    # 2500 results of (d0 + 8k) mod 8: the first round stops at the rewriter's 2000 steps
+    res = ", ".join(f"(d0 + {8 * k}) mod 8" for k in range(1, 2501))
+    m = parse_indexing_map(f"(d0) -> ({res}), domain: d0 in [0, 7], d0 mod 2 in [0, 0]")
+    r = simplify_with_report(m, verify=False, exact=True)
+    assert r.rounds >= 2
+    assert simplify_with_report(r.map, verify=False, exact=True).map == r.map
+    assert all(x == Dim(0) for x in r.map.results)  # (d0 + 8k) mod 8 = d0 on [0, 7]

@@ -62,7 +62,8 @@ class SimplifyReport:
     note: str = ""
     cached: bool = False
     domain_settled: bool = field(default=False, repr=False)
-    """The last round's domain is a fixpoint of the domain steps (see ``_another_round_may_help``)."""
+    """The last round's domain is a fixpoint of the domain steps and no rewriter stopped short (step
+    cap, time budget): see ``_another_round_may_help``. False on a report read from the cache."""
 
     @property
     def cost_before(self) -> int:
@@ -157,7 +158,7 @@ def _rewrite_map(
     )
     steps += [s for rw in box_rws for s in rw.steps] + dsteps
     if dm.state != "ok":
-        return dm, steps, rejected, settled
+        return dm, steps, rejected, settled and not any(b.truncated for b in box_rws)
     check = None
     if check_results:
         from verified_indexing.engines import prove_expr_equal
@@ -175,6 +176,7 @@ def _rewrite_map(
         results.append(rw.simplify(r))
     steps += rw.steps
     rejected += rw.rejected
+    settled = settled and not rw.truncated and not any(b.truncated for b in box_rws)
     return dm.replace(results=results), steps, rejected, settled
 
 
@@ -333,6 +335,7 @@ def _simplify_core(m: IndexingMap, kwargs: dict[str, Any]) -> SimplifyReport:
             report.mode = "per-rewrite"
         report.seconds_rewrite += nxt.seconds_rewrite
         report.seconds_proof += nxt.seconds_proof
+        report.domain_settled = nxt.domain_settled
         report.rounds += 1
     return report
 
@@ -345,7 +348,8 @@ def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool
     """Whether another round can change the output of the round that took ``before`` to ``report``.
 
     Not when that round's domain is settled (its last domain pass, with the bounds it had tightened,
-    changed nothing) and every other change was the rewriter's on that domain: the rewriter's output
+    changed nothing; no rewriter stopped at its step cap or the time budget) and every other change
+    was the rewriter's on that domain: the rewriter's output
     is its own fixpoint there (every node it returns has simplified children and no rule that
     applies). isl's candidate (isl's form depends on how the results are written: the next round's
     question can give a cheaper one), the relation steps (they change the variables), the fallback

@@ -80,6 +80,9 @@ class Rewriter:
     _log: list[tuple[str, str, AffineExpr, AffineExpr, Any]] = field(default_factory=list)
     rejected: list[Step] = field(default_factory=list)
     max_steps: int = 2000
+    truncated: bool = False
+    """Some node was left as it was because the step cap or the time budget was reached (its output
+    may not be a fixpoint)."""
     _memo: dict[AffineExpr, AffineExpr] = field(default_factory=dict)
     _ivs: dict[AffineExpr, Interval] = field(default_factory=dict)
     _exact: dict[AffineExpr, Interval] = field(default_factory=dict)
@@ -158,11 +161,15 @@ class Rewriter:
         if e in self._active:  # a rewrite cycle: stop here
             return e
         if budget_exhausted():  # the command's time is up: no more rewriting (what is done is still proven)
+            self.truncated = True
             return e
         self._active.add(e)
         try:
             cur = e.map_children(self.simplify)
-            new = self._step(cur) if len(self._log) < self.max_steps else None
+            if len(self._log) < self.max_steps:
+                new = self._step(cur)
+            else:
+                new, self.truncated = None, True
             out = cur if new is None else self.simplify(new)
         finally:
             self._active.discard(e)
@@ -194,6 +201,7 @@ class Rewriter:
             if measure(rhs) >= base:
                 # Not cheaper by itself: keep it only if simplifying it further pays.
                 if len(self._log) >= self.max_steps:
+                    self.truncated = True
                     continue
                 self._log.append((rule.name, self.where, e, rhs, None))
                 further = self.simplify(rhs)
