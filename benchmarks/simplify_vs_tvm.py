@@ -483,10 +483,10 @@ def main() -> int:
     print("per-map ratios against isl parse+coalesce (paired):")
     print(ratio_line("verified / isl", ver, il))
     print(ratio_line("verified, isl only / isl", ver_isl, il))
-    print(f"small domains by enumeration (numpy) vs isl only (the command line's setting): "
-          f"{'on' if points.enabled() else 'off (numpy missing)'}; results differ on {differ_isl} maps")
     print(ratio_line("warm cache / isl", warm, il))
     print(ratio_line("unverified / isl", unv, il))
+    print(f"small domains by enumeration (numpy) vs isl only (the command line's setting): "
+          f"{'on' if points.enabled() else 'off (numpy missing)'}; results differ on {differ_isl} maps")
     if tvm is not None:
         print(f"quality (floordiv+ceildiv+mod in the results) against TVM: fewer {tally['fewer']}, "
               f"same {tally['same']}, more {tally['more']}; TVM result not translatable: {tvm_untranslatable}")
