@@ -9,6 +9,8 @@ modules in ``examples/``. For every map it times:
 * ``verified``: :func:`simplify_with_report` (every proof, no persistent cache);
 * ``verified, isl only``: the same with small domains not enumerated (``points.set_enabled(False)``,
   what the command line does), so every exact question goes to isl;
+* ``verified, no isl candidate``: ``isl_candidate=False`` (every proof, without isl's quasi-affine
+  form as an extra candidate): what the proofs cost apart from that search for cheaper forms;
 * ``warm``: the same question again with a persistent cache that already holds it (the
   ``ProofCache`` object that stored it; ``warm file``: a fresh object, the row read from the file);
 * ``unverified``: ``verify=False`` (the rules alone);
@@ -374,8 +376,15 @@ def main() -> int:
     import islpy as isl
 
     from verified_indexing.engines import ProofCache, points, to_isl_map
+    from verified_indexing.engines import isl as isl_engine
     from verified_indexing.simplify import simplify_with_report
     from verified_indexing.simplify.api import _ISL_CANDIDATES as isl_candidates
+
+    def cold() -> None:
+        """Forget the in-process memos (isl's candidates, isl builders, point tables) between variants."""
+        isl_candidates.clear()
+        isl_engine._BUILDERS.__dict__.clear()
+        points._LOCAL.__dict__.clear()
 
     families = [
         ("spec", spec_maps()),
@@ -401,6 +410,8 @@ def main() -> int:
     ver: list[float] = []
     ver_isl: list[float] = []
     differ_isl = 0
+    ver_plain: list[float] = []
+    more_plain = 0
     warm: list[float] = []
     warm_file: list[float] = []
     unv: list[float] = []
@@ -413,11 +424,12 @@ def main() -> int:
     for fam, m in maps:
         text = to_isl_map(m).to_str()
         tcase = TvmCase(tvm, m) if tvm is not None else None
+        cold()
         t = time.perf_counter()
         rep = simplify_with_report(m)
         ver.append(time.perf_counter() - t)
         prev = points.set_enabled(False)  # the command line's configuration: every exact question to isl
-        isl_candidates.clear()  # cold, as the first run was
+        cold()
         try:
             t = time.perf_counter()
             rep_isl = simplify_with_report(m)
@@ -426,6 +438,11 @@ def main() -> int:
             points.set_enabled(prev)
         if rep_isl.map != rep.map:
             differ_isl += 1
+        cold()
+        t = time.perf_counter()
+        rep_plain = simplify_with_report(m, isl_candidate=False)  # the proofs without isl's extra candidates
+        ver_plain.append(time.perf_counter() - t)
+        more_plain += divs(rep_plain.map.results) > divs(rep.map.results)
         if not rep.verified:
             not_proved += 1
         simplify_with_report(m, cache=cache)  # fill the persistent cache
@@ -468,7 +485,8 @@ def main() -> int:
 
     print("per-map times (ms): " + "; ".join(
         f"{name} median {statistics.median(xs) * 1000:.3f} p95 {pct(xs, 0.95) * 1000:.3f}"
-        for name, xs in [("verified", ver), ("verified, isl only", ver_isl), ("warm", warm),
+        for name, xs in [("verified", ver), ("verified, isl only", ver_isl), ("verified, no isl candidate", ver_plain),
+                         ("warm", warm),
                          ("warm file", warm_file), ("unverified", unv),
                          ("isl", il)]
         + ([("TVM", tv)] if tv else [])))
@@ -476,6 +494,7 @@ def main() -> int:
         print("per-map ratios against TVM (paired):")
         print(ratio_line("verified / TVM", ver, tv))
         print(ratio_line("verified, isl only / TVM", ver_isl, tv))
+        print(ratio_line("verified, no isl cand. / TVM", ver_plain, tv))
         print(ratio_line("warm cache / TVM", warm, tv))
         print(ratio_line("warm, row from the file / TVM", warm_file, tv))
         print(ratio_line("unverified / TVM", unv, tv))
@@ -487,6 +506,8 @@ def main() -> int:
     print(ratio_line("unverified / isl", unv, il))
     print(f"small domains by enumeration (numpy) vs isl only (the command line's setting): "
           f"{'on' if points.enabled() else 'off (numpy missing)'}; results differ on {differ_isl} maps")
+    print(f"without isl's quasi-affine candidate (isl_candidate=False): more floordiv/ceildiv/mod than the default "
+          f"on {more_plain} maps")
     if tvm is not None:
         print(f"quality (floordiv+ceildiv+mod in the results) against TVM: fewer {tally['fewer']}, "
               f"same {tally['same']}, more {tally['more']}; TVM result not translatable: {tvm_untranslatable}")

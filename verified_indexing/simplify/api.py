@@ -2,7 +2,8 @@
 
 Proof discipline (measured in docs/simplifier.md): the candidate is built with
 every rewrite unverified, then the *whole* result is proven equal to the input
-(isl: same domain and, point by point, the same results). Only when that proof
+(same domain and, point by point, the same results: every point of a small domain
+compared, :mod:`verified_indexing.engines.points`, else isl). Only when that proof
 fails (refuted or unknown) does the simplifier fall back to proving each rewrite on
 its own before applying it, dropping the ones that are not proved; the fallback
 result is proven as a whole again. If no proof succeeds, the input map itself is
