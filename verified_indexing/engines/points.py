@@ -71,6 +71,10 @@ class DomainPoints:
             raise ValueError("only a map with a domain has points")
         self.map = m
         self._box = en._box_for([m], limit)
+        if not en._safe_for_numpy(self._box, []):  # the box's own bounds
+            raise ValueError("a bound does not fit int64")
+        self._var_bound = {k: max(abs(b.lo), abs(b.hi)) for k, b in zip(self._box.kinds, self._box.bounds)}
+        self._magnitudes: dict[AffineExpr, int] = {}
         self._check(en._all_exprs(m))
         if self._box.size == 0:
             raise ValueError("an empty box")  # pragma: no cover (bounds are never empty in an ok map)
@@ -83,9 +87,13 @@ class DomainPoints:
         self.mask = mask  # None: every box point is in the domain
 
     def _check(self, exprs: list[AffineExpr]) -> None:
+        """Every value and constant of ``exprs`` fits int64 (the enumeration engine's bound, memoised
+        per table)."""
         from verified_indexing.engines import enumerate as en
 
-        if not en._safe_for_numpy(self._box, exprs):
+        if len(self._magnitudes) > MEMO_LIMIT:
+            self._magnitudes.clear()
+        if any(en._magnitude(e, self._var_bound, self._magnitudes) >= en.INT64_SAFE for e in exprs):
             raise ValueError("a value could leave int64")
 
     def values(self, e: AffineExpr) -> Any:
