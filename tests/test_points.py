@@ -175,3 +175,11 @@ def test_a_round_cut_short_by_the_step_cap_is_followed_by_another() -> None:
     assert r.rounds >= 2
     assert simplify_with_report(r.map, verify=False, exact=True).map == r.map
     assert all(x == Dim(0) for x in r.map.results)  # (d0 + 8k) mod 8 = d0 on [0, 7]
+
+
+def test_variables_of_a_deep_tree_need_no_recursion() -> None:
+    # found by review: the cached variables() recursed two frames per level (the parser caps text at 100)
+    e: AffineExpr = Dim(0)
+    for i in range(3000):
+        e = (e + Sym(0)).mod(7) if i % 2 else e.floordiv(3)
+    assert e.variables() == {("d", 0), ("s", 0)}

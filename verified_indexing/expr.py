@@ -178,11 +178,18 @@ class AffineExpr:
             return self._vars
         except AttributeError:  # not asked yet: computed once per node (nodes are immutable)
             pass
-        if isinstance(self, _Var):
-            out: frozenset[tuple[VarKind, int]] = frozenset(((self.kind, self.index),))
-        else:
-            kids = self.children()
-            out = frozenset().union(*(k.variables() for k in kids)) if kids else frozenset()
+        found: set[tuple[VarKind, int]] = set()
+        stack: list[AffineExpr] = [self]
+        while stack:  # no recursion: as deep a tree as the rest of the library takes
+            node = stack.pop()
+            known = getattr(node, "_vars", None)
+            if known is not None:
+                found |= known
+            elif isinstance(node, _Var):
+                found.add((node.kind, node.index))
+            else:
+                stack.extend(node.children())
+        out = frozenset(found)
         object.__setattr__(self, "_vars", out)
         return out
 
