@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from simplify import parity_maps, random_maps, spec_maps
+from simplify import forget_memos, parity_maps, random_maps, spec_maps
 
 from verified_indexing import IndexingMap, compose
 from verified_indexing.expr import (
@@ -59,6 +59,8 @@ from verified_indexing.expr import (
     Sum,
     Sym,
     _BinaryDiv,
+    emax,
+    emin,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -259,9 +261,9 @@ def from_tvm(tvm: Any, x: Any, names: dict[str, AffineExpr]) -> AffineExpr:
         a = from_tvm(tvm, x.a, names)
         return a.floordiv(b.value) if isinstance(x, tir.FloorDiv) else a.mod(b.value)
     if isinstance(x, tir.Min):
-        return from_tvm(tvm, x.a, names).min(from_tvm(tvm, x.b, names))
+        return emin(from_tvm(tvm, x.a, names), from_tvm(tvm, x.b, names))
     if isinstance(x, tir.Max):
-        return from_tvm(tvm, x.a, names).max(from_tvm(tvm, x.b, names))
+        return emax(from_tvm(tvm, x.a, names), from_tvm(tvm, x.b, names))
     raise TypeError(f"unsupported TVM node {type(x).__name__}")
 
 
@@ -376,15 +378,7 @@ def main() -> int:
     import islpy as isl
 
     from verified_indexing.engines import ProofCache, points, to_isl_map
-    from verified_indexing.engines import isl as isl_engine
     from verified_indexing.simplify import simplify_with_report
-    from verified_indexing.simplify.api import _ISL_CANDIDATES as isl_candidates
-
-    def cold() -> None:
-        """Forget the in-process memos (isl's candidates, isl builders, point tables) between variants."""
-        isl_candidates.clear()
-        isl_engine._BUILDERS.__dict__.clear()
-        points._LOCAL.__dict__.clear()
 
     families = [
         ("spec", spec_maps()),
@@ -424,12 +418,12 @@ def main() -> int:
     for fam, m in maps:
         text = to_isl_map(m).to_str()
         tcase = TvmCase(tvm, m) if tvm is not None else None
-        cold()
+        forget_memos()
         t = time.perf_counter()
         rep = simplify_with_report(m)
         ver.append(time.perf_counter() - t)
         prev = points.set_enabled(False)  # the command line's configuration: every exact question to isl
-        cold()
+        forget_memos()
         try:
             t = time.perf_counter()
             rep_isl = simplify_with_report(m)
@@ -438,7 +432,7 @@ def main() -> int:
             points.set_enabled(prev)
         if rep_isl.map != rep.map:
             differ_isl += 1
-        cold()
+        forget_memos()
         t = time.perf_counter()
         rep_plain = simplify_with_report(m, isl_candidate=False)  # the proofs without isl's extra candidates
         ver_plain.append(time.perf_counter() - t)
