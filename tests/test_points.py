@@ -183,3 +183,19 @@ def test_variables_of_a_deep_tree_need_no_recursion() -> None:
     for i in range(3000):
         e = (e + Sym(0)).mod(7) if i % 2 else e.floordiv(3)
     assert e.variables() == {("d", 0), ("s", 0)}
+
+
+@settings(max_examples=60)
+@given(indexing_maps(max_dims=2, max_syms=1, max_rts=1, max_constraints=2).filter(_ok))
+def test_the_domain_steps_give_the_same_answers_from_points_and_from_isl(m: IndexingMap) -> None:
+    # one function asks both engines the same exact questions (constraints._exact_domain_with)
+    from verified_indexing.simplify.constraints import simplify_domain
+
+    on = simplify_domain(m, lambda e: e)
+    prev = points.set_enabled(False)
+    try:
+        off = simplify_domain(m, lambda e: e)
+    finally:
+        points.set_enabled(prev)
+    assert on[0] == off[0], (m.format(True), on[0].format(True), off[0].format(True))
+    assert [(s.rule, s.before, s.after) for s in on[1]] == [(s.rule, s.before, s.after) for s in off[1]]

@@ -148,9 +148,14 @@ def _safe_for_numpy(box: _Box, exprs: Sequence[AffineExpr]) -> bool:
     # including variables no expression uses.
     if any(max(abs(b.lo), abs(b.hi)) >= INT64_SAFE for b in box.bounds):
         return False
-    var_bound = {k: max(abs(b.lo), abs(b.hi)) for k, b in zip(box.kinds, box.bounds)}
+    var_bound = _var_bounds(box)
     memo: dict[AffineExpr, int] = {}
     return all(_magnitude(e, var_bound, memo) < INT64_SAFE for e in exprs)
+
+
+def _var_bounds(box: _Box) -> dict[tuple[VarKind, int], int]:
+    """Each variable's largest absolute value on the box (what :func:`_magnitude` starts from)."""
+    return {k: max(abs(b.lo), abs(b.hi)) for k, b in zip(box.kinds, box.bounds)}
 
 
 def _magnitude(x: AffineExpr, var_bound: dict[tuple[VarKind, int], int], memo: dict[AffineExpr, int]) -> int:

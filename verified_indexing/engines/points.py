@@ -5,7 +5,7 @@ on every point of its box (numpy ``int64`` columns, the enumeration engine's own
 evaluator), then answers the simplifier's exact questions from that table:
 
 * :meth:`DomainPoints.range`: the exact ``[min, max]`` of an expression over the
-  domain (or over the domain less one constraint);
+  domain (or over the domain less some of its constraints);
 * :meth:`DomainPoints.is_empty`: emptiness of the domain;
 * :func:`find_pointwise_difference`: two maps' domains and results compared at
   every point of the hull of their boxes.
@@ -13,9 +13,9 @@ evaluator), then answers the simplifier's exact questions from that table:
 Every answer is exact (every point of a finite domain is looked at), so a
 "proved" from here is a proof, named ``enum`` like the enumeration engine's. The
 table is built only when the box has at most :data:`SMALL_BOX` points, numpy is
-available (see :func:`enabled`) and no value can leave ``int64`` (checked with
-interval bounds, as the enumeration engine does); otherwise :func:`table_for`
-returns ``None`` and the caller asks isl.
+available (see :func:`enabled`) and no value, coefficient or divisor can leave
+``int64`` (the enumeration engine's bound over the expression tree); otherwise
+:func:`table_for` returns ``None`` and the caller asks isl.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class DomainPoints:
         self._box = en._box_for([m], limit)
         if not en._safe_for_numpy(self._box, []):  # the box's own bounds
             raise ValueError("a bound does not fit int64")
-        self._var_bound = {k: max(abs(b.lo), abs(b.hi)) for k, b in zip(self._box.kinds, self._box.bounds)}
+        self._var_bound = en._var_bounds(self._box)
         self._magnitudes: dict[AffineExpr, int] = {}
         self._check(en._all_exprs(m))
         if self._box.size == 0:

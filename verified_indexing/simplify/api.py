@@ -350,18 +350,18 @@ def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool
 
     Not when that round's domain is settled (its last domain pass, with the bounds it had tightened,
     changed nothing; no rewriter stopped at its step cap or the time budget) and every other change
-    was the rewriter's on that domain: the rewriter's output
-    is its own fixpoint there (every node it returns has simplified children and no rule that
-    applies). isl's candidate (isl's form depends on how the results are written: the next round's
-    question can give a cheaper one), the relation steps (they change the variables), the fallback
-    mode and an unsettled domain ask for another round."""
-    if report.mode == "per-rewrite" or not report.domain_settled:
-        return True
-    after = report.map
+    was the rewriter's on that domain: the rewriter's output is its own fixpoint there (every node it
+    returns has simplified children and no rule that applies). Another round is asked for after
+    isl's candidate (isl's form depends on how the results are written: the next question can give a
+    cheaper one), a relation step or a removed variable (``--no-verify`` removes unused ones without
+    a step), the fallback mode and an unsettled domain."""
     from verified_indexing.simplify.result_cache import RELATION_STEPS
 
+    if report.mode == "per-rewrite" or not report.domain_settled:
+        return True
     if any(s.rule == "isl_quasi_affine" or s.rule in RELATION_STEPS for s in report.steps):
         return True
+    after = report.map
     return (before.num_dims, before.num_range_vars, before.num_rt_vars) != (
         after.num_dims, after.num_range_vars, after.num_rt_vars)
 

@@ -1,7 +1,8 @@
 """Domain simplification: constraints and variable bounds.
 
 Each transformation here keeps the domain exactly the same set of points (the
-simplifier proves the whole result equal to its input with isl afterwards):
+simplifier proves the whole result equal to its input afterwards). "Exact" below
+means isl, or on a small domain every point (:mod:`verified_indexing.engines.points`):
 
 * ``e + k in [l, u]`` becomes ``e in [l - k, u - k]``;
 * ``g*e in [l, u]`` (``g`` the gcd of the coefficients, either sign) becomes
@@ -10,11 +11,11 @@ simplifier proves the whole result equal to its input with isl afterwards):
   ``x in [u*d + d + 1, l*d]`` for ``d < 0``;
 * a constraint on a bare variable tightens the variable's bounds;
 * a constraint whose expression always lies in its interval is dropped (interval
-  bounds first, then isl's exact range over the rest of the domain);
+  bounds first, then the exact range over the rest of the domain);
 * ``x mod a in [r, r]`` and ``x mod b in [r, r]`` merge into ``x mod L in [r, r]``
   (``L = lcm(|a|, |b|)``, signed like ``r``'s residue range);
-* a constraint that can never hold, or an empty domain (isl), gives KNOWN EMPTY;
-* variable bounds shrink to the exact feasible range (isl), optionally point
+* a constraint that can never hold, or an empty domain (exact), gives KNOWN EMPTY;
+* variable bounds shrink to the exact feasible range, optionally point
   dimensions are replaced by their value.
 """
 
@@ -210,77 +211,61 @@ def _interval_domain(
 
 
 def _exact_domain(m: IndexingMap, name: Callable[[AffineExpr], str]) -> tuple[IndexingMap, list[Step]]:
-    """Exact emptiness, always-satisfied constraints and tight bounds via isl."""
-    steps: list[Step] = []
+    """Exact emptiness, always-satisfied constraints and tight bounds: from every point of a small
+    domain (:mod:`verified_indexing.engines.points`), else via isl."""
     if not m.constraints:
-        return m, steps
+        return m, []
+    from verified_indexing.engines import Verdict
     from verified_indexing.engines.points import table_for
 
     table = table_for(m)
     if table is not None:
-        return _exact_domain_points(m, table, name)
+        def empty_points() -> Verdict | None:
+            return Verdict("proved", "enum", 0.0, f"empty: {m.format(one_line=True)}") if table.is_empty() else None
+
+        return _exact_domain_with(m, empty_points, lambda e, without: table.range(e, without=without), name)
     try:
-        return _exact_domain_isl(m, name, [])
+        return _exact_domain_with(m, lambda: _isl_empty(m), lambda e, without: _isl_range(m, e, without), name)
     except Exception:  # isl could not answer: the interval result stands
-        return m, steps
+        return m, []
 
 
-def _exact_domain_isl(
-    m: IndexingMap, name: Callable[[AffineExpr], str], steps: list[Step]
+def _isl_empty(m: IndexingMap) -> Any:
+    from verified_indexing.engines import is_empty
+
+    return is_empty(m)
+
+
+def _isl_range(m: IndexingMap, e: AffineExpr, without: set[int]) -> Interval | None:
+    """The exact range of ``e`` over ``m``'s domain less the constraints numbered in ``without``,
+    under isl's operation limit; ``None`` (nothing concluded) when isl gives up."""
+    from verified_indexing.engines import IslLimitExceeded, exact_range
+
+    rest = m.replace(constraints=[c for k, c in enumerate(m.constraints) if k not in without])
+    try:
+        return exact_range(e, rest, limited=True)
+    except IslLimitExceeded:
+        return None
+
+
+def _exact_domain_with(
+    m: IndexingMap,
+    empty: Callable[[], Any],
+    range_without: Callable[[AffineExpr, set[int]], Interval | None],
+    name: Callable[[AffineExpr], str],
 ) -> tuple[IndexingMap, list[Step]]:
-    from verified_indexing.engines import IslLimitExceeded, exact_range, is_empty
-
-    def bounded_range(e: AffineExpr, on: IndexingMap) -> Interval | None:
-        # Under isl's operation limit; when isl gives up, nothing is concluded.
-        try:
-            return exact_range(e, on, limited=True)
-        except IslLimitExceeded:
-            return None
-
-    v = is_empty(m)
-    if v.proved:
-        steps.append(Step("domain_empty", "domain", "domain", "KNOWN EMPTY", v))
-        return IndexingMap.known_empty(), steps
-    # Drop constraints implied by the rest of the domain.
-    i = 0
-    while i < len(m.constraints):
-        e, iv = m.constraints[i]
-        rest = m.replace(constraints=[c for k, c in enumerate(m.constraints) if k != i])
-        r = bounded_range(e, rest)
-        if r is not None and iv.contains_interval(r):
-            steps.append(Step("constraint_implied", "domain", f"{name(e)} in {iv}", "(dropped)"))
-            m = rest
-        else:
-            i += 1
-    # Tighten every variable's bounds to its feasible range.
-    if m.constraints:
-        for kind, index, var in list(m.variables()):
-            x: _Var = {"d": Dim, "s": Sym, "rt": RtSym}[kind](index)
-            r = bounded_range(x, m)
-            if r is not None and not r.is_empty() and r != var.bounds and var.bounds.contains_interval(r):
-                steps.append(Step("bounds_exact", "domain", f"{name(x)} in {var.bounds}", f"{name(x)} in {r}"))
-                m = m.with_constraint(x, r)
-    return m, steps
-
-
-def _exact_domain_points(
-    m: IndexingMap, table: Any, name: Callable[[AffineExpr], str]
-) -> tuple[IndexingMap, list[Step]]:
-    """What :func:`_exact_domain_isl` does, answered from every point of a small
-    domain (:class:`~verified_indexing.engines.points.DomainPoints`): the same
-    exact questions, so the same answers."""
-    from verified_indexing.engines import Verdict
-
+    """The exact domain steps, asked of one exact engine: ``empty()`` (a verdict, proved when the
+    domain is empty) and ``range_without(e, numbers)`` (the exact range of ``e`` over the domain
+    less the constraints with those numbers; ``None`` when nothing is concluded)."""
     steps: list[Step] = []
-    if table.is_empty():
-        v = Verdict("proved", "enum", 0.0, f"empty: {m.format(one_line=True)}")
+    v = empty()
+    if v is not None and v.proved:
         steps.append(Step("domain_empty", "domain", "domain", "KNOWN EMPTY", v))
         return IndexingMap.known_empty(), steps
-    # Drop constraints implied by the rest of the domain (the table keeps the original
-    # constraints' masks: ``dropped`` lists the ones already gone).
+    # Drop constraints implied by the rest of the domain (``dropped``: the ones already gone).
     dropped: set[int] = set()
     for i, (e, iv) in enumerate(m.constraints):
-        r = table.range(e, without=dropped | {i})
+        r = range_without(e, dropped | {i})
         if r is not None and iv.contains_interval(r):
             steps.append(Step("constraint_implied", "domain", f"{name(e)} in {iv}", "(dropped)"))
             dropped.add(i)
@@ -289,9 +274,8 @@ def _exact_domain_points(
     if out.constraints:
         for kind, index, var in list(out.variables()):
             x: _Var = {"d": Dim, "s": Sym, "rt": RtSym}[kind](index)
-            r = table.range(x)
+            r = range_without(x, dropped)
             if r is not None and not r.is_empty() and r != var.bounds and var.bounds.contains_interval(r):
                 steps.append(Step("bounds_exact", "domain", f"{name(x)} in {var.bounds}", f"{name(x)} in {r}"))
                 out = out.with_constraint(x, r)
     return out, steps
-

@@ -90,7 +90,6 @@ class Rewriter:
     _active: set[AffineExpr] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self._by_head: dict[type, list[Rule]] = {}
         self._points: Any = False  # the domain's point table, built on the first exact question
         d = self.domain
         self._box = (
@@ -228,15 +227,8 @@ class Rewriter:
             return rhs, failed
         return None, failed
 
-    def _candidates(self, cls: type) -> list[Rule]:
-        """The rules whose matcher can fire on a node of class ``cls``, in catalogue order."""
-        hit = self._by_head.get(cls)
-        if hit is None:
-            hit = self._by_head[cls] = _rules_for(self.rules, cls)
-        return hit
-
     def _step(self, e: AffineExpr) -> AffineExpr | None:
-        for rule in self._candidates(type(e)):
+        for rule in _rules_for(self.rules, type(e)):
             new, failed = self._try(rule, e, self.interval)
             if new is None and failed and self.exact and rule.uses_ranges:
                 new, _ = self._try(rule, e, self.exact_range)
@@ -251,6 +243,7 @@ so its id cannot be reused while the entry lives."""
 
 
 def _rules_for(rules: Sequence[Rule], cls: type) -> list[Rule]:
+    """The rules of ``rules`` whose matcher can fire on a node of class ``cls``, in catalogue order."""
     hit = _BY_HEAD.get((id(rules), cls))
     if hit is not None and hit[0] is rules:
         return hit[1]
