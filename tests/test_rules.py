@@ -65,11 +65,13 @@ def test_every_rule_holds_on_random_instances() -> None:
     for rule in RULES:
         hits = 0
         for _ in range(4000):
-            k = {c: rng.choice([rng.randint(-12, 12), rng.randint(1, 6)]) for c in rule.constants}
             ranges = {}
             for v in rule.variables:
                 lo = rng.randint(-30, 30)
-                ranges[v] = (lo, lo + rng.randint(0, 8))
+                ranges[v] = (lo, lo + rng.choice([0, rng.randint(0, 8)]))
+            # a constant is sometimes a range's end (conditions such as "x in [k, k]")
+            ends = [e for r in ranges.values() for e in r] or [0]
+            k = {c: rng.choice([rng.randint(-12, 12), rng.randint(1, 6), rng.choice(ends)]) for c in rule.constants}
             lo_ns = SimpleNamespace(**{v: r[0] for v, r in ranges.items()})
             hi_ns = SimpleNamespace(**{v: r[1] for v, r in ranges.items()})
             if not rule.condition(FA, SimpleNamespace(**k), lo_ns, hi_ns):
@@ -146,6 +148,21 @@ NEW_RULE_CASES = [
      "(d0, d1) -> (d0), domain: d0 in [-5, 5], d1 in [0, 3]", "min_offset"),
     ("(d0, d1) -> (max(d0 + 2, d0 - d1)), domain: d0 in [-5, 5], d1 in [0, 3]",
      "(d0, d1) -> (d0 + 2), domain: d0 in [-5, 5], d1 in [0, 3]", "max_offset"),
+    # coefficients reduced modulo the divisor, negative divisors made positive, one-value subterms
+    ("(d0, d1) -> ((d1 * 3) mod 2, d0), domain: d0 in [-20, 20], d1 in [-9, 9]",
+     "(d0, d1) -> (d1 mod 2, d0), domain: d0 in [-20, 20], d1 in [-9, 9]", "mod_reduce_coefficients"),
+    ("(d0) -> ((d0 * 4 + 1) floordiv 3), domain: d0 in [-20, 20]",
+     "(d0) -> (d0 + (d0 + 1) floordiv 3), domain: d0 in [-20, 20]", "div_reduce_coefficients"),
+    ("(d0) -> ((d0 * 5) ceildiv 4), domain: d0 in [-20, 20]",
+     "(d0) -> (d0 + d0 ceildiv 4), domain: d0 in [-20, 20]", "cdiv_reduce_coefficients"),
+    ("(d0) -> ((d0 * 3 - 1) mod -2), domain: d0 in [-20, 20]",
+     "(d0) -> (d0 mod 2 - 1), domain: d0 in [-20, 20]", "mod_negative_divisor"),
+    ("(d0) -> ((-d0 + 2) floordiv -4), domain: d0 in [-20, 20]",
+     "(d0) -> ((d0 + 2) floordiv 4 - 1), domain: d0 in [-20, 20]", "div_negative_divisor"),
+    ("(d0) -> ((-d0 + 2) ceildiv -4), domain: d0 in [-20, 20]",
+     "(d0) -> ((d0 + 2) ceildiv 4 - 1), domain: d0 in [-20, 20]", "cdiv_negative_divisor"),
+    ("(d0, d1) -> (d0 * 4 + d1, d1 + 2), domain: d0 in [-3, 3], d1 in [2, 2]",
+     "(d0, d1) -> (d0 * 4 + 2, 4), domain: d0 in [-3, 3], d1 in [2, 2]", "point_value"),
 ]
 
 

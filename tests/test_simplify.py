@@ -240,14 +240,80 @@ def test_cli_simplify_outputs_and_errors() -> None:
 
 
 def test_isl_candidate_accepted_only_when_proven_and_cheaper() -> None:
-    m = P("(d0) -> ((d0 * 3) floordiv 2 - d0), domain: d0 in [0, 9]")
-    assert simplify_with_report(m, verify=False).map == m  # no rule applies
+    # two divisions in one result: isl is asked, and its form (one fewer term) is proven and kept
+    m = P("(d0, d1) -> (d0 floordiv 2 + (d0 * 4 - 1) floordiv 16), domain: d0 in [0, 15], d1 in [0, 31]")
+    plain = simplify_with_report(m, isl_candidate=False).map
+    assert plain == P("(d0, d1) -> (d0 floordiv 2 + (d0 + 3) floordiv 4 - 1), domain: d0 in [0, 15], d1 in [0, 31]")
     rep = simplify_with_report(m)
-    assert rep.map == P("(d0) -> (d0 floordiv 2), domain: d0 in [0, 9]")
+    assert rep.map == P("(d0, d1) -> (d0 floordiv 2 + (d0 - 1) floordiv 4), domain: d0 in [0, 15], d1 in [0, 31]")
     step = next(s for s in rep.steps if s.rule == "isl_quasi_affine")
     assert step.verdict is not None and step.verdict.proved
-    assert points(rep.map) == points(m)
+    assert points(rep.map) == points(m) == points(plain)
+    assert map_cost(rep.map) < map_cost(plain)
+    # a domain too large for the point table: isl's form is asked for whatever the division count
+    m = P("(d0, d1) -> ((d0 * 12 + 12) floordiv 16 + d1 floordiv 4), domain: d0 in [0, 3], d1 in [0, 9999]")
+    rep = simplify_with_report(m)
+    assert rep.map == P("(d0, d1) -> (d0 + d1 floordiv 4), domain: d0 in [0, 3], d1 in [0, 9999]")
+    assert [s.rule for s in rep.steps] == ["isl_quasi_affine"] and rep.steps[0].verdict.proved
     assert simplify_with_report(m, isl_candidate=False).map == m
+
+
+def test_affine_on_domain_replaces_a_result_that_is_affine_on_every_point() -> None:
+    # ((d0*12 + 12) floordiv 16) is d0 on [0, 3] (0, 1, 2, 3): no rule sees it, every point does
+    m = P("(d0, d1) -> (((d0 * 12 + 12) floordiv 16) * 4, d1 mod 3), domain: d0 in [0, 3], d1 in [0, 15]")
+    assert simplify_with_report(m, isl_candidate=False).map == m
+    rep = simplify_with_report(m)
+    assert rep.map == P("(d0, d1) -> (d0 * 4, d1 mod 3), domain: d0 in [0, 3], d1 in [0, 15]")
+    step = next(s for s in rep.steps if s.rule == "affine_on_domain")
+    assert step.verdict is not None and step.verdict.proved and step.verdict.engine == "enum"
+    assert points(rep.map) == points(m)
+    # with a constraint: the fit is over the domain's points, not the box's
+    m = P("(d0, d1) -> ((d0 * 5 + 2) floordiv 4), domain: d0 in [0, 9], d1 in [0, 3], d0 in [1, 2]")
+    rep = simplify_with_report(m)
+    assert points(rep.map) == points(m)
+    assert rep.map.results[0].is_pure_affine()
+
+
+def test_isl_is_asked_on_a_small_domain_only_for_two_divisions_in_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verified_indexing.simplify.api as api
+
+    asked: list[IndexingMap] = []
+    real = api._isl_candidate_of
+
+    def spy(m: IndexingMap) -> IndexingMap | None:
+        asked.append(m)
+        return real(m)
+
+    monkeypatch.setattr(api, "_isl_candidate_of", spy)
+    api._ISL_CANDIDATES.clear()
+    # one division that is not affine on the domain: it cannot lose it, isl is not asked
+    one = P("(d0, d1) -> (d0 mod 3, d1 * 2), domain: d0 in [0, 15], d1 in [0, 31]")
+    assert simplify_with_report(one).map == one and asked == []
+    # two divisions in one result: asked
+    two = P("(d0, d1) -> (d0 floordiv 2 + (d0 * 4 - 1) floordiv 16), domain: d0 in [0, 15], d1 in [0, 31]")
+    simplify_with_report(two)
+    assert len(asked) >= 1
+
+
+@settings(max_examples=80)
+@given(indexing_maps(max_dims=3, max_syms=0, max_rts=0, max_constraints=1))
+def test_affine_fit_agrees_with_every_point(m: IndexingMap) -> None:
+    from verified_indexing.engines.points import table_for
+
+    table = table_for(m)
+    if table is None:
+        return
+    pts = points(m)  # the plain evaluator, point by point
+    for i, r in enumerate(m.results):
+        try:
+            fit = table.affine_fit(r)
+        except ValueError:
+            continue
+        if fit is not None:
+            assert fit.is_pure_affine()
+            assert all(fit.evaluate(*p) == out[i] for p, out in pts.items())
+        if r.is_pure_affine() and not m.constraints and all(v.bounds.size() > 1 for v in m.dims):
+            assert fit is not None  # an affine result on a plain box is always found
 
 
 # -- issue 12: simplify reaches a fixpoint -------------------------------------------------------
@@ -276,3 +342,22 @@ def test_simplify_reaches_the_fixpoint_of_known_cases(text: str) -> None:
     once = simplify_with_report(m)
     assert simplify(once.map) == once.map
     assert "max(" not in once.map.format(True).split("domain:")[1]
+
+
+@settings(max_examples=60)
+@given(indexing_maps(max_dims=3, max_syms=1, max_rts=1, max_constraints=1))
+def test_already_simple_maps_are_what_the_whole_pipeline_returns(m: IndexingMap) -> None:
+    import verified_indexing.simplify.api as api
+
+    linear = m.replace(results=[r for r in m.results if r.is_pure_affine()]) if m.state == "ok" else m
+    for cand in (m, linear):
+        if cand.state != "ok" or not api._already_simple(cand):
+            continue
+        real = api._already_simple
+        try:
+            api._already_simple = lambda _m: False  # the whole pipeline, every step asked
+            full = simplify_with_report(cand).map
+        finally:
+            api._already_simple = real
+        assert full == cand
+        assert simplify_with_report(cand).map == cand

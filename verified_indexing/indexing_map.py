@@ -123,14 +123,7 @@ class IndexingMap:
         cons = _merge_constraints((as_expr(e), _as_interval(iv)) for e, iv in constraints)
         if state == "ok":
             _check_names(dv, sv, rv)
-            counts = {"d": len(dv), "s": len(sv), "rt": len(rv)}
-            for e in itertools.chain(res, (c for c, _ in cons)):
-                for kind, index in e.variables():
-                    if index >= counts[kind]:
-                        raise MapError(
-                            f"expression {e} uses {_PREFIX[kind]}{index}, but the map has "
-                            f"{counts[kind]} {_KIND_WORD[kind]} variable(s)"
-                        )
+            _check_uses(itertools.chain(res, (c for c, _ in cons)), len(dv), len(sv), len(rv))
             if _trivially_empty(dv, sv, rv, cons):
                 state = "known_empty"
         if state != "ok":
@@ -282,6 +275,17 @@ class IndexingMap:
         """A copy with some parts replaced (KNOWN EMPTY and UNDEFINED maps are returned as they are)."""
         if self.state != "ok":
             return self
+        if results is not None and dims is None and range_vars is None and rt_vars is None and constraints is None:
+            # only the results change: the variables, the constraints and the state stay valid as they are
+            res = tuple(as_expr(r) for r in results)
+            _check_uses(res, len(self.dims), len(self.range_vars), len(self.rt_vars))
+            out = object.__new__(IndexingMap)
+            for name, value in (("dims", self.dims), ("range_vars", self.range_vars), ("rt_vars", self.rt_vars),
+                                ("results", res), ("constraints", self.constraints), ("state", "ok")):
+                object.__setattr__(out, name, value)
+            object.__setattr__(out, "_hash", hash((self.dims, self.range_vars, self.rt_vars, res,
+                                                   self.constraints, "ok")))
+            return out
         return IndexingMap(
             self.dims if dims is None else dims,
             self.results if results is None else results,
@@ -399,6 +403,18 @@ def _rebuild_map(
     state: MapState,
 ) -> IndexingMap:
     return IndexingMap(dims, results, range_vars, rt_vars, constraints, state=state)
+
+
+def _check_uses(exprs: Iterable[AffineExpr], n_dims: int, n_syms: int, n_rts: int) -> None:
+    """Every variable the expressions use exists in a map with these variable counts."""
+    counts = {"d": n_dims, "s": n_syms, "rt": n_rts}
+    for e in exprs:
+        for kind, index in e.variables():
+            if index >= counts[kind]:
+                raise MapError(
+                    f"expression {e} uses {_PREFIX[kind]}{index}, but the map has "
+                    f"{counts[kind]} {_KIND_WORD[kind]} variable(s)"
+                )
 
 
 def _check_names(*groups: tuple[Variable, ...]) -> None:

@@ -138,6 +138,61 @@ class DomainPoints:
         return Interval(int(v.min()), int(v.max()))
 
 
+    def affine_fit(self, e: AffineExpr) -> AffineExpr | None:
+        """An affine expression over ``e``'s variables with integer coefficients that equals
+        ``e`` at every point of the domain, or ``None`` (no such expression, an empty domain, or
+        one these differences do not find: each coefficient is read off a neighbouring point of the
+        domain's first point, so a domain with no neighbour along some variable gives ``None``).
+        Exact: the fit is checked at every point. Raises :class:`ValueError` when ``e`` could leave
+        ``int64`` or uses a variable the map lacks."""
+        import numpy as np
+
+        from verified_indexing.expr import Dim, RtSym, Sym, linear_sum
+
+        names = sorted(e.variables())
+        if any(k not in self.cols for k in names):
+            raise ValueError("the expression uses a variable the map lacks")
+        self._check([e])
+        size = self._box.size
+        v = np.broadcast_to(self.values(e), (size,))
+        if self.mask is None:
+            first = 0
+        else:
+            hits = np.flatnonzero(self.mask)
+            if hits.size == 0:
+                return None
+            first = int(hits[0])
+        stride = 1
+        strides: dict[tuple[str, int], tuple[int, int]] = {}
+        for k, b in zip(reversed(self._box.kinds), reversed(self._box.bounds)):
+            strides[k] = (stride, b.hi)
+            stride *= b.size()
+        base = int(v[first])
+        coefs: list[int] = []
+        for k in names:
+            step, hi = strides[k]
+            if int(self.cols[k][first]) == hi:
+                return None  # no neighbour along k
+            nxt = first + step
+            if self.mask is not None and not self.mask[nxt]:
+                return None
+            coefs.append(int(v[nxt]) - base)
+        const = base - sum(c * int(self.cols[k][first]) for k, c in zip(names, coefs))
+        # the fit's values stay inside int64 (the box bounds fit it; checked in Python ints)
+        if sum(abs(c) * self._var_bound[k] for k, c in zip(names, coefs)) + abs(const) >= 2**62:
+            return None
+        fitted: Any = np.full(size, const, dtype=np.int64)
+        for k, c in zip(names, coefs):
+            if c:
+                fitted += c * self.cols[k]
+        same = fitted == v
+        ok = bool(same.all()) if self.mask is None else bool(same[self.mask].all())
+        if not ok:
+            return None
+        ctor = {"d": Dim, "s": Sym, "rt": RtSym}
+        return linear_sum([(ctor[k](i), c) for (k, i), c in zip(names, coefs) if c], const)
+
+
 _LOCAL = threading.local()
 """Per thread: ``tables``, the last tables built (a map's rewriters and its domain steps share one)."""
 

@@ -342,6 +342,8 @@ def _simplify_core(m: IndexingMap, kwargs: dict[str, Any]) -> SimplifyReport:
 
 
 MAX_ROUNDS = 8
+CANDIDATE_STEPS = ("isl_quasi_affine", "affine_on_domain")
+"""Steps that replace results by a candidate found outside the rewriter (:func:`_isl_candidate`)."""
 """Rounds of :func:`simplify_with_report` before it stops short of a fixpoint (with a note)."""
 
 
@@ -359,7 +361,7 @@ def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool
 
     if report.mode == "per-rewrite" or not report.domain_settled:
         return True
-    if any(s.rule == "isl_quasi_affine" or s.rule in RELATION_STEPS for s in report.steps):
+    if any(s.rule in CANDIDATE_STEPS or s.rule in RELATION_STEPS for s in report.steps):
         return True
     after = report.map
     return (before.num_dims, before.num_range_vars, before.num_rt_vars) != (
@@ -383,7 +385,7 @@ def _simplify_once(
     use_exact = verify if exact is None else exact
     mode = ("per-rewrite" if per_rewrite else "whole") if verify else "unverified"
     report = SimplifyReport(input=m, map=m, mode=mode)
-    if m.state != "ok":
+    if m.state != "ok" or _already_simple(m):
         report.verified = True
         return report
     t0 = time.perf_counter()
@@ -446,17 +448,33 @@ def _simplify_once(
         cand, more = _rescale_range_vars(cand, timeout, cache, rules)
         report.steps += more
     if isl_candidate and cand.state == "ok":
-        alt = _isl_candidate(cand)
-        if alt is not None and map_cost(alt) < map_cost(cand):
+        found = _isl_candidate(cand)
+        if found is not None and map_cost(found[0]) < map_cost(cand):
+            alt, name = found
             v3 = prove_maps_pointwise(cand, alt, timeout=timeout, cache=cache)
             if v3.proved:
-                report.steps.append(Step("isl_quasi_affine", "results", cand.format(True), alt.format(True), v3))
+                report.steps.append(Step(name, "results", cand.format(True), alt.format(True), v3))
                 cand = alt
     report.map = cand
     report.verdict = verdict
     report.verified = True
     report.seconds_proof = time.perf_counter() - t1
     return report
+
+
+def _already_simple(m: IndexingMap) -> bool:
+    """Whether ``m`` is its own simplification, with nothing to ask: no range variable, no
+    constraint, no variable with one value, no unused runtime variable, and every result linear.
+    The domain is then a box that is not empty and whose bounds are tight, and every result is a
+    canonical sum of variables that no rule matches (each rule needs a division, a ``min``/``max`` or a
+    subexpression with one value)."""
+    if m.num_range_vars or m.constraints:
+        return False
+    if any(v.bounds.is_point() for v in m.dims) or any(v.bounds.is_point() for v in m.rt_vars):
+        return False
+    if m.num_rt_vars and m.remove_unused_symbols() is not m:  # an unused one is removed (with its proof)
+        return False
+    return not any(isinstance(n, (_BinaryDiv, _MinMax)) for r in m.results for n in r.walk())
 
 
 def _prove(m: IndexingMap, cand: IndexingMap, timeout: float, cache: Any) -> Any:
@@ -657,16 +675,60 @@ _ISL_CANDIDATES: dict[tuple[IndexingMap, str, int], IndexingMap | None] = {}
 failure (a limit, a deadline) is never remembered."""
 
 
-def _isl_candidate(m: IndexingMap) -> IndexingMap | None:
-    """isl's quasi-affine form of ``m``'s results, over ``m``'s own variables.
-    Not asked when every result is linear and the domain is a plain box with no
-    point dimension: isl's form is then that linear result (the question, a text
-    round trip through isl, costs more than the rest of the simplification)."""
+def _nonlinear_nodes(e: AffineExpr) -> int:
+    """The ``floordiv``/``ceildiv``/``mod``/``min``/``max`` nodes of ``e``."""
+    return sum(1 for n in e.walk() if isinstance(n, (_BinaryDiv, _MinMax)))
+
+
+def _affine_fits(m: IndexingMap, table: Any) -> IndexingMap:
+    """``m`` with each non-linear result that is affine on the domain (every point of the table
+    says so) replaced by that affine form."""
+    results = list(m.results)
+    for i, r in enumerate(results):
+        if _nonlinear_nodes(r):
+            try:
+                fit = table.affine_fit(r)
+            except ValueError:  # int64 could overflow: keep the result
+                continue
+            if fit is not None and cost(fit) < cost(r):
+                results[i] = fit
+    return m if tuple(results) == m.results else m.replace(results=results)
+
+
+def _isl_candidate(m: IndexingMap) -> tuple[IndexingMap, str] | None:
+    """A cheaper form of ``m``'s results, over ``m``'s own variables, to be proven, with the name of
+    the step that found it (``None``: none).
+
+    On a small domain (a point table, :mod:`verified_indexing.engines.points`), each non-linear
+    result that is affine on the domain is replaced by that affine form (found by least squares,
+    checked at every point); isl is asked only when some result still has two or more divisions
+    (or ``min``/``max``): one that has one division and is not affine cannot lose it, and a linear
+    result cannot get cheaper. Elsewhere, isl's quasi-affine form of the results. isl is not asked
+    when every result is linear and the domain is a plain box with no point dimension: isl's form is
+    then that linear result (the question, a text round trip through isl, costs more than the rest
+    of the simplification)."""
     if m.num_range_vars or m.num_rt_vars:
         return None
     linear = not any(isinstance(n, (_BinaryDiv, _MinMax)) for r in m.results for n in r.walk())
     if linear and not m.constraints and not any(v.bounds.is_point() for v in m.dims):
         return None
+    from verified_indexing.engines.points import table_for
+
+    table = table_for(m)
+    if table is None:
+        alt = _isl_candidate_of(m)
+        return None if alt is None else (alt, "isl_quasi_affine")
+    fitted = _affine_fits(m, table)
+    if any(_nonlinear_nodes(r) >= 2 for r in fitted.results):
+        alt = _isl_candidate_of(fitted)
+        if alt is not None:
+            return alt, "isl_quasi_affine"
+    return None if fitted is m else (fitted, "affine_on_domain")
+
+
+def _isl_candidate_of(m: IndexingMap) -> IndexingMap | None:
+    """isl's quasi-affine form of ``m``'s results, polished by the rewriter, kept per result where
+    cheaper (``None``: no result is)."""
     from verified_indexing.engines.isl import get_max_operations
 
     key = (m, m.format(one_line=True), get_max_operations())  # a lower isl limit may give no candidate

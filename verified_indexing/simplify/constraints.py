@@ -142,10 +142,11 @@ def settled_domain(
     settled = False
     for _ in range(DOMAIN_PASSES):
         before = m
-        m = _interval_domain(m, simplifier_for(m), steps, name)
-        if exact and m.state == "ok":
-            m, more = _exact_domain(m, name)
-            steps += more
+        if m.state == "ok" and m.constraints:  # a box alone is already tight and not empty
+            m = _interval_domain(m, simplifier_for(m), steps, name)
+            if exact and m.state == "ok":
+                m, more = _exact_domain(m, name)
+                steps += more
         if m == before or not exact:
             settled = m == before and exact
             break

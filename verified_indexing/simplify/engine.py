@@ -184,13 +184,14 @@ class Rewriter:
             if rule.uses_ranges and any(iv.is_empty() for iv in ranges.values()):
                 continue
             try:
+                if not rule.holds(EXPR_ALGEBRA, b, ranges):
+                    # (the binding is not checked against e here: at worst an exact-range pass more)
+                    failed = True
+                    continue
                 lhs, rhs, ok = rule.instantiate(EXPR_ALGEBRA, b, ranges)
             except (ArithmeticError, ValueError):
                 continue
-            if lhs != e:
-                continue
-            if not ok:
-                failed = True
+            if lhs != e or not ok:
                 continue
             if (e, rhs) in self._banned:
                 continue

@@ -29,11 +29,14 @@ from verified_indexing.expr import (
     AffineExpr,
     CeilDiv,
     Const,
+    Dim,
     FloorDiv,
     Max,
     Min,
     Mod,
+    RtSym,
     Sum,
+    Sym,
     emax,
     emin,
     linear_sum,
@@ -232,6 +235,13 @@ class Rule:
     uses_ranges: bool = True
     lemmas: tuple[Lemma, ...] = ()
 
+    def holds(self, algebra: Algebra, binding: Binding, ranges: Mapping[str, Interval]) -> bool:
+        """Whether the side condition holds for a binding (engine algebra), without building either side."""
+        k = SimpleNamespace(**binding.constants)
+        lo = SimpleNamespace(**{n: iv.lo for n, iv in ranges.items()})
+        hi = SimpleNamespace(**{n: iv.hi for n, iv in ranges.items()})
+        return bool(self.condition(algebra, k, lo, hi))
+
     def instantiate(
         self, algebra: Algebra, binding: Binding, ranges: Mapping[str, Interval]
     ) -> tuple[AffineExpr, AffineExpr, bool]:
@@ -262,6 +272,29 @@ def _split_multiples(s: AffineExpr, c: int) -> tuple[AffineExpr, AffineExpr] | N
     x = linear_sum(xs, constant // c)
     y = linear_sum([(t, coef) for t, coef in terms if coef % c != 0], constant - c * (constant // c))
     return x, y
+
+
+def _split_residues(s: AffineExpr, c: int) -> Iterator[tuple[AffineExpr, AffineExpr]]:
+    """``s = x*c + y`` (``c > 0``) with each coefficient and the constant of ``y`` reduced modulo
+    ``c``: first to ``[0, c-1]`` (as isl normalises a division), then to ``(-c/2, c/2]`` when that
+    differs. Nothing when no coefficient has a remainder to move (that split is
+    :func:`_split_multiples`')."""
+    if c <= 1:
+        return
+    terms = s.terms if isinstance(s, Sum) else ((s, 1),)
+    constant = s.constant if isinstance(s, Sum) else 0
+    if all(coef % c == 0 or 0 <= coef < c for t, coef in terms):
+        return
+    seen = set()
+    for centred in (False, True):
+        rems = [r - c if centred and 2 * r > c else r for r in (coef % c for _, coef in terms)]
+        key = tuple(rems)
+        if key in seen:
+            continue
+        seen.add(key)
+        x = linear_sum([(t, (coef - r) // c) for (t, coef), r in zip(terms, rems)], (constant - constant % c) // c)
+        y = linear_sum([(t, r) for (t, _), r in zip(terms, rems)], constant % c)
+        yield x, y
 
 
 def _divisors(n: int) -> list[int]:
@@ -440,6 +473,39 @@ def _match_cdiv_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         split = _split_multiples(e.lhs, e.divisor)
         if split is not None:
             yield Binding({"x": split[0], "y": split[1]}, {"c": e.divisor})
+
+
+def _match_residues(cls: type) -> Matcher:
+    """``(x*c + y) op c`` with ``y``'s coefficients reduced modulo ``c > 0`` (:func:`_split_residues`)."""
+
+    @_on(cls)
+    def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+        if isinstance(e, cls):
+            assert isinstance(e, (FloorDiv, CeilDiv, Mod))
+            for x, y in _split_residues(e.lhs, e.divisor):
+                yield Binding({"x": x, "y": y}, {"c": e.divisor})
+
+    return match
+
+
+def _match_negative_divisor(cls: type) -> Matcher:
+    """``x op c`` with ``c < 0``."""
+
+    @_on(cls)
+    def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+        if isinstance(e, cls):
+            assert isinstance(e, (FloorDiv, CeilDiv, Mod))
+            if e.divisor < 0:
+                yield Binding({"x": e.lhs}, {"c": e.divisor})
+
+    return match
+
+
+@_on(FloorDiv, CeilDiv, Mod, Min, Max, Sum, Dim, Sym, RtSym)
+def _match_point_value(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    r = rng(e)
+    if not r.is_empty() and r.lo == r.hi:
+        yield Binding({"x": e}, {"k": r.lo})
 
 
 def _match_minmax_diff(cls: type) -> Matcher:
@@ -794,6 +860,96 @@ RULES: tuple[Rule, ...] = (
         rhs=lambda A, v, k: v.x,
         condition=lambda A, k, lo, hi: hi.z <= 0,
         match=_match_minmax_diff(Max),
+    ),
+    Rule(
+        name="mod_reduce_coefficients",
+        family="mod",
+        text="(x*c + y) mod c -> y mod c",
+        where="c != 0 (y: each coefficient of the dividend reduced modulo c)",
+        variables=("x", "y"),
+        constants=("c",),
+        lhs=lambda A, v, k: A.mod(A.add(A.scale(v.x, k.c), v.y), k.c),
+        rhs=lambda A, v, k: A.mod(v.y, k.c),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_residues(Mod),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="div_reduce_coefficients",
+        family="floordiv",
+        text="(x*c + y) floordiv c -> x + y floordiv c",
+        where="c != 0 (y: each coefficient of the dividend reduced modulo c)",
+        variables=("x", "y"),
+        constants=("c",),
+        lhs=lambda A, v, k: A.fdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
+        rhs=lambda A, v, k: A.add(v.x, A.fdiv(v.y, k.c)),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_residues(FloorDiv),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="cdiv_reduce_coefficients",
+        family="ceildiv",
+        text="(x*c + y) ceildiv c -> x + y ceildiv c",
+        where="c != 0 (y: each coefficient of the dividend reduced modulo c)",
+        variables=("x", "y"),
+        constants=("c",),
+        lhs=lambda A, v, k: A.cdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
+        rhs=lambda A, v, k: A.add(v.x, A.cdiv(v.y, k.c)),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_residues(CeilDiv),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="div_negative_divisor",
+        family="floordiv",
+        text="x floordiv c -> (-x) floordiv (-c)",
+        where="c < 0",
+        variables=("x",),
+        constants=("c",),
+        lhs=lambda A, v, k: A.fdiv(v.x, k.c),
+        rhs=lambda A, v, k: A.fdiv(A.scale(v.x, -1), -k.c),
+        condition=lambda A, k, lo, hi: k.c < 0,
+        match=_match_negative_divisor(FloorDiv),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="mod_negative_divisor",
+        family="mod",
+        text="x mod c -> (x - 1) mod (-c) + c + 1",
+        where="c < 0",
+        variables=("x",),
+        constants=("c",),
+        lhs=lambda A, v, k: A.mod(v.x, k.c),
+        rhs=lambda A, v, k: A.add(A.mod(A.add(v.x, A.lit(-1)), -k.c), A.const(k.c + 1)),
+        condition=lambda A, k, lo, hi: k.c < 0,
+        match=_match_negative_divisor(Mod),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="cdiv_negative_divisor",
+        family="ceildiv",
+        text="x ceildiv c -> (-x) ceildiv (-c)",
+        where="c < 0",
+        variables=("x",),
+        constants=("c",),
+        lhs=lambda A, v, k: A.cdiv(v.x, k.c),
+        rhs=lambda A, v, k: A.cdiv(A.scale(v.x, -1), -k.c),
+        condition=lambda A, k, lo, hi: k.c < 0,
+        match=_match_negative_divisor(CeilDiv),
+        uses_ranges=False,
+    ),
+    Rule(
+        name="point_value",
+        family="point",
+        text="x -> k",
+        where="x in [k, k] (one value on the domain)",
+        variables=("x",),
+        constants=("k",),
+        lhs=lambda A, v, k: v.x,
+        rhs=lambda A, v, k: A.const(k.k),
+        condition=lambda A, k, lo, hi: A.all(lo.x == k.k, hi.x == k.k),
+        match=_match_point_value,
     ),
 )
 
