@@ -77,8 +77,17 @@ def test_values_that_could_leave_int64_are_not_tabulated() -> None:
     big = parse_indexing_map(f"(d0) -> (d0 * {1 << 40}), domain: d0 in [0, {1 << 23}]")
     assert points.table_for(big) is None  # box too large
     wide = parse_indexing_map(f"(d0) -> (d0 * {1 << 61} + 3), domain: d0 in [0, 3]")
-    assert points.table_for(wide) is None  # d0 * 2^61 reaches 2^62.6: numpy could wrap
+    # the table is the domain's; a result that could wrap is declined when it is asked about
+    table = points.table_for(wide)
+    assert table is not None
+    with pytest.raises(ValueError):
+        table.range(wide.results[0])  # d0 * 2^61 reaches 2^62.6: numpy could wrap
+    with pytest.raises(ValueError):
+        table.affine_fit(wide.results[0])
     assert points.find_pointwise_difference(wide, wide) == (False, None)
+    # a constraint that could wrap: no table
+    wrapped = parse_indexing_map(f"(d0) -> (d0), domain: d0 in [0, 3], d0 * {1 << 61} in [0, {1 << 62}]")
+    assert points.table_for(wrapped) is None
     ok = parse_indexing_map("(d0) -> (d0 * 4), domain: d0 in [0, 3]")
     table = points.table_for(ok)
     assert table is not None
@@ -151,7 +160,11 @@ def test_no_matcher_proposes_outside_its_heads(e: AffineExpr) -> None:
 ])
 def test_constants_beyond_int64_are_left_to_isl(text: str) -> None:
     m = parse_indexing_map(text)  # a divisor or coefficient of 2^70: numpy cannot hold it
-    assert points.table_for(m) is None
+    table = points.table_for(m)  # the domain's table (none when a constraint holds the constant)
+    assert table is None if m.constraints else table is not None
+    if table is not None:
+        with pytest.raises(ValueError):
+            table.range(m.results[0])  # the result holds the constant: declined when asked
     assert points.find_pointwise_difference(m, m) == (False, None)
     rep = simplify_with_report(m)
     assert rep.verified and rep.map.state == "ok"

@@ -57,7 +57,8 @@ def set_enabled(on: bool) -> bool:
 
 
 class DomainPoints:
-    """Every point of ``m``'s box with its domain mask (see the module docstring).
+    """Every point of ``m``'s box with its domain mask (see the module docstring). Only ``m``'s
+    domain matters: its results are not read.
 
     Raises :class:`~verified_indexing.engines.enumerate.TooLarge` when the box has
     more than ``limit`` points and :class:`ValueError` when a value could leave
@@ -75,7 +76,7 @@ class DomainPoints:
             raise ValueError("a bound does not fit int64")
         self._var_bound = en._var_bounds(self._box)
         self._magnitudes: dict[AffineExpr, int] = {}
-        self._check(en._all_exprs(m))
+        self._check([e for e, _ in m.constraints])  # (each expression asked about is checked when asked)
         if self._box.size == 0:
             raise ValueError("an empty box")  # pragma: no cover (bounds are never empty in an ok map)
         self.cols = next(self._box.chunks(True))
@@ -205,10 +206,11 @@ def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
     :func:`enabled`, else ``None``."""
     if not enabled() or m.state != "ok" or m.box_size() > limit:
         return None
-    tables: dict[tuple[IndexingMap, int], DomainPoints | None] | None = getattr(_LOCAL, "tables", None)
+    tables: dict[tuple[Any, ...], DomainPoints | None] | None = getattr(_LOCAL, "tables", None)
     if tables is None:
         tables = _LOCAL.tables = {}
-    key = (m, limit)
+    key = (m.dims, m.range_vars, m.rt_vars, m.constraints, limit)  # the domain: maps that differ only in
+    # their results share a table
     if key in tables:
         return tables[key]
     from verified_indexing.engines.enumerate import TooLarge

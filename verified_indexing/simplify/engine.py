@@ -119,6 +119,11 @@ class Rewriter:
         hit = self._exact.get(e)
         if hit is None:
             hit = self.interval(e)
+            if not self.domain.constraints and e.is_pure_affine():
+                # a sum of distinct variables over a box: each term reaches its ends independently, so
+                # the interval is the exact range (no engine asked)
+                self._exact[e] = hit
+                return hit
             try:
                 ex = self._exact_range(e)
             except Exception:  # an engine failure only costs precision
@@ -200,6 +205,8 @@ class Rewriter:
                 base = measure(e)
             if measure(rhs) >= base:
                 # Not cheaper by itself: keep it only if simplifying it further pays.
+                if not rule.explore:
+                    continue
                 if len(self._log) >= self.max_steps:
                     self.truncated = True
                     continue

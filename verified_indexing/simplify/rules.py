@@ -220,6 +220,9 @@ class Rule:
         uses_ranges: True when the condition reads variable ranges.
         lemmas: proof hints for ``proofs/`` (see :class:`Lemma`); the engine
             ignores them.
+        explore: whether the engine may keep a rewrite that is not cheaper by itself
+            when simplifying its result further pays (``False``: only a rewrite that is
+            cheaper at once is kept; the matcher proposes too many that never pay).
     """
 
     name: str
@@ -234,6 +237,7 @@ class Rule:
     match: Matcher
     uses_ranges: bool = True
     lemmas: tuple[Lemma, ...] = ()
+    explore: bool = True
 
     def holds(self, algebra: Algebra, binding: Binding, ranges: Mapping[str, Interval]) -> bool:
         """Whether the side condition holds for a binding (engine algebra), without building either side."""
@@ -501,8 +505,10 @@ def _match_negative_divisor(cls: type) -> Matcher:
     return match
 
 
-@_on(FloorDiv, CeilDiv, Mod, Min, Max, Sum, Dim, Sym, RtSym)
+@_on(Dim, Sym, RtSym)
 def _match_point_value(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    # on variables (the rewriter works bottom-up: a sum or a product of one-value variables then
+    # folds to a constant by itself; a division or min/max with one value has rules of its own)
     r = rng(e)
     if not r.is_empty() and r.lo == r.hi:
         yield Binding({"x": e}, {"k": r.lo})
@@ -873,6 +879,7 @@ RULES: tuple[Rule, ...] = (
         condition=lambda A, k, lo, hi: k.c != 0,
         match=_match_residues(Mod),
         uses_ranges=False,
+        explore=False,
     ),
     Rule(
         name="div_reduce_coefficients",
@@ -886,6 +893,7 @@ RULES: tuple[Rule, ...] = (
         condition=lambda A, k, lo, hi: k.c != 0,
         match=_match_residues(FloorDiv),
         uses_ranges=False,
+        explore=False,
     ),
     Rule(
         name="cdiv_reduce_coefficients",
@@ -899,6 +907,7 @@ RULES: tuple[Rule, ...] = (
         condition=lambda A, k, lo, hi: k.c != 0,
         match=_match_residues(CeilDiv),
         uses_ranges=False,
+        explore=False,
     ),
     Rule(
         name="div_negative_divisor",
