@@ -116,33 +116,37 @@ class IndexingMap:
         *,
         state: MapState = "ok",
     ) -> None:
-        dv = tuple(_as_var(v) for v in dims)
-        sv = tuple(_as_var(v) for v in range_vars)
-        rv = tuple(_as_var(v) for v in rt_vars)
-        res = tuple(as_expr(r) for r in results)
-        cons = _merge_constraints((as_expr(e), _as_interval(iv)) for e, iv in constraints)
+        dv = tuple([_as_var(v) for v in dims])
+        sv = tuple([_as_var(v) for v in range_vars])
+        rv = tuple([_as_var(v) for v in rt_vars])
+        res = tuple([as_expr(r) for r in results])
+        cons = _merge_constraints([(as_expr(e), _as_interval(iv)) for e, iv in constraints])
         if state == "ok":
             _check_names(dv, sv, rv)
             _check_uses(itertools.chain(res, (c for c, _ in cons)), len(dv), len(sv), len(rv))
-            if _trivially_empty(dv, sv, rv, cons):
-                state = "known_empty"
+        self._set(dv, sv, rv, res, cons, state)
+
+    def _set(self, dv: tuple[Variable, ...], sv: tuple[Variable, ...], rv: tuple[Variable, ...],
+             res: tuple[AffineExpr, ...], cons: tuple[Constraint, ...], state: MapState) -> None:
+        """Fill the slots from checked parts (names valid, every variable used exists, constraints merged):
+        a map whose domain is trivially empty becomes KNOWN EMPTY, constant constraints (which hold) go."""
+        if state == "ok" and _trivially_empty(dv, sv, rv, cons):
+            state = "known_empty"
         if state != "ok":
             dv = sv = rv = ()
             res = ()
             cons = ()
-        else:
+        elif any(isinstance(e, Const) for e, _ in cons):
             # Constant constraints that hold carry no information.
             cons = tuple((e, iv) for e, iv in cons if not isinstance(e, Const))
-        for name, value in (
-            ("dims", dv),
-            ("range_vars", sv),
-            ("rt_vars", rv),
-            ("results", res),
-            ("constraints", cons),
-            ("state", state),
-        ):
-            object.__setattr__(self, name, value)
-        object.__setattr__(self, "_hash", hash((dv, sv, rv, res, cons, state)))
+        setattr_ = object.__setattr__
+        setattr_(self, "dims", dv)
+        setattr_(self, "range_vars", sv)
+        setattr_(self, "rt_vars", rv)
+        setattr_(self, "results", res)
+        setattr_(self, "constraints", cons)
+        setattr_(self, "state", state)
+        setattr_(self, "_hash", hash((dv, sv, rv, res, cons, state)))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("IndexingMap is immutable")
@@ -275,16 +279,18 @@ class IndexingMap:
         """A copy with some parts replaced (KNOWN EMPTY and UNDEFINED maps are returned as they are)."""
         if self.state != "ok":
             return self
-        if results is not None and dims is None and range_vars is None and rt_vars is None and constraints is None:
-            # only the results change: the variables, the constraints and the state stay valid as they are
-            res = tuple(as_expr(r) for r in results)
-            _check_uses(res, len(self.dims), len(self.range_vars), len(self.rt_vars))
+        if dims is None and range_vars is None and rt_vars is None:
+            # the variables stay (their names are valid): check only what is new
+            res = self.results if results is None else tuple([as_expr(r) for r in results])
+            if constraints is None:
+                cons = self.constraints
+                new_exprs: Iterable[AffineExpr] = res if results is not None else ()
+            else:
+                cons = _merge_constraints([(as_expr(e), _as_interval(iv)) for e, iv in constraints])
+                new_exprs = itertools.chain(res if results is not None else (), (c for c, _ in cons))
+            _check_uses(new_exprs, len(self.dims), len(self.range_vars), len(self.rt_vars))
             out = object.__new__(IndexingMap)
-            for name, value in (("dims", self.dims), ("range_vars", self.range_vars), ("rt_vars", self.rt_vars),
-                                ("results", res), ("constraints", self.constraints), ("state", "ok")):
-                object.__setattr__(out, name, value)
-            object.__setattr__(out, "_hash", hash((self.dims, self.range_vars, self.rt_vars, res,
-                                                   self.constraints, "ok")))
+            out._set(self.dims, self.range_vars, self.rt_vars, res, cons, "ok")
             return out
         return IndexingMap(
             self.dims if dims is None else dims,
