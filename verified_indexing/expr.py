@@ -146,9 +146,13 @@ class AffineExpr:
 
     def walk(self) -> Iterator[AffineExpr]:
         """Every subexpression, this one first (pre-order)."""
-        yield self
-        for child in self.children():
-            yield from child.walk()
+        stack: list[AffineExpr] = [self]
+        while stack:  # no recursion (and no generator per node)
+            node = stack.pop()
+            yield node
+            kids = node.children()
+            if kids:
+                stack.extend(reversed(kids))
 
     def rebuild(self, children: Sequence[AffineExpr]) -> AffineExpr:
         """The same node kind with new children (re-canonicalized)."""
@@ -160,10 +164,11 @@ class AffineExpr:
         kids = self.children()
         if not kids:
             return self
-        new = tuple(fn(k) for k in kids)
-        if all(a is b for a, b in zip(new, kids)):
-            return self
-        return self.rebuild(new)
+        new = tuple([fn(k) for k in kids])
+        for a, b in zip(new, kids):
+            if a is not b:
+                return self.rebuild(new)
+        return self
 
     def is_constant(self) -> bool:
         return isinstance(self, Const)
@@ -239,15 +244,23 @@ class AffineExpr:
 
     # -- operators ----------------------------------------------------------
     def __add__(self, other: ExprLike) -> AffineExpr:
+        if type(other) is int:
+            return _make_sum([(self, 1)], other)
         return _make_sum([(self, 1), (as_expr(other), 1)])
 
     def __radd__(self, other: ExprLike) -> AffineExpr:
+        if type(other) is int:
+            return _make_sum([(self, 1)], other)
         return _make_sum([(as_expr(other), 1), (self, 1)])
 
     def __sub__(self, other: ExprLike) -> AffineExpr:
+        if type(other) is int:
+            return _make_sum([(self, 1)], -other)
         return _make_sum([(self, 1), (as_expr(other), -1)])
 
     def __rsub__(self, other: ExprLike) -> AffineExpr:
+        if type(other) is int:
+            return _make_sum([(self, -1)], other)
         return _make_sum([(as_expr(other), 1), (self, -1)])
 
     def __neg__(self) -> AffineExpr:
@@ -360,14 +373,13 @@ class Sum(AffineExpr):
     def __init__(self, terms: tuple[tuple[AffineExpr, int], ...], constant: int) -> None:
         object.__setattr__(self, "terms", terms)
         object.__setattr__(self, "constant", constant)
-        self._init_key((_RANK_SUM, tuple((t._key, c) for t, c in terms), constant))
+        self._init_key((_RANK_SUM, tuple([(t._key, c) for t, c in terms]), constant))
 
     def children(self) -> tuple[AffineExpr, ...]:
-        return tuple(t for t, _ in self.terms)
+        return tuple([t for t, _ in self.terms])
 
     def rebuild(self, children: Sequence[AffineExpr]) -> AffineExpr:
-        pairs = [(k, c) for k, (_, c) in zip(children, self.terms)]
-        return _make_sum([*pairs, (Const(self.constant), 1)])
+        return _make_sum([(k, c) for k, (_, c) in zip(children, self.terms)], self.constant)
 
     def evaluate(self, dims: Sequence[int] = (), syms: Sequence[int] = (), rts: Sequence[int] = ()) -> int:
         total = self.constant
@@ -517,16 +529,17 @@ def rt(index: int) -> AffineExpr:
 def linear_sum(pairs: Iterable[tuple[ExprLike, int]], constant: int = 0) -> AffineExpr:
     """``sum(c * e for e, c in pairs) + constant``, built in one step (the same value as
     adding the scaled terms one by one, without the intermediate sums)."""
-    return _make_sum([(as_expr(e), c) for e, c in pairs] + [(Const(constant), 1)])
+    return _make_sum([(as_expr(e), c) for e, c in pairs], constant)
 
 
 def _term_key(tc: tuple[AffineExpr, int]) -> tuple[object, ...]:
     return tc[0]._key
 
 
-def _make_sum(pairs: Sequence[tuple[AffineExpr, int]]) -> AffineExpr:
+def _make_sum(pairs: Sequence[tuple[AffineExpr, int]], constant: int = 0) -> AffineExpr:
+    """The canonical form of ``sum(c * e for e, c in pairs) + constant``: nested sums flattened,
+    like terms merged, zero terms dropped, terms sorted; a single unscaled term is itself."""
     coeffs: dict[AffineExpr, int] = {}
-    constant = 0
     for e, c in pairs:
         if c == 0:
             continue

@@ -144,10 +144,10 @@ class ExprAlgebra(Algebra):
         return emax(a, b)
 
     def all(self, *conds: Any) -> bool:
-        return all(bool(c) for c in conds)
+        return all(conds)
 
     def any(self, *conds: Any) -> bool:
-        return any(bool(c) for c in conds)
+        return any(conds)
 
 
 EXPR_ALGEBRA = ExprAlgebra()
