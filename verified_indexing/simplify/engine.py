@@ -193,10 +193,10 @@ class Rewriter:
                     # (the binding is not checked against e here: at worst an exact-range pass more)
                     failed = True
                     continue
-                lhs, rhs, ok = rule.instantiate(EXPR_ALGEBRA, b, ranges)
+                lhs, rhs = rule.sides(EXPR_ALGEBRA, b)
             except (ArithmeticError, ValueError):
                 continue
-            if lhs != e or not ok:
+            if lhs != e:
                 continue
             if (e, rhs) in self._banned:
                 continue

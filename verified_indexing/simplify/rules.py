@@ -246,6 +246,12 @@ class Rule:
         hi = SimpleNamespace(**{n: iv.hi for n, iv in ranges.items()})
         return bool(self.condition(algebra, k, lo, hi))
 
+    def sides(self, algebra: Algebra, binding: Binding) -> tuple[AffineExpr, AffineExpr]:
+        """``(lhs, rhs)`` for a binding (engine algebra), the condition not asked (see :meth:`holds`)."""
+        v = SimpleNamespace(**binding.variables)
+        k = SimpleNamespace(**binding.constants)
+        return self.lhs(algebra, v, k), self.rhs(algebra, v, k)
+
     def instantiate(
         self, algebra: Algebra, binding: Binding, ranges: Mapping[str, Interval]
     ) -> tuple[AffineExpr, AffineExpr, bool]:
