@@ -519,6 +519,24 @@ def _aff_to_expr(a: Any) -> AffineExpr:
     return num.floordiv(den)
 
 
+def quasi_affine_results(isl_map: Any) -> list[AffineExpr] | None:
+    """The results of a single-valued isl map (a function of its inputs, no parameters) in isl's
+    own quasi-affine form, valid on the map's domain; ``None`` when isl writes it in several pieces
+    or with a value that is not representable. The domain itself is not read back (the caller
+    has it): this is the cheap part of :func:`indexing_map_from_isl`."""
+    try:
+        if isl_map.dim(isl.dim_type.param) or isl_map.is_empty():
+            return None
+        pieces: list[Any] = []
+        isl.PwMultiAff.from_map(isl_map).foreach_piece(lambda s, ma: pieces.append(ma))
+        if len(pieces) != 1:
+            return None
+        ma = pieces[0]
+        return [_aff_to_expr(ma.get_aff(i)) for i in range(ma.dim(isl.dim_type.out))]
+    except (_NotRepresentable, isl.Error):
+        return None
+
+
 def indexing_map_from_isl(isl_map: Any, *, single_valued: bool = False) -> IndexingMap | None:
     """The :class:`IndexingMap` of a single-valued, quasi-affine isl map whose
     domain is one bounded basic set (dims only, no range or runtime variables).

@@ -660,14 +660,13 @@ def _finish(m: IndexingMap) -> IndexingMap:
 
 
 def _isl_quasi_affine(m: IndexingMap) -> IndexingMap | None:
-    from verified_indexing.engines import indexing_map_from_isl
-    from verified_indexing.engines.isl import limited_context, text_pointwise_map
+    from verified_indexing.engines.isl import limited_context, quasi_affine_results, text_pointwise_map
 
     with limited_context() as ctx:
         # isl's quasi-affine form depends on how the map was built: the text form gives the candidates
         # this step was tuned on (the direct construction's are sometimes costlier)
-        pm = text_pointwise_map(m, ctx=ctx)
-        return indexing_map_from_isl(pm, single_valued=True)  # built from the results: a function
+        results = quasi_affine_results(text_pointwise_map(m, ctx=ctx))
+        return None if results is None else m.replace(results=results)
 
 
 _ISL_CANDIDATES: dict[tuple[IndexingMap, str, int], IndexingMap | None] = {}
