@@ -270,9 +270,13 @@ class AffineExpr:
         return self
 
     def __mul__(self, other: ExprLike) -> AffineExpr:
+        if type(other) is int:
+            return _make_sum([(self, other)])
         return _mul(self, as_expr(other))
 
     def __rmul__(self, other: ExprLike) -> AffineExpr:
+        if type(other) is int:
+            return _make_sum([(self, other)])
         return _mul(as_expr(other), self)
 
     def __floordiv__(self, other: ExprLike) -> AffineExpr:
@@ -568,10 +572,13 @@ def _mul(a: AffineExpr, b: AffineExpr) -> AffineExpr:
 
 
 def _make_div(cls: type[_BinaryDiv], lhs: AffineExpr, divisor: ExprLike) -> AffineExpr:
-    d = as_expr(divisor)
-    if not isinstance(d, Const):
-        raise SemiAffineError(f"semi-affine {cls.op_name}: divisor {d} is not a constant")
-    c = d.value
+    if type(divisor) is int:
+        c = divisor
+    else:
+        d = as_expr(divisor)
+        if not isinstance(d, Const):
+            raise SemiAffineError(f"semi-affine {cls.op_name}: divisor {d} is not a constant")
+        c = d.value
     if c == 0:
         raise ZeroDivisorError(f"{cls.op_name} by zero in ({lhs}) {cls.op_name} 0")
     if isinstance(lhs, Const):
