@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from verified_indexing import IndexingMap, parse_indexing_map
 from verified_indexing.engines import exact_range, is_empty, points, prove_pointwise_equal
-from verified_indexing.expr import AffineExpr, CeilDiv, Const, Dim, FloorDiv, Max, Min, Mod, Sum, Sym
+from verified_indexing.expr import AffineExpr, CeilDiv, Const, Dim, FloorDiv, Max, Min, Mod, Sum, Sym, emax
 from verified_indexing.interval import Interval
 from verified_indexing.simplify import simplify_with_report
 from verified_indexing.simplify.rules import RULES, rule_heads
@@ -84,7 +84,9 @@ def test_values_that_could_leave_int64_are_not_tabulated() -> None:
         table.range(wide.results[0])  # d0 * 2^61 reaches 2^62.6: numpy could wrap
     with pytest.raises(ValueError):
         table.affine_fit(wide.results[0])
-    assert points.find_pointwise_difference(wide, wide) == (False, None)
+    assert points.find_pointwise_difference(wide, wide) == (True, None)  # the same results: nothing to evaluate
+    other = wide.replace(results=[emax(wide.results[0], 0)])  # equal on the domain, but evaluating it could wrap
+    assert points.find_pointwise_difference(wide, other) == (False, None)
     # a constraint that could wrap: no table
     wrapped = parse_indexing_map(f"(d0) -> (d0), domain: d0 in [0, 3], d0 * {1 << 61} in [0, {1 << 62}]")
     assert points.table_for(wrapped) is None
@@ -165,7 +167,7 @@ def test_constants_beyond_int64_are_left_to_isl(text: str) -> None:
     if table is not None:
         with pytest.raises(ValueError):
             table.range(m.results[0])  # the result holds the constant: declined when asked
-    assert points.find_pointwise_difference(m, m) == (False, None)
+    assert points.find_pointwise_difference(m, m)[1] is None  # the same map: never a difference
     rep = simplify_with_report(m)
     assert rep.verified and rep.map.state == "ok"
     for d, s, r in m.domain_points(1000):  # the plain evaluator: the same results on the same domain
@@ -212,3 +214,20 @@ def test_the_domain_steps_give_the_same_answers_from_points_and_from_isl(m: Inde
         points.set_enabled(prev)
     assert on[0] == off[0], (m.format(True), on[0].format(True), off[0].format(True))
     assert [(s.rule, s.before, s.after) for s in on[1]] == [(s.rule, s.before, s.after) for s in off[1]]
+
+
+@settings(max_examples=80)
+@given(indexing_maps(max_dims=2, max_syms=1, max_rts=1, max_constraints=1, max_results=2).filter(_ok), st.data())
+def test_results_on_one_domain_are_compared_on_its_table(a: IndexingMap, data: st.DataObject) -> None:
+    from verified_indexing.engines import enumerate as en
+
+    # the same domain, other results (a rewrite of the results): the table's answer is the enumeration engine's
+    others = data.draw(st.lists(affine_exprs(a.num_dims, a.num_range_vars, a.num_rt_vars, max_leaves=4),
+                                min_size=a.num_results, max_size=a.num_results))
+    b = a.replace(results=[r if data.draw(st.booleans()) else o for r, o in zip(a.results, others)])
+    decided, point = points.find_pointwise_difference(a, b)
+    if not decided:
+        return
+    assert point == en.find_pointwise_difference(a, b)  # the first differing point, in the same order
+    if point is not None:  # the plain evaluator confirms it
+        assert a.contains(*point) and a.evaluate(*point) != b.evaluate(*point)

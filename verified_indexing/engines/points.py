@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # importing this module stays cheap: the command line sets the switch at start-up
@@ -139,6 +139,36 @@ class DomainPoints:
         return Interval(int(v.min()), int(v.max()))
 
 
+    def first_difference(self, xs: Sequence[AffineExpr], ys: Sequence[AffineExpr]) -> Any:
+        """The first domain point (in the box's order) where some ``xs[i]`` and ``ys[i]`` differ,
+        as ``(dims, range vars, rt vars)``, or ``None``. Raises :class:`ValueError` when a value
+        could leave ``int64`` or an expression uses a variable the map lacks."""
+        import numpy as np
+
+        size = self._box.size
+        bad: Any = None
+        for x, y in zip(xs, ys):
+            if x == y:
+                continue
+            for e in (x, y):
+                if any(k not in self.cols for k in e.variables()):
+                    raise ValueError("the expression uses a variable the map lacks")
+            self._check([x, y])
+            diff = np.broadcast_to(self.values(x) != self.values(y), (size,))
+            bad = diff if bad is None else bad | diff
+        if bad is None:
+            return None
+        if self.mask is not None:
+            bad = bad & self.mask
+        hits = np.flatnonzero(bad)
+        if hits.size == 0:
+            return None
+        i = int(hits[0])
+        m = self.map
+        return (tuple(int(self.cols[("d", j)][i]) for j in range(m.num_dims)),
+                tuple(int(self.cols[("s", j)][i]) for j in range(m.num_range_vars)),
+                tuple(int(self.cols[("rt", j)][i]) for j in range(m.num_rt_vars)))
+
     def affine_fit(self, e: AffineExpr) -> AffineExpr | None:
         """An affine expression over ``e``'s variables with integer coefficients that equals
         ``e`` at every point of the domain, or ``None`` (no such expression, an empty domain, or
@@ -230,13 +260,21 @@ def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = SMALL
     at every point of the hull of their boxes, and the first point where their
     domains or results differ (``None``: they agree everywhere). Not decided
     (``(False, None)``) when enumeration is off, the hull is larger than
-    ``limit`` or a value could leave ``int64``."""
+    ``limit`` or a value could leave ``int64``. Two maps on the same domain (a rewrite of
+    the results) are compared on that domain's table, with the values it already holds."""
     if not enabled() or a.state != "ok" or b.state != "ok":
         return False, None
     from verified_indexing.engines import enumerate as en
 
     if max(a.box_size(), b.box_size()) > limit:
         return False, None
+    if (a.dims, a.range_vars, a.rt_vars, a.constraints) == (b.dims, b.range_vars, b.rt_vars, b.constraints):
+        table = table_for(a, limit)
+        if table is not None:
+            try:
+                return True, table.first_difference(a.results, b.results)
+            except ValueError:  # a result could leave int64: the enumeration engine decides
+                pass
     try:
         return True, en.find_pointwise_difference(a, b, limit=limit, numpy_only=True)
     except (en.TooLarge, OverflowError):
