@@ -699,7 +699,7 @@ def _isl_candidate(m: IndexingMap) -> tuple[IndexingMap, str] | None:
     the step that found it (``None``: none).
 
     On a small domain (a point table, :mod:`verified_indexing.engines.points`), each non-linear
-    result that is affine on the domain is replaced by that affine form (found by least squares,
+    result that is affine on the domain is replaced by that affine form (read off neighbouring points,
     checked at every point); isl is asked only when some result still has two or more divisions
     (or ``min``/``max``): one that has one division and is not affine cannot lose it, and a linear
     result cannot get cheaper. Elsewhere, isl's quasi-affine form of the results. isl is not asked
