@@ -361,3 +361,58 @@ def test_already_simple_maps_are_what_the_whole_pipeline_returns(m: IndexingMap)
             api._already_simple = real
         assert full == cand
         assert simplify_with_report(cand).map == cand
+
+
+# -- found by the review of the rules that replaced most of isl's candidates ------------------------
+
+@pytest.mark.parametrize("src, want", [
+    # a constrained domain: isl's form is still asked for (it uses the constraints)
+    ("(d0, d1) -> (d0 + d1), domain: d0 in [0, 15], d1 in [0, 7], d0 + d1 in [2, 2]", "(2)"),
+    ("(d0, d1) -> (max(d0, d1)), domain: d0 in [0, 1], d1 in [0, 1], d0 + d1 in [1, 1]", "(1)"),
+    ("(d0, d1, d2) -> ((d0 - d1 + d2) floordiv 4), domain: d0 in [0, 10], d1 in [0, 10], d2 in [0, 10],"
+     " d0 - d1 in [0, 0]", "(d2 floordiv 4)"),
+    # a floordiv term whose pulled-out multiple cancels against the rest of the sum
+    ("(d0) -> (d0 * -12 + (d0 * 25) floordiv 2), domain: d0 in [0, 7]", "(d0 floordiv 2)"),
+    # a divisor beyond int64: the point table cannot speak for the result, isl is asked
+    ("(d0, d1) -> (d0 floordiv -18446744073709551619), domain: d0 in [0, 1], d1 in [0, 1]", "(-d0)"),
+])
+def test_results_isl_used_to_find_are_still_found(src: str, want: str) -> None:
+    m = P(src)
+    rep = simplify_with_report(m)
+    assert rep.verified
+    assert rep.map.format(True).split(" -> ")[1].split(", domain")[0] == want
+    assert points(rep.map) == points(m)
+
+
+def test_negative_divisor_rules_are_left_out_on_maps_isl_may_struggle_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verified_indexing.simplify.api as api
+    from verified_indexing.engines import deadline
+
+    m = P("(d0) -> ((d0 * 3 - 1) mod -2), domain: d0 in [0, 20]")
+    assert "mod_negative_divisor" in [s.rule for s in simplify_with_report(m).steps]
+    monkeypatch.setattr(deadline, "risky_maps", lambda maps, *a, **k: True)
+    api._ISL_CANDIDATES.clear()
+    rep = simplify_with_report(m)
+    assert not any(s.rule in api.SIGN_RULES for s in rep.steps)
+    assert points(rep.map) == points(m)
+
+
+def test_an_unproven_whole_result_tries_the_candidate_without_sign_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verified_indexing.simplify.api as api
+    from verified_indexing.engines import Verdict
+
+    real = api._prove
+    asked: list[IndexingMap] = []
+
+    def prove(m: IndexingMap, cand: IndexingMap, timeout: float, cache: object) -> object:
+        asked.append(cand)
+        if any(s_ in cand.format(True) for s_ in ("mod 2 - 1",)):  # the sign rules' form: "not in time"
+            return Verdict("unknown", "isl", 0.0, "test", reason="timeout")
+        return real(m, cand, timeout, cache)
+
+    monkeypatch.setattr(api, "_prove", prove)
+    m = P("(d0) -> ((d0 * 3 - 1) mod -2), domain: d0 in [0, 20]")
+    rep = simplify_with_report(m, isl_candidate=False)
+    assert len(asked) >= 2 and rep.mode == "whole" and rep.verified
+    assert not any(s.rule in api.SIGN_RULES for s in rep.steps)
+    assert points(rep.map) == points(m)

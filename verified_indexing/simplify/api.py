@@ -342,9 +342,17 @@ def _simplify_core(m: IndexingMap, kwargs: dict[str, Any]) -> SimplifyReport:
 
 
 MAX_ROUNDS = 8
+"""Rounds of :func:`simplify_with_report` before it stops short of a fixpoint (with a note)."""
+
+SIGN_RULES = frozenset({"div_negative_divisor", "mod_negative_divisor", "cdiv_negative_divisor"})
+"""Rules that make a negative divisor positive. Their results are cheaper but can be much harder for
+isl to prove equal to the input (nested ``mod -c``): they are not used on a map isl may already
+struggle with (:func:`~verified_indexing.engines.deadline.risky_maps`), and when a whole result is
+not proven in time, the candidate without them is tried before the rewrite-by-rewrite fallback,
+which also goes without them."""
+
 CANDIDATE_STEPS = ("isl_quasi_affine", "affine_on_domain")
 """Steps that replace results by a candidate found outside the rewriter (:func:`_isl_candidate`)."""
-"""Rounds of :func:`simplify_with_report` before it stops short of a fixpoint (with a note)."""
 
 
 def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool:
@@ -383,6 +391,11 @@ def _simplify_once(
 ) -> SimplifyReport:
     """One pass of the simplifier (see :func:`simplify_with_report`)."""
     use_exact = verify if exact is None else exact
+    if verify and any(r.name in SIGN_RULES for r in rules):
+        from verified_indexing.engines.deadline import risky_maps
+
+        if m.state == "ok" and risky_maps([m]):  # isl may already struggle: no form that is harder to prove
+            rules = [r for r in rules if r.name not in SIGN_RULES]
     mode = ("per-rewrite" if per_rewrite else "whole") if verify else "unverified"
     report = SimplifyReport(input=m, map=m, mode=mode)
     if m.state != "ok" or _already_simple(m):
@@ -406,6 +419,18 @@ def _simplify_once(
         return report
     t1 = time.perf_counter()
     verdict = _prove(m, cand, timeout, cache)
+    plain_rules = [r for r in rules if r.name not in SIGN_RULES]
+    if verdict is not None and not verdict.proved and not verdict.refuted and len(plain_rules) < len(rules):
+        # Not proven in time: the candidate without negative divisors made positive (a form isl can
+        # take much longer to prove equal), proven whole, before proving rewrite by rewrite.
+        alt, alt_steps, alt_rejected, alt_settled = _rewrite_map(
+            m, exact=use_exact, check_results=False, timeout=timeout, cache=cache, rules=plain_rules,
+            replace_point_dims=replace_point_dims)
+        alt_verdict = _prove(m, alt, timeout, cache)
+        if alt_verdict is None or alt_verdict.proved:
+            cand, report.steps, report.domain_settled, verdict = alt, alt_steps, alt_settled, alt_verdict
+            report.rejected += alt_rejected
+        rules = plain_rules  # (and for the rewrites proven one by one below)
     if verdict is not None and not verdict.proved:
         # Fallback: prove each rewrite before applying it.
         report.mode = "per-rewrite"
@@ -679,16 +704,17 @@ def _nonlinear_nodes(e: AffineExpr) -> int:
     return sum(1 for n in e.walk() if isinstance(n, (_BinaryDiv, _MinMax)))
 
 
-def _affine_fits(m: IndexingMap, table: Any) -> IndexingMap:
+def _affine_fits(m: IndexingMap, table: Any) -> IndexingMap | None:
     """``m`` with each non-linear result that is affine on the domain (every point of the table
-    says so) replaced by that affine form."""
+    says so) replaced by that affine form; ``None`` when a result cannot be evaluated in ``int64``
+    (the table cannot speak for it)."""
     results = list(m.results)
     for i, r in enumerate(results):
         if _nonlinear_nodes(r):
             try:
                 fit = table.affine_fit(r)
-            except ValueError:  # int64 could overflow: keep the result
-                continue
+            except ValueError:  # int64 could overflow
+                return None
             if fit is not None and cost(fit) < cost(r):
                 results[i] = fit
     return m if tuple(results) == m.results else m.replace(results=results)
@@ -700,12 +726,14 @@ def _isl_candidate(m: IndexingMap) -> tuple[IndexingMap, str] | None:
 
     On a small domain (a point table, :mod:`verified_indexing.engines.points`), each non-linear
     result that is affine on the domain is replaced by that affine form (read off neighbouring points,
-    checked at every point); isl is asked only when some result still has two or more divisions
-    (or ``min``/``max``): one that has one division and is not affine cannot lose it, and a linear
-    result cannot get cheaper. Elsewhere, isl's quasi-affine form of the results. isl is not asked
-    when every result is linear and the domain is a plain box with no point dimension: isl's form is
-    then that linear result (the question, a text round trip through isl, costs more than the rest
-    of the simplification)."""
+    checked at every point). On a small plain box (no constraint), isl is then asked only when some
+    result still has two or more divisions (or ``min``/``max``): a result with one division that is
+    not affine cannot lose that division, and a linear result on a box cannot get cheaper (isl's form
+    of a one-division result is sometimes cheaper in other ways; that is given up for speed).
+    Elsewhere (a constrained domain, no table, a value beyond ``int64``) isl's quasi-affine form of
+    the results is asked for as well. isl is not asked when every result is linear and the domain is
+    a plain box with no point dimension: isl's form is then that linear result (the question, a text
+    round trip through isl, costs more than the rest of the simplification)."""
     if m.num_range_vars or m.num_rt_vars:
         return None
     linear = not any(isinstance(n, (_BinaryDiv, _MinMax)) for r in m.results for n in r.walk())
@@ -714,10 +742,15 @@ def _isl_candidate(m: IndexingMap) -> tuple[IndexingMap, str] | None:
     from verified_indexing.engines.points import table_for
 
     table = table_for(m)
-    if table is None:
-        alt = _isl_candidate_of(m)
-        return None if alt is None else (alt, "isl_quasi_affine")
-    fitted = _affine_fits(m, table)
+    fitted = _affine_fits(m, table) if table is not None else None
+    if fitted is None or m.constraints:
+        # no table (or a value beyond int64), or a constrained domain (isl uses its equalities and
+        # bounds: d0 + d1 with d0 + d1 in [2, 2] is 2): isl's form, after the fits
+        base = m if fitted is None else fitted
+        alt = _isl_candidate_of(base)
+        if alt is not None:
+            return alt, "isl_quasi_affine"
+        return None if base is m else (base, "affine_on_domain")
     if any(_nonlinear_nodes(r) >= 2 for r in fitted.results):
         alt = _isl_candidate_of(fitted)
         if alt is not None:

@@ -498,6 +498,16 @@ def _match_residues(cls: type) -> Matcher:
     return match
 
 
+@_on(Sum)
+def _match_residues_in_sum(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    """``y + ((x*c + z) floordiv c)*k``: a floordiv term of a sum with its dividend's coefficients
+    reduced modulo ``c > 0`` (:func:`_split_residues`); ``y`` is the rest of the sum."""
+    for t, k in _sum_terms(e):
+        if isinstance(t, FloorDiv):
+            for x, z in _split_residues(t.lhs, t.divisor):
+                yield Binding({"x": x, "z": z, "y": e - t * k}, {"c": t.divisor, "k": k})
+
+
 def _match_negative_divisor(cls: type) -> Matcher:
     """``x op c`` with ``c < 0``."""
 
@@ -898,6 +908,20 @@ RULES: tuple[Rule, ...] = (
         rhs=lambda A, v, k: A.add(v.x, A.fdiv(v.y, k.c)),
         condition=lambda A, k, lo, hi: k.c != 0,
         match=_match_residues(FloorDiv),
+        uses_ranges=False,
+        explore=False,
+    ),
+    Rule(
+        name="div_reduce_coefficients_in_sum",
+        family="floordiv",
+        text="y + ((x*c + z) floordiv c)*k -> y + x*k + (z floordiv c)*k",
+        where="c != 0 (z: each coefficient of the dividend reduced modulo c; y: the rest of the sum)",
+        variables=("x", "y", "z"),
+        constants=("c", "k"),
+        lhs=lambda A, v, k: A.add(v.y, A.scale(A.fdiv(A.add(A.scale(v.x, k.c), v.z), k.c), k.k)),
+        rhs=lambda A, v, k: A.add(v.y, A.scale(v.x, k.k), A.scale(A.fdiv(v.z, k.c), k.k)),
+        condition=lambda A, k, lo, hi: k.c != 0,
+        match=_match_residues_in_sum,
         uses_ranges=False,
         explore=False,
     ),
