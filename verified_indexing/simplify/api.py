@@ -229,6 +229,7 @@ def simplify_with_report(
         from verified_indexing.engines.api import _resolve_cache
         from verified_indexing.engines.cache import _versions
         from verified_indexing.engines.isl import get_max_operations
+        from verified_indexing.engines.points import enabled as points_enabled
         from verified_indexing.simplify.result_cache import result_question, rules_fingerprint
 
         store = _resolve_cache(cache)
@@ -236,7 +237,9 @@ def simplify_with_report(
             options = {
                 "exact": exact, "replace_point_dims": replace_point_dims, "isl_candidate": isl_candidate,
                 "per_rewrite": per_rewrite, "rescale_range_vars": rescale_range_vars, "timeout": float(timeout),
-                "isl_max_operations": get_max_operations()}
+                "isl_max_operations": get_max_operations(),
+                # small domains by enumeration or by isl: both proven, but the forms can differ
+                "enumeration": points_enabled()}
             # the parsed row, remembered in this process under everything its key holds
             memo = ("simplify-result", m, tuple(options.values()), _versions(), rules_fingerprint())
             parts = store.memo_get(memo)
