@@ -416,3 +416,14 @@ def test_an_unproven_whole_result_tries_the_candidate_without_sign_rules(monkeyp
     assert len(asked) >= 2 and rep.mode == "whole" and rep.verified
     assert not any(s.rule in api.SIGN_RULES for s in rep.steps)
     assert points(rep.map) == points(m)
+
+
+def test_a_round_without_sign_rules_on_a_risky_map_is_followed_by_another() -> None:
+    # found by the fuzz campaign (seed 13): the input is risky (divisions nested three deep), so the first
+    # round goes without the negative-divisor rules; its result is not risky, and must still be a fixpoint
+    m = P("(d0, d1) -> ((((-3 - d0) floordiv -3) + ((d1 floordiv 16) + (d0 ceildiv 2))), "
+          "(((d1 ceildiv -4) floordiv -3) mod -4)), domain: d0 in [-1, 3], d1 in [4, 11]")
+    once = simplify_with_report(m)
+    assert simplify_with_report(once.map).map == once.map
+    assert once.map == P("(d0, d1) -> (d0 floordiv 3 + d0 ceildiv 2 + 1, 0), domain: d0 in [-1, 3], d1 in [4, 11]")
+    assert points(once.map) == points(m)

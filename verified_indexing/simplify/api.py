@@ -366,7 +366,8 @@ def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool
     was the rewriter's on that domain: the rewriter's output is its own fixpoint there (every node it
     returns has simplified children and no rule that applies). Another round is asked for after
     isl's candidate (isl's form depends on how the results are written: the next question can give a
-    cheaper one), a relation step or a removed variable (``--no-verify`` removes unused ones without
+    cheaper one), a round on a risky map whose result is not risky (it went without
+    :data:`SIGN_RULES`), a relation step or a removed variable (``--no-verify`` removes unused ones without
     a step), the fallback mode and an unsettled domain."""
     from verified_indexing.simplify.result_cache import RELATION_STEPS
 
@@ -375,6 +376,10 @@ def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool
     if any(s.rule in CANDIDATE_STEPS or s.rule in RELATION_STEPS for s in report.steps):
         return True
     after = report.map
+    from verified_indexing.engines.deadline import risky_maps
+
+    if risky_maps([before]) and not risky_maps([after]):  # the round went without SIGN_RULES, the next need not
+        return True
     return (before.num_dims, before.num_range_vars, before.num_rt_vars) != (
         after.num_dims, after.num_range_vars, after.num_rt_vars)
 
