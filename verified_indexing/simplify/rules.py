@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -601,6 +601,56 @@ _DIV_OF_MOD_LEMMAS = (
 )
 
 
+_MOD_DROP_MULTIPLES = Rule(
+    name="mod_drop_multiples",
+    family="mod",
+    text="(x*c + y) mod c -> y mod c",
+    where="c != 0",
+    variables=("x", "y"),
+    constants=("c",),
+    lhs=lambda A, v, k: A.mod(A.add(A.scale(v.x, k.c), v.y), k.c),
+    rhs=lambda A, v, k: A.mod(v.y, k.c),
+    condition=lambda A, k, lo, hi: k.c != 0,
+    match=_match_mod_multiples,
+    uses_ranges=False,
+)
+
+_DIV_PULL_MULTIPLES = Rule(
+    name="div_pull_multiples",
+    family="floordiv",
+    text="(x*c + y) floordiv c -> x + y floordiv c",
+    where="c != 0",
+    variables=("x", "y"),
+    constants=("c",),
+    lhs=lambda A, v, k: A.fdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
+    rhs=lambda A, v, k: A.add(v.x, A.fdiv(v.y, k.c)),
+    condition=lambda A, k, lo, hi: k.c != 0,
+    match=_match_div_multiples,
+    uses_ranges=False,
+)
+
+_CDIV_PULL_MULTIPLES = Rule(
+    name="cdiv_pull_multiples",
+    family="ceildiv",
+    text="(x*c + y) ceildiv c -> x + y ceildiv c",
+    where="c != 0",
+    variables=("x", "y"),
+    constants=("c",),
+    lhs=lambda A, v, k: A.cdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
+    rhs=lambda A, v, k: A.add(v.x, A.cdiv(v.y, k.c)),
+    condition=lambda A, k, lo, hi: k.c != 0,
+    match=_match_cdiv_multiples,
+    uses_ranges=False,
+)
+
+
+def _residue_variant(base: Rule, name: str, cls: type) -> Rule:
+    """``base``'s statement (``(x*c + y) op c -> ...``) with the residue matcher
+    (:func:`_split_residues`): one statement, proven once per name, two ways to bind it."""
+    return replace(base, name=name, where=f"{base.where} (y: each coefficient of the dividend reduced modulo c)",
+                   match=_match_residues(cls), explore=False)
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         name="div_point",
@@ -676,32 +726,8 @@ RULES: tuple[Rule, ...] = (
         match=_match_div_div,
         uses_ranges=False,
     ),
-    Rule(
-        name="mod_drop_multiples",
-        family="mod",
-        text="(x*c + y) mod c -> y mod c",
-        where="c != 0",
-        variables=("x", "y"),
-        constants=("c",),
-        lhs=lambda A, v, k: A.mod(A.add(A.scale(v.x, k.c), v.y), k.c),
-        rhs=lambda A, v, k: A.mod(v.y, k.c),
-        condition=lambda A, k, lo, hi: k.c != 0,
-        match=_match_mod_multiples,
-        uses_ranges=False,
-    ),
-    Rule(
-        name="div_pull_multiples",
-        family="floordiv",
-        text="(x*c + y) floordiv c -> x + y floordiv c",
-        where="c != 0",
-        variables=("x", "y"),
-        constants=("c",),
-        lhs=lambda A, v, k: A.fdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
-        rhs=lambda A, v, k: A.add(v.x, A.fdiv(v.y, k.c)),
-        condition=lambda A, k, lo, hi: k.c != 0,
-        match=_match_div_multiples,
-        uses_ranges=False,
-    ),
+    _MOD_DROP_MULTIPLES,
+    _DIV_PULL_MULTIPLES,
     Rule(
         name="mod_gcd_factor",
         family="mod",
@@ -833,19 +859,7 @@ RULES: tuple[Rule, ...] = (
         ),
         match=_match_cdiv_point,
     ),
-    Rule(
-        name="cdiv_pull_multiples",
-        family="ceildiv",
-        text="(x*c + y) ceildiv c -> x + y ceildiv c",
-        where="c != 0",
-        variables=("x", "y"),
-        constants=("c",),
-        lhs=lambda A, v, k: A.cdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
-        rhs=lambda A, v, k: A.add(v.x, A.cdiv(v.y, k.c)),
-        condition=lambda A, k, lo, hi: k.c != 0,
-        match=_match_cdiv_multiples,
-        uses_ranges=False,
-    ),
+    _CDIV_PULL_MULTIPLES,
     Rule(
         name="cdiv_scale",
         family="ceildiv",
@@ -883,34 +897,8 @@ RULES: tuple[Rule, ...] = (
         condition=lambda A, k, lo, hi: hi.z <= 0,
         match=_match_minmax_diff(Max),
     ),
-    Rule(
-        name="mod_reduce_coefficients",
-        family="mod",
-        text="(x*c + y) mod c -> y mod c",
-        where="c != 0 (y: each coefficient of the dividend reduced modulo c)",
-        variables=("x", "y"),
-        constants=("c",),
-        lhs=lambda A, v, k: A.mod(A.add(A.scale(v.x, k.c), v.y), k.c),
-        rhs=lambda A, v, k: A.mod(v.y, k.c),
-        condition=lambda A, k, lo, hi: k.c != 0,
-        match=_match_residues(Mod),
-        uses_ranges=False,
-        explore=False,
-    ),
-    Rule(
-        name="div_reduce_coefficients",
-        family="floordiv",
-        text="(x*c + y) floordiv c -> x + y floordiv c",
-        where="c != 0 (y: each coefficient of the dividend reduced modulo c)",
-        variables=("x", "y"),
-        constants=("c",),
-        lhs=lambda A, v, k: A.fdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
-        rhs=lambda A, v, k: A.add(v.x, A.fdiv(v.y, k.c)),
-        condition=lambda A, k, lo, hi: k.c != 0,
-        match=_match_residues(FloorDiv),
-        uses_ranges=False,
-        explore=False,
-    ),
+    _residue_variant(_MOD_DROP_MULTIPLES, "mod_reduce_coefficients", Mod),
+    _residue_variant(_DIV_PULL_MULTIPLES, "div_reduce_coefficients", FloorDiv),
     Rule(
         name="div_reduce_coefficients_in_sum",
         family="floordiv",
@@ -925,20 +913,7 @@ RULES: tuple[Rule, ...] = (
         uses_ranges=False,
         explore=False,
     ),
-    Rule(
-        name="cdiv_reduce_coefficients",
-        family="ceildiv",
-        text="(x*c + y) ceildiv c -> x + y ceildiv c",
-        where="c != 0 (y: each coefficient of the dividend reduced modulo c)",
-        variables=("x", "y"),
-        constants=("c",),
-        lhs=lambda A, v, k: A.cdiv(A.add(A.scale(v.x, k.c), v.y), k.c),
-        rhs=lambda A, v, k: A.add(v.x, A.cdiv(v.y, k.c)),
-        condition=lambda A, k, lo, hi: k.c != 0,
-        match=_match_residues(CeilDiv),
-        uses_ranges=False,
-        explore=False,
-    ),
+    _residue_variant(_CDIV_PULL_MULTIPLES, "cdiv_reduce_coefficients", CeilDiv),
     Rule(
         name="div_negative_divisor",
         family="floordiv",
