@@ -507,6 +507,11 @@ def _already_simple(m: IndexingMap) -> bool:
         return False
     if m.num_rt_vars and m.remove_unused_symbols() is not m:  # an unused one is removed (with its proof)
         return False
+    return _linear(m)
+
+
+def _linear(m: IndexingMap) -> bool:
+    """Whether every result of ``m`` is linear (no division, ``min`` or ``max``)."""
     return not any(isinstance(n, (_BinaryDiv, _MinMax)) for r in m.results for n in r.walk())
 
 
@@ -744,26 +749,20 @@ def _isl_candidate(m: IndexingMap) -> tuple[IndexingMap, str] | None:
     round trip through isl, costs more than the rest of the simplification)."""
     if m.num_range_vars or m.num_rt_vars:
         return None
-    linear = not any(isinstance(n, (_BinaryDiv, _MinMax)) for r in m.results for n in r.walk())
-    if linear and not m.constraints and not any(v.bounds.is_point() for v in m.dims):
+    if _linear(m) and not m.constraints and not any(v.bounds.is_point() for v in m.dims):
         return None
     from verified_indexing.engines.points import table_for
 
     table = table_for(m)
     fitted = _affine_fits(m, table) if table is not None else None
-    if fitted is None or m.constraints:
-        # no table (or a value beyond int64), or a constrained domain (isl uses its equalities and
-        # bounds: d0 + d1 with d0 + d1 in [2, 2] is 2): isl's form, after the fits
-        base = m if fitted is None else fitted
+    base = m if fitted is None else fitted
+    # isl is asked with no table (or a value beyond int64), on a constrained domain (isl uses its
+    # equalities and bounds: d0 + d1 with d0 + d1 in [2, 2] is 2) and for two divisions in a result
+    if fitted is None or m.constraints or any(_nonlinear_nodes(r) >= 2 for r in fitted.results):
         alt = _isl_candidate_of(base)
         if alt is not None:
             return alt, "isl_quasi_affine"
-        return None if base is m else (base, "affine_on_domain")
-    if any(_nonlinear_nodes(r) >= 2 for r in fitted.results):
-        alt = _isl_candidate_of(fitted)
-        if alt is not None:
-            return alt, "isl_quasi_affine"
-    return None if fitted is m else (fitted, "affine_on_domain")
+    return None if base is m else (base, "affine_on_domain")
 
 
 def _isl_candidate_of(m: IndexingMap) -> IndexingMap | None:
