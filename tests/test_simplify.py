@@ -406,14 +406,20 @@ def test_an_unproven_whole_result_tries_the_candidate_without_sign_rules(monkeyp
 
     def prove(m: IndexingMap, cand: IndexingMap, timeout: float, cache: object) -> object:
         asked.append(cand)
-        if any(s_ in cand.format(True) for s_ in ("mod 2 - 1",)):  # the sign rules' form: "not in time"
+        if "mod -2" not in cand.format(True):  # the sign rules' form: "not proven in time"
             return Verdict("unknown", "isl", 0.0, "test", reason="timeout")
         return real(m, cand, timeout, cache)
 
     monkeypatch.setattr(api, "_prove", prove)
-    m = P("(d0) -> ((d0 * 3 - 1) mod -2), domain: d0 in [0, 20]")
+    m = P("(d0) -> ((d0 * 3 - 1) mod -2 + (d0 * 4 + 8) floordiv 4), domain: d0 in [0, 20]")
     rep = simplify_with_report(m, isl_candidate=False)
-    assert len(asked) >= 2 and rep.mode == "whole" and rep.verified
+    # the full catalogue's candidate (d0 + d0 mod 2 + 1) was asked first and not proven; the one without
+    # the negative-divisor rules was proven whole and kept (no rewrite-by-rewrite fallback)
+    assert [c.format(True) for c in asked[:2]] == [
+        "(d0) -> (d0 + d0 mod 2 + 1), domain: d0 in [0, 20]",
+        "(d0) -> (d0 + (d0 * 3 - 1) mod -2 + 2), domain: d0 in [0, 20]"]
+    assert rep.mode == "whole" and rep.verified and rep.verdict is not None and rep.verdict.proved
+    assert rep.map == P("(d0) -> (d0 + (d0 * 3 - 1) mod -2 + 2), domain: d0 in [0, 20]")
     assert not any(s.rule in api.SIGN_RULES for s in rep.steps)
     assert points(rep.map) == points(m)
 

@@ -97,6 +97,16 @@ class DomainPoints:
         if any(en._magnitude(e, self._var_bound, self._magnitudes) >= en.INT64_SAFE for e in exprs):
             raise ValueError("a value could leave int64")
 
+    def _checked_values(self, e: AffineExpr) -> Any:
+        """The value of ``e`` at every box point as a full-length array, after checking that ``e``
+        uses only the map's variables and stays in ``int64`` (else :class:`ValueError`)."""
+        import numpy as np
+
+        if any(k not in self.cols for k in e.variables()):
+            raise ValueError("the expression uses a variable the map lacks")
+        self._check([e])  # every constant and value of e fits int64 (an OverflowError cannot follow)
+        return np.broadcast_to(self.values(e), (self._box.size,))
+
     def values(self, e: AffineExpr) -> Any:
         """The value of ``e`` at every box point (numpy array or scalar)."""
         from verified_indexing.engines import enumerate as en
@@ -118,26 +128,20 @@ class DomainPoints:
         numbers are in ``without``); ``None`` when that domain is empty. Raises
         :class:`ValueError` when ``e`` could leave ``int64`` or uses a variable
         the map lacks."""
-        import numpy as np
-
         from verified_indexing.interval import Interval
 
-        if any(k not in self.cols for k in e.variables()):
-            raise ValueError("the expression uses a variable the map lacks")
-        self._check([e])  # every constant and value of e fits int64 (an OverflowError cannot follow)
+        v = self._checked_values(e)
         mask: Any = self.mask
         if without:
             mask = None
             for k, cm in enumerate(self.constraint_masks):
                 if k not in without:
                     mask = cm if mask is None else mask & cm
-        v = np.broadcast_to(self.values(e), (self._box.size,))
         if mask is not None:
             v = v[mask]
         if v.size == 0:
             return None
         return Interval(int(v.min()), int(v.max()))
-
 
     def first_difference(self, xs: Sequence[AffineExpr], ys: Sequence[AffineExpr]) -> Any:
         """The first domain point (in the box's order) where some ``xs[i]`` and ``ys[i]`` differ,
@@ -145,17 +149,11 @@ class DomainPoints:
         could leave ``int64`` or an expression uses a variable the map lacks."""
         import numpy as np
 
-        size = self._box.size
         bad: Any = None
         for x, y in zip(xs, ys):
-            if x == y:
-                continue
-            for e in (x, y):
-                if any(k not in self.cols for k in e.variables()):
-                    raise ValueError("the expression uses a variable the map lacks")
-            self._check([x, y])
-            diff = np.broadcast_to(self.values(x) != self.values(y), (size,))
-            bad = diff if bad is None else bad | diff
+            if x != y:
+                diff = self._checked_values(x) != self._checked_values(y)
+                bad = diff if bad is None else bad | diff
         if bad is None:
             return None
         if self.mask is not None:
@@ -163,11 +161,7 @@ class DomainPoints:
         hits = np.flatnonzero(bad)
         if hits.size == 0:
             return None
-        i = int(hits[0])
-        m = self.map
-        return (tuple(int(self.cols[("d", j)][i]) for j in range(m.num_dims)),
-                tuple(int(self.cols[("s", j)][i]) for j in range(m.num_range_vars)),
-                tuple(int(self.cols[("rt", j)][i]) for j in range(m.num_rt_vars)))
+        return self._box.point(self.cols, int(hits[0]), self.map)
 
     def affine_fit(self, e: AffineExpr) -> AffineExpr | None:
         """An affine expression over ``e``'s variables with integer coefficients that equals
@@ -181,11 +175,8 @@ class DomainPoints:
         from verified_indexing.expr import Dim, RtSym, Sym, linear_sum
 
         names = sorted(e.variables())
-        if any(k not in self.cols for k in names):
-            raise ValueError("the expression uses a variable the map lacks")
-        self._check([e])
         size = self._box.size
-        v = np.broadcast_to(self.values(e), (size,))
+        v = self._checked_values(e)
         if self.mask is None:
             first = 0
         else:
@@ -231,6 +222,11 @@ MEMO_LIMIT = 512
 """Evaluated subexpressions a table keeps (each array up to 128 KiB); beyond it the memo restarts."""
 
 
+def _domain(m: IndexingMap) -> tuple[Any, ...]:
+    """What a table depends on: the variables and the constraints (not the results)."""
+    return (m.dims, m.range_vars, m.rt_vars, m.constraints)
+
+
 def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
     """The point table of ``m`` when its box is small and enumeration is
     :func:`enabled`, else ``None``."""
@@ -239,8 +235,7 @@ def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
     tables: dict[tuple[Any, ...], DomainPoints | None] | None = getattr(_LOCAL, "tables", None)
     if tables is None:
         tables = _LOCAL.tables = {}
-    key = (m.dims, m.range_vars, m.rt_vars, m.constraints, limit)  # the domain: maps that differ only in
-    # their results share a table
+    key = (*_domain(m), limit)  # maps that differ only in their results share a table
     if key in tables:
         return tables[key]
     from verified_indexing.engines.enumerate import TooLarge
@@ -268,7 +263,7 @@ def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = SMALL
 
     if max(a.box_size(), b.box_size()) > limit:
         return False, None
-    if (a.dims, a.range_vars, a.rt_vars, a.constraints) == (b.dims, b.range_vars, b.rt_vars, b.constraints):
+    if _domain(a) == _domain(b):
         table = table_for(a, limit)
         if table is not None:
             try:

@@ -255,15 +255,11 @@ class Rule:
     def instantiate(
         self, algebra: Algebra, binding: Binding, ranges: Mapping[str, Interval]
     ) -> tuple[AffineExpr, AffineExpr, bool]:
-        """``(lhs, rhs, condition holds)`` for a binding (engine algebra)."""
-        v = SimpleNamespace(**binding.variables)
-        k = SimpleNamespace(**binding.constants)
-        lo = SimpleNamespace(**{n: iv.lo for n, iv in ranges.items()})
-        hi = SimpleNamespace(**{n: iv.hi for n, iv in ranges.items()})
-        ok = bool(self.condition(algebra, k, lo, hi))
-        lhs = self.lhs(algebra, v, k)
-        rhs = self.rhs(algebra, v, k) if ok else lhs
-        return lhs, rhs, ok
+        """``(lhs, rhs, condition holds)`` for a binding (engine algebra); ``rhs`` is ``lhs`` when the
+        condition does not hold. (The engine asks :meth:`holds` first, then :meth:`sides`.)"""
+        ok = self.holds(algebra, binding, ranges)
+        lhs, rhs = self.sides(algebra, binding)
+        return lhs, rhs if ok else lhs, ok
 
 
 # ---------------------------------------------------------------------------
@@ -287,13 +283,13 @@ def _split_multiples(s: AffineExpr, c: int) -> tuple[AffineExpr, AffineExpr] | N
 def _split_residues(s: AffineExpr, c: int) -> Iterator[tuple[AffineExpr, AffineExpr]]:
     """``s = x*c + y`` (``c > 0``) with each coefficient and the constant of ``y`` reduced modulo
     ``c``: first to ``[0, c-1]`` (as isl normalises a division), then to ``(-c/2, c/2]`` when that
-    differs. Nothing when no coefficient has a remainder to move (that split is
-    :func:`_split_multiples`')."""
+    differs. Nothing when every coefficient is a multiple of ``c`` or already in ``[0, c-1]``
+    (moving multiples of ``c``, of the constant too, is :func:`_split_multiples`' job)."""
     if c <= 1:
         return
     terms = s.terms if isinstance(s, Sum) else ((s, 1),)
     constant = s.constant if isinstance(s, Sum) else 0
-    if all(coef % c == 0 or 0 <= coef < c for t, coef in terms):
+    if all(coef % c == 0 or 0 <= coef < c for _, coef in terms):
         return
     seen = set()
     for centred in (False, True):
