@@ -98,15 +98,16 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def forget_memos() -> None:
-    """Forget this process's in-process memos (isl's candidates, isl builders, point tables), so the
-    next variant timed on a map starts cold like the first one."""
+    """Forget this process's in-process memos (isl's candidates, isl builders, point tables, risky-map
+    answers), so the next variant timed on a map starts cold like the first one."""
+    from verified_indexing.engines import deadline, points
     from verified_indexing.engines import isl as isl_engine
-    from verified_indexing.engines import points
     from verified_indexing.simplify.api import _ISL_CANDIDATES
 
     _ISL_CANDIDATES.clear()
     isl_engine._BUILDERS.__dict__.clear()
     points._LOCAL.__dict__.clear()
+    deadline._RISKY_ONE.clear()
 
 
 def run(maps: list[IndexingMap], label: str, cache_dir: str) -> None:

@@ -9,19 +9,20 @@ import verified_indexing.hlo.fusion as fusion
 from verified_indexing.hlo.report import load_hlo
 
 
-def nested(n: int) -> str:
+def nested(n: int, layout: str = "") -> str:
     """c_n calls c_(n-1) ... calls c0, each reversing one dimension (alternately 0 and 1) first."""
-    comps = ["c0 {\n  p = f32[4,6] parameter(0)\n  ROOT e = f32[4,6] exponential(p)\n}\n"]
+    t = f"f32[4,6]{layout}"
+    comps = [f"c0 {{\n  p = {t} parameter(0)\n  ROOT e = {t} exponential(p)\n}}\n"]
     for i in range(1, n + 1):
         comps.append(
-            f"c{i} {{\n  p = f32[4,6] parameter(0)\n  r = f32[4,6] reverse(p), dimensions={{{i % 2}}}\n"
-            f"  ROOT f = f32[4,6] fusion(r), kind=kLoop, calls=c{i - 1}\n}}\n"
+            f"c{i} {{\n  p = {t} parameter(0)\n  r = {t} reverse(p), dimensions={{{i % 2}}}\n"
+            f"  ROOT f = {t} fusion(r), kind=kLoop, calls=c{i - 1}\n}}\n"
         )
-    comps.append(f"ENTRY main {{\n  p = f32[4,6] parameter(0)\n  ROOT f = f32[4,6] fusion(p), kind=kLoop, calls=c{n}\n}}\n")
+    comps.append(f"ENTRY main {{\n  p = {t} parameter(0)\n  ROOT f = {t} fusion(p), kind=kLoop, calls=c{n}\n}}\n")
     return "HloModule m\n" + "".join(comps)
 
 
-def test_each_nested_computation_is_analysed_at_most_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_nested_computation_is_analysed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: dict[str, int] = {}
     real = fusion.output_to_input_maps
 
@@ -33,8 +34,8 @@ def test_each_nested_computation_is_analysed_at_most_twice(monkeypatch: pytest.M
     module = load_hlo(nested(12))
     results = fusion.analyze_module(module)
     assert len(results) == 13
-    # once as a fusion of its own, once (memoised) as the callee of its caller: linear, not quadratic
-    assert max(calls.values()) <= 2, calls
+    # once, whether reached as a fusion of its own or as the callee of its caller: linear, not quadratic
+    assert calls == {f"c{i}": 1 for i in range(13)}, calls
 
 
 def test_memo_does_not_change_the_maps() -> None:
@@ -54,3 +55,21 @@ def test_memo_does_not_change_the_maps() -> None:
     (access,) = top.targets[0].maps
     assert access.verdict is not None and access.verdict.proved
     assert [access.map.evaluate([i, j]) for i, j in ((0, 0), (3, 5))] == [(0, 5), (3, 0)]
+
+
+def test_edits_of_one_result_never_reach_the_memo() -> None:
+    """Physical indices rename each result in place; a computation's result is also the memoised
+    callee of the next one, which must still compose the logical maps. Each computation analysed
+    alone (a fresh memo) is the oracle."""
+    module = load_hlo(nested(4, "{0,1}"))
+    together = fusion.analyze_module(module, physical=True)
+    for r in together:
+        (alone,) = fusion.analyze_module(module, computation=r.computation, physical=True)
+        assert [a.map for t in r.targets for a in t.maps] == [a.map for t in alone.targets for a in t.maps]
+    # physical indices do differ here (the layout swaps the dimensions), so a leak would show
+    logical = fusion.analyze_module(module, computation="c4")[0]
+    assert [a.map for t in logical.targets for a in t.maps] != [a.map for t in c4(together).targets for a in t.maps]
+
+
+def c4(results: list[fusion.ComputationIndexing]) -> fusion.ComputationIndexing:
+    return next(r for r in results if r.computation == "c4")

@@ -84,6 +84,8 @@ def test_values_that_could_leave_int64_are_not_tabulated() -> None:
         table.range(wide.results[0])  # d0 * 2^61 reaches 2^62.6: numpy could wrap
     with pytest.raises(ValueError):
         table.affine_fit(wide.results[0])
+    with pytest.raises(ValueError):  # not affine (the quick corner test says so), still declined
+        table.affine_fit(wide.results[0].floordiv(3) + wide.results[0].floordiv(5))
     assert points.find_pointwise_difference(wide, wide) == (True, None)  # the same results: nothing to evaluate
     other = wide.replace(results=[emax(wide.results[0], 0)])  # equal on the domain, but evaluating it could wrap
     assert points.find_pointwise_difference(wide, other) == (False, None)

@@ -314,6 +314,17 @@ def test_affine_fit_agrees_with_every_point(m: IndexingMap) -> None:
             assert all(fit.evaluate(*p) == out[i] for p, out in pts.items())
         if r.is_pure_affine() and not m.constraints and all(v.bounds.size() > 1 for v in m.dims):
             assert fit is not None  # an affine result on a plain box is always found
+        if not m.constraints and all(v.bounds.size() > 1 for v in m.dims) and pts:
+            # the oracle: the form read off the low corner and its neighbours, checked at every point
+            # of the plain evaluator; when it holds everywhere, it is found (the quick corner test
+            # rejects only results that are not affine)
+            lo = tuple(v.bounds.lo for v in m.dims)
+            base = pts[(lo, (), ())][i]
+            coefs = [pts[(tuple(x + (k == j) for j, x in enumerate(lo)), (), ())][i] - base
+                     for k in range(m.num_dims)]
+            affine = all(out[i] == base + sum(c * (x - y) for c, x, y in zip(coefs, p[0], lo))
+                         for p, out in pts.items())
+            assert (fit is not None) == affine, (m.format(True), r)
 
 
 # -- issue 12: simplify reaches a fixpoint -------------------------------------------------------

@@ -152,6 +152,24 @@ def risky_maps(
     dimensions, nothing is projected out) range variables alone do not count;
     with ``results=False`` the maps' results are not part of the query (only
     their domains are, as in an exact range of another expression)."""
+    if existential and results and isinstance(maps, (list, tuple)) and len(maps) == 1 and exprs == ():
+        # the simplifier's question, asked of one map a few times per round: memoised per map (the
+        # thresholds are constants)
+        one = maps[0]
+        hit = _RISKY_ONE.get(one)
+        if hit is None:
+            if len(_RISKY_ONE) >= 512:
+                _RISKY_ONE.clear()
+            hit = _RISKY_ONE[one] = _risky(maps, (), existential, results)
+        return hit
+    return _risky(maps, exprs, existential, results)
+
+
+_RISKY_ONE: dict[IndexingMap, bool] = {}
+"""``risky_maps([m])`` per map."""
+
+
+def _risky(maps: Iterable[IndexingMap], exprs: Iterable[AffineExpr], existential: bool, results: bool) -> bool:
     from verified_indexing.expr import _BinaryDiv
 
     extra = list(exprs)

@@ -163,6 +163,26 @@ class DomainPoints:
             return None
         return self._box.point(self.cols, int(hits[0]), self.map)
 
+    def _corners_fit(self, e: AffineExpr, names: Sequence[tuple[str, int]]) -> bool:
+        """A quick test in Python integers on a plain box (every box point in the domain): whether
+        the affine form read off the low corner and its neighbours also holds at the high corner.
+        ``False`` proves that no affine fit exists (the fit would be that form); ``True`` decides
+        nothing."""
+        m = self.map
+        lows = {"d": [v.bounds.lo for v in m.dims], "s": [v.bounds.lo for v in m.range_vars],
+                "rt": [v.bounds.lo for v in m.rt_vars]}
+        highs = {"d": [v.bounds.hi for v in m.dims], "s": [v.bounds.hi for v in m.range_vars],
+                 "rt": [v.bounds.hi for v in m.rt_vars]}
+        if any(k not in lows or i >= len(lows[k]) or lows[k][i] == highs[k][i] for k, i in names):
+            return True  # (decided by the full test)
+        base = e.evaluate(lows["d"], lows["s"], lows["rt"])
+        predicted = base
+        for k, i in names:
+            step = {kind: list(vals) for kind, vals in lows.items()}
+            step[k][i] += 1
+            predicted += (e.evaluate(step["d"], step["s"], step["rt"]) - base) * (highs[k][i] - lows[k][i])
+        return e.evaluate(highs["d"], highs["s"], highs["rt"]) == predicted
+
     def affine_fit(self, e: AffineExpr) -> AffineExpr | None:
         """An affine expression over ``e``'s variables with integer coefficients that equals
         ``e`` at every point of the domain, or ``None`` (no such expression, an empty domain, or
@@ -176,6 +196,11 @@ class DomainPoints:
 
         names = sorted(e.variables())
         size = self._box.size
+        if self.mask is None and not self._corners_fit(e, names):
+            if any(k not in self.cols for k in names):
+                raise ValueError("the expression uses a variable the map lacks")
+            self._check([e])  # (the promise: ValueError for a value beyond int64, fit or not)
+            return None
         v = self._checked_values(e)
         if self.mask is None:
             first = 0

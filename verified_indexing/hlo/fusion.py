@@ -832,6 +832,19 @@ def _called_maps(module: Module, called: str, output_index: int, verify: bool, s
     return sub
 
 
+def _copy_indexing(r: ComputationIndexing) -> ComputationIndexing:
+    """``r`` with fresh lists and records down to each access map (maps and verdicts are immutable
+    and shared), so that a caller may edit the copy (``--operand``, physical indices) without
+    altering the memoised ``r``."""
+    targets = [
+        dataclasses.replace(t, maps=[dataclasses.replace(a, merges=list(a.merges)) for a in t.maps],
+                            unsupported=list(t.unsupported))
+        for t in r.targets
+    ]
+    return dataclasses.replace(r, targets=targets, unsupported=list(r.unsupported),
+                               merge_proofs=list(r.merge_proofs))
+
+
 def _operand_steps(
     inst: Instruction,
     comp: Computation,
@@ -1336,9 +1349,15 @@ def _analyze(
     if direction == "output-to-input":
         outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple else range(1)
         results = []
+        # a computation of the module is analysed once per analyze_module call: the same memo as for a
+        # fusion's called computation (a nested fusion's computation is also a job of its own)
+        memoised = module.computations.get(comp.name) is comp
         for k in outputs:
             try:
-                r = output_to_input_maps(comp, output_index=k, verify=verify, simplify=simplify, module=module)
+                if memoised:
+                    r = _copy_indexing(_called_maps(module, comp.name, k, verify, simplify))
+                else:
+                    r = output_to_input_maps(comp, output_index=k, verify=verify, simplify=simplify, module=module)
             except UnsupportedError as exc:
                 hides = tuple(p.name for p in comp.parameters())
                 unsupported = [UnsupportedOp(root.name, root.opcode, str(exc), hides)]
