@@ -444,3 +444,30 @@ def test_a_round_without_sign_rules_on_a_risky_map_is_followed_by_another() -> N
     assert simplify_with_report(once.map).map == once.map
     assert once.map == P("(d0, d1) -> (d0 floordiv 3 + d0 ceildiv 2 + 1, 0), domain: d0 in [-1, 3], d1 in [4, 11]")
     assert points(once.map) == points(m)
+
+
+def test_a_deferred_verdict_builds_its_text_once_when_read_and_is_the_same_verdict() -> None:
+    import pickle
+
+    from verified_indexing.engines import Verdict
+
+    built: list[int] = []
+
+    def text() -> str:
+        built.append(1)
+        return "pointwise-equal: a == b"
+
+    lazy = Verdict.deferred("proved", "enum", 0.5, text)
+    assert built == []  # nothing read yet
+    eager = Verdict("proved", "enum", 0.5, "pointwise-equal: a == b")
+    assert lazy == eager and hash(lazy) == hash(eager) and built == [1]
+    assert lazy.question == eager.question and lazy.to_json() == eager.to_json() and built == [1]
+    assert pickle.loads(pickle.dumps(Verdict.deferred("proved", "enum", 0.5, lambda: "t"))).question == "t"
+    assert lazy.with_time(1.0).question == eager.question
+
+
+def test_the_simplifier_proof_text_names_both_maps() -> None:
+    m = P("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]")
+    r = simplify_with_report(m)
+    assert r.verdict is not None and r.verdict.proved and r.verdict.engine == "enum"
+    assert r.verdict.question == f"pointwise-equal: {m.format(one_line=True)}  ==  {r.map.format(one_line=True)}"

@@ -105,7 +105,10 @@ class DomainPoints:
         if any(k not in self.cols for k in e.variables()):
             raise ValueError("the expression uses a variable the map lacks")
         self._check([e])  # every constant and value of e fits int64 (an OverflowError cannot follow)
-        return np.broadcast_to(self.values(e), (self._box.size,))
+        v = self.values(e)
+        if getattr(v, "shape", None) == (self._box.size,):
+            return v
+        return np.broadcast_to(v, (self._box.size,))  # a constant: one value, read at every point
 
     def values(self, e: AffineExpr) -> Any:
         """The value of ``e`` at every box point (numpy array or scalar)."""

@@ -8,6 +8,7 @@ that the plain evaluator has confirmed before the verdict was built.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -154,6 +155,19 @@ class Verdict:
     def with_time(self, seconds: float) -> Verdict:
         return replace(self, seconds=seconds)
 
+    @staticmethod
+    def deferred(status: Status, engine: str, seconds: float, question: Callable[[], str]) -> Verdict:
+        """A verdict whose question text is built on first read (``question()``, once): for the
+        simplifier's many proofs whose text is seldom shown. It is otherwise the same verdict:
+        equality, hashing, ``to_json`` and pickling read the text."""
+        v = Verdict(status, engine, seconds, "")
+        _set_question(v, question)
+        return v
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Verdict, (self.status, self.engine, self.seconds, self.question, self.reason,
+                          self.counterexample, self.cached, self.vacuous))
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with every field."""
         return {
@@ -201,3 +215,19 @@ class Verdict:
         lines.append(f"Engine: {self.engine}{' (cached)' if self.cached else ''}")
         lines.append(f"Time: {self.seconds * 1000:.2f} ms")
         return "\n".join(lines)
+
+
+def _get_question(v: Verdict) -> str:
+    q = v.__dict__["_question"]
+    if not isinstance(q, str):
+        q = v.__dict__["_question"] = q()
+    return str(q)
+
+
+def _set_question(v: Verdict, q: str | Callable[[], str]) -> None:
+    v.__dict__["_question"] = q
+
+
+# ``question`` is a dataclass field read through a property, so that Verdict.deferred can give a
+# callable that builds the text on first read (the dataclass __init__ stores through the setter).
+Verdict.question = property(_get_question, _set_question)  # type: ignore[assignment]
