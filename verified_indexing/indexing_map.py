@@ -280,6 +280,8 @@ class IndexingMap:
         if self.state != "ok":
             return self
         if dims is None and range_vars is None and rt_vars is None:
+            if results is None and (constraints is None or (not self.constraints and constraints == [])):
+                return self  # nothing new
             # the variables stay (their names are valid): check only what is new
             res = self.results if results is None else tuple([as_expr(r) for r in results])
             if constraints is None:

@@ -145,11 +145,14 @@ def _rewrite_map(
     # Constraint expressions are rewritten with box ranges only (valid on the whole box, each pass
     # with the bounds the last one tightened), so the set they define cannot change.
     box_rws: list[Rewriter] = []
+    box_of: list[tuple[Any, ...]] = []  # the parts of the map each box rewriter was built for, less constraints
 
     def box_rewriter(cur: IndexingMap) -> Callable[[AffineExpr], AffineExpr]:
-        if box_rws and box_rws[-1].domain.replace(constraints=[]) == cur.replace(constraints=[]):
+        parts = (cur.dims, cur.range_vars, cur.rt_vars, cur.results, cur.state)
+        if box_of and box_of[-1] == parts:
             return box_rws[-1].simplify
         box_rws.append(Rewriter(cur.replace(constraints=[]), exact=False, rules=rules, names=names, where="domain"))
+        box_of.append(parts)
         return box_rws[-1].simplify
 
     dm, dsteps, settled = settled_domain(
