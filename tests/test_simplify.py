@@ -471,3 +471,32 @@ def test_the_simplifier_proof_text_names_both_maps() -> None:
     r = simplify_with_report(m)
     assert r.verdict is not None and r.verdict.proved and r.verdict.engine == "enum"
     assert r.verdict.question == f"pointwise-equal: {m.format(one_line=True)}  ==  {r.map.format(one_line=True)}"
+
+
+def test_a_deferred_step_is_the_same_step_and_the_report_texts_are_the_printed_expressions() -> None:
+    import pickle
+    from collections.abc import Callable
+
+    from verified_indexing.simplify.engine import Step
+
+    built: list[str] = []
+
+    def text(t: str) -> Callable[[], str]:
+        def build() -> str:
+            built.append(t)
+            return t
+
+        return build
+
+    lazy = Step.deferred("div_point", "result 0", text("d1 floordiv 16"), text("0"))
+    assert built == []
+    assert lazy == Step("div_point", "result 0", "d1 floordiv 16", "0") and built == ["d1 floordiv 16", "0"]
+    assert lazy.to_json()["before"] == "d1 floordiv 16" and built == ["d1 floordiv 16", "0"]  # built once
+    assert pickle.loads(pickle.dumps(Step.deferred("r", "w", lambda: "a", lambda: "b"))).after == "b"
+    # the simplifier's steps print the expressions it rewrote, with the map's names
+    m = P("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]")
+    steps = [(s.rule, s.before, s.after) for s in simplify_with_report(m).steps]
+    assert ("div_point", "d1 floordiv 16", "0") in steps and ("mod_nowrap", "d1 mod 16", "d1") in steps
+    c = P("(d0, d1) -> (-d0 + 31, d1), domain: d0 in [0, 31], d1 in [0, 1], -d0 + 31 in [0, 31]")
+    texts = [(s.rule, s.before, s.after) for s in simplify_with_report(c).steps]
+    assert ("constraint_to_bounds", "d0 in [0, 31]", "bounds of d0") in texts, texts

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from verified_indexing.deferred_text import deferred_text, store_deferred
+
 ENGINES = ("auto", "isl", "z3", "enum", "all")
 """The engine names every question accepts (``engines.api`` documents them)."""
 
@@ -161,7 +163,7 @@ class Verdict:
         simplifier's many proofs whose text is seldom shown. It is otherwise the same verdict:
         equality, hashing, ``to_json`` and pickling read the text."""
         v = Verdict(status, engine, seconds, "")
-        _set_question(v, question)
+        store_deferred(v, "question", question)
         return v
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -217,17 +219,6 @@ class Verdict:
         return "\n".join(lines)
 
 
-def _get_question(v: Verdict) -> str:
-    q = v.__dict__["_question"]
-    if not isinstance(q, str):
-        q = v.__dict__["_question"] = q()
-    return str(q)
-
-
-def _set_question(v: Verdict, q: str | Callable[[], str]) -> None:
-    v.__dict__["_question"] = q
-
-
 # ``question`` is a dataclass field read through a property, so that Verdict.deferred can give a
-# callable that builds the text on first read (the dataclass __init__ stores through the setter).
-Verdict.question = property(_get_question, _set_question)  # type: ignore[assignment]
+# function that builds the text on first read.
+Verdict.question = deferred_text("question")  # type: ignore[assignment]

@@ -474,7 +474,7 @@ def _simplify_once(
         except Exception:  # an engine fault is never a proof: keep the variables
             v2 = None
         if v2 is not None and v2.proved:
-            report.steps.append(Step("remove_unused_symbols", "map", cand.format(True), final.format(True), v2))
+            report.steps.append(Step.deferred("remove_unused_symbols", "map", _one_line(cand), _one_line(final), v2))
             cand = final
     if use_exact and cand.state == "ok" and cand.num_range_vars:
         cand, more = _drop_existential_vars(cand, timeout, cache)
@@ -491,13 +491,18 @@ def _simplify_once(
             alt, name = found
             v3 = prove_maps_pointwise(cand, alt, timeout=timeout, cache=cache)
             if v3.proved:
-                report.steps.append(Step(name, "results", cand.format(True), alt.format(True), v3))
+                report.steps.append(Step.deferred(name, "results", _one_line(cand), _one_line(alt), v3))
                 cand = alt
     report.map = cand
     report.verdict = verdict
     report.verified = True
     report.seconds_proof = time.perf_counter() - t1
     return report
+
+
+def _one_line(m: IndexingMap) -> Callable[[], str]:
+    """A function printing ``m`` on one line (a step's text, built when read)."""
+    return lambda: m.format(one_line=True)
 
 
 def _already_simple(m: IndexingMap) -> bool:

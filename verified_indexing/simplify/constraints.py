@@ -164,6 +164,13 @@ def settled_domain(
     return m, steps, settled
 
 
+def _said(name: Callable[[AffineExpr], str], e: AffineExpr, iv: Interval | None) -> Callable[[], str]:
+    """A function printing ``e in iv`` (``bounds of e`` when ``iv`` is None), for a step's text."""
+    if iv is None:
+        return lambda: f"bounds of {name(e)}"
+    return lambda: f"{name(e)} in {iv}"
+
+
 def _interval_domain(
     m: IndexingMap, simplify_expr: Simplifier, steps: list[Step], name: Callable[[AffineExpr], str]
 ) -> IndexingMap:
@@ -179,7 +186,7 @@ def _interval_domain(
                 if step is None:
                     break
                 rule, e3, iv3 = step
-                steps.append(Step(rule, "domain", f"{name(e2)} in {iv}", f"{name(e3)} in {iv3}"))
+                steps.append(Step.deferred(rule, "domain", _said(name, e2, iv), _said(name, e3, iv3)))
                 e2, iv = simplify_expr(e3), iv3
             cons.append((e2, iv))
         cons, merged = _merge_mods(cons)
@@ -189,7 +196,7 @@ def _interval_domain(
         kept: list[tuple[AffineExpr, Interval]] = []
         for e, iv in cons:
             if isinstance(e, _Var):
-                steps.append(Step("constraint_to_bounds", "domain", f"{name(e)} in {iv}", f"bounds of {name(e)}"))
+                steps.append(Step.deferred("constraint_to_bounds", "domain", _said(name, e, iv), _said(name, e, None)))
                 m = _with_var_bounds(m, e, iv)
             else:
                 kept.append((e, iv))
@@ -199,10 +206,10 @@ def _interval_domain(
         for e, iv in kept:
             r = m.range_of(e)
             if iv.contains_interval(r):
-                steps.append(Step("constraint_always_true", "domain", f"{name(e)} in {iv}", "(dropped)"))
+                steps.append(Step.deferred("constraint_always_true", "domain", _said(name, e, iv), "(dropped)"))
                 continue
             if r.intersect(iv).is_empty():
-                steps.append(Step("constraint_never_true", "domain", f"{name(e)} in {iv}", "KNOWN EMPTY"))
+                steps.append(Step.deferred("constraint_never_true", "domain", _said(name, e, iv), "KNOWN EMPTY"))
                 return IndexingMap.known_empty()
             final.append((e, iv))
         m = m.replace(constraints=final)
@@ -268,7 +275,7 @@ def _exact_domain_with(
     for i, (e, iv) in enumerate(m.constraints):
         r = range_without(e, dropped | {i})
         if r is not None and iv.contains_interval(r):
-            steps.append(Step("constraint_implied", "domain", f"{name(e)} in {iv}", "(dropped)"))
+            steps.append(Step.deferred("constraint_implied", "domain", _said(name, e, iv), "(dropped)"))
             dropped.add(i)
     out = m.replace(constraints=[c for k, c in enumerate(m.constraints) if k not in dropped])
     # Tighten every variable's bounds to its feasible range (the domain is the same set).
@@ -277,6 +284,6 @@ def _exact_domain_with(
             x: _Var = {"d": Dim, "s": Sym, "rt": RtSym}[kind](index)
             r = range_without(x, dropped)
             if r is not None and not r.is_empty() and r != var.bounds and var.bounds.contains_interval(r):
-                steps.append(Step("bounds_exact", "domain", f"{name(x)} in {var.bounds}", f"{name(x)} in {r}"))
+                steps.append(Step.deferred("bounds_exact", "domain", _said(name, x, var.bounds), _said(name, x, r)))
                 out = out.with_constraint(x, r)
     return out, steps

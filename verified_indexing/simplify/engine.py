@@ -14,10 +14,12 @@ Promises:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from verified_indexing.deferred_text import Text, deferred_text, store_deferred
 from verified_indexing.engines.deadline import budget_exhausted
 from verified_indexing.expr import AffineExpr
 from verified_indexing.indexing_map import IndexingMap
@@ -56,6 +58,23 @@ class Step:
             "after": self.after,
             "verdict": self.verdict.to_json() if self.verdict is not None else None,
         }
+
+    @staticmethod
+    def deferred(rule: str, where: str, before: Text, after: Text, verdict: Any = None) -> Step:
+        """A step whose texts may be functions building them on first read
+        (:mod:`verified_indexing.deferred_text`); otherwise the same step."""
+        s = Step(rule, where, "", "", verdict)
+        store_deferred(s, "before", before)
+        store_deferred(s, "after", after)
+        return s
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Step, (self.rule, self.where, self.before, self.after, self.verdict))
+
+
+# ``before`` and ``after`` are dataclass fields read through properties (Step.deferred).
+Step.before = deferred_text("before")  # type: ignore[assignment]
+Step.after = deferred_text("after")  # type: ignore[assignment]
 
 
 @dataclass
@@ -101,7 +120,7 @@ class Rewriter:
     @property
     def steps(self) -> list[Step]:
         """The rewrites applied so far, in order (their texts are formatted when asked for)."""
-        return [Step(rule, where, self._text(e), self._text(after), verdict)
+        return [Step.deferred(rule, where, self._texter(e), self._texter(after), verdict)
                 for rule, where, e, after, verdict in self._log]
 
     # -- ranges -----------------------------------------------------------
@@ -150,6 +169,13 @@ class Rewriter:
         return exact_range(e, self.domain, limited=True)
 
     # -- rewriting -----------------------------------------------------------
+    def _texter(self, e: AffineExpr) -> Callable[[], str]:
+        """A function printing ``e`` (it holds the names, not the rewriter)."""
+        from verified_indexing.syntax.printer import format_expr
+
+        names = self.names
+        return functools.partial(format_expr, e) if names is None else functools.partial(format_expr, e, names)
+
     def _text(self, e: AffineExpr) -> str:
         from verified_indexing.syntax.printer import format_expr
 
