@@ -166,6 +166,42 @@ class DomainPoints:
             return None
         return self._box.point(self.cols, int(hits[0]), self.map)
 
+    def first_difference_from(self, xs: Sequence[AffineExpr], other: IndexingMap) -> Any:
+        """The first point of the box (in its order) that is in this table's domain and not in
+        ``other``'s, or the reverse, or in both where some ``xs[i]`` and ``other.results[i]``
+        differ; ``None`` if there is none. ``other`` has the map's variables, with bounds inside the
+        box (its domain: its bounds and its constraints, evaluated here). Raises
+        :class:`ValueError` when a value could leave ``int64`` or an expression uses a variable the
+        map lacks."""
+        import numpy as np
+
+        size = self._box.size
+        theirs: Any = None
+        for (kind, i, v), key, b in zip(other.variables(), self._box.kinds, self._box.bounds):
+            if (kind, i) != key:  # pragma: no cover (the box lists the map's variables in this order)
+                raise ValueError("the variables differ")
+            if v.bounds != b:
+                col = self.cols[key]
+                inside = (col >= v.bounds.lo) & (col <= v.bounds.hi)
+                theirs = inside if theirs is None else theirs & inside
+        for e, iv in other.constraints:
+            v = self._checked_values(e)
+            inside = (v >= iv.lo) & (v <= iv.hi)
+            theirs = inside if theirs is None else theirs & inside
+        mine: Any = self.mask
+        full = np.ones(size, dtype=bool)
+        mine_b = full if mine is None else mine
+        theirs_b = full if theirs is None else theirs
+        bad = mine_b != theirs_b
+        both = mine_b & theirs_b
+        for x, y in zip(xs, other.results):
+            if x != y:
+                bad |= both & (self._checked_values(x) != self._checked_values(y))
+        hits = np.flatnonzero(bad)
+        if hits.size == 0:
+            return None
+        return self._box.point(self.cols, int(hits[0]), self.map)
+
     def _corners_fit(self, e: AffineExpr, names: Sequence[tuple[str, int]]) -> bool:
         """A quick test in Python integers on a plain box (every box point in the domain): whether
         the affine form read off the low corner and its neighbours also holds at the high corner.
@@ -278,6 +314,14 @@ def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
     return table
 
 
+def _inside(b: IndexingMap, a: IndexingMap) -> bool:
+    """Whether ``b`` has ``a``'s variable counts and each of its variables' bounds lies in ``a``'s."""
+    if (a.num_dims, a.num_range_vars, a.num_rt_vars) != (b.num_dims, b.num_range_vars, b.num_rt_vars):
+        return False
+    return all(vb.bounds.lo >= va.bounds.lo and vb.bounds.hi <= va.bounds.hi
+               for (_, _, va), (_, _, vb) in zip(a.variables(), b.variables()))
+
+
 def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = SMALL_BOX) -> tuple[bool, Any]:
     """``(decided, point)``: whether the maps (same variable counts) were compared
     at every point of the hull of their boxes, and the first point where their
@@ -297,6 +341,15 @@ def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = SMALL
             try:
                 return True, table.first_difference(a.results, b.results)
             except ValueError:  # a result could leave int64: the enumeration engine decides
+                pass
+    elif _inside(b, a):
+        # b's box lies in a's (a domain step tightened bounds or dropped constraints): the hull is a's
+        # box, so a's table holds every point, in the same order
+        table = table_for(a, limit)
+        if table is not None:
+            try:
+                return True, table.first_difference_from(a.results, b)
+            except ValueError:
                 pass
     try:
         return True, en.find_pointwise_difference(a, b, limit=limit, numpy_only=True)
