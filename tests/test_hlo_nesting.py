@@ -73,3 +73,46 @@ def test_edits_of_one_result_never_reach_the_memo() -> None:
 
 def c4(results: list[fusion.ComputationIndexing]) -> fusion.ComputationIndexing:
     return next(r for r in results if r.computation == "c4")
+
+
+RECURSIVE = """HloModule rec2
+rec_a {
+  p = f32[4]{0} parameter(0)
+  ROOT c = f32[4]{0} call(p), to_apply=rec_b
+}
+rec_b {
+  p = f32[4]{0} parameter(0)
+  ROOT c = f32[4]{0} fusion(p), kind=kLoop, calls=rec_a
+}
+zwrap {
+  p = f32[4]{0} parameter(0)
+  ROOT z = f32[4]{0} fusion(p), kind=kLoop, calls=rec_a
+}
+ok {
+  p = f32[4]{0} parameter(0)
+  ROOT e = f32[4]{0} exponential(p)
+}
+ENTRY main {
+  a = f32[4]{0} parameter(0)
+  f = f32[4]{0} fusion(a), kind=kLoop, calls=rec_a
+  w = f32[4]{0} fusion(a), kind=kLoop, calls=zwrap
+  o = f32[4]{0} fusion(a), kind=kLoop, calls=ok
+  ROOT t = (f32[4]{0}, f32[4]{0}, f32[4]{0}) tuple(f, w, o)
+}
+"""
+
+
+def _said(r: fusion.ComputationIndexing) -> tuple[object, ...]:
+    return ([str(a.map) for t in r.targets for a in t.maps], [(u.instruction, u.reason) for u in r.unsupported])
+
+
+@pytest.mark.parametrize("direction", ["output-to-input", "input-to-output"])
+def test_recursion_is_reported_as_a_fresh_analysis_would(direction: str) -> None:
+    """Where a cycle is cut depends on the call path: an analysis that met a recursion is reused only
+    on the same path. The oracle: each computation analysed alone, in a fresh call."""
+    module = load_hlo(RECURSIVE)
+    for r in fusion.analyze_module(module, direction=direction):  # type: ignore[arg-type]
+        (alone,) = fusion.analyze_module(module, computation=r.computation, direction=direction)  # type: ignore[arg-type]
+        assert _said(r) == _said(alone), r.computation
+    w = next(r for r in fusion.analyze_module(module) if r.computation == "zwrap")
+    assert w.unsupported and "rec_a calls itself" in w.unsupported[0].reason

@@ -30,7 +30,7 @@ import contextvars
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -750,6 +750,15 @@ def _merge_unsupported(items: list[UnsupportedOp]) -> list[UnsupportedOp]:
 
 
 _ACTIVE = threading.local()
+"""Per thread: ``names``, the computations being analysed on the current call path (a call back
+into one of them is recursion); ``recursions``, how many recursions were found so far."""
+
+
+def _recursion(called: str, through: str) -> UnsupportedError:
+    """The error for a call back into ``called``, counted (an analysis that met one depends on the
+    call path that led to it: see :func:`_called_maps`)."""
+    _ACTIVE.recursions = getattr(_ACTIVE, "recursions", 0) + 1
+    return UnsupportedError(f"{called} calls itself (recursion through {through})")
 
 
 def _bad(inst: Instruction, message: str) -> ParseError:
@@ -772,7 +781,7 @@ def _entering(inst: Instruction, comp: Computation, called: Computation) -> Iter
         raise _bad(inst, f"has shape {inst.shape}, the root of {called.name} {called.root.shape}")
     active: set[str] = getattr(_ACTIVE, "names", set())
     if called.name in active:
-        raise UnsupportedError(f"{called.name} calls itself (recursion through {inst.name})")
+        raise _recursion(called.name, inst.name)
     _ACTIVE.names = active | {called.name}
     try:
         yield
@@ -810,7 +819,7 @@ def _details(sub: ComputationIndexing, target: TargetIndexing) -> str:
     return f" ({'; '.join(reasons)})" if reasons else ""
 
 
-_CALLED: contextvars.ContextVar[dict[tuple[str, int, bool, bool], ComputationIndexing] | None] = (
+_CALLED: contextvars.ContextVar[dict[Hashable, ComputationIndexing] | None] = (
     contextvars.ContextVar("called_computation_maps", default=None)
 )
 """Within one :func:`analyze_module`: the maps of each called computation, by
@@ -820,15 +829,24 @@ a computation called from N places, or nested N deep, is analysed once."""
 
 
 def _called_maps(module: Module, called: str, output_index: int, verify: bool, simplify: bool) -> ComputationIndexing:
+    """The maps of computation ``called``, memoised. An analysis that met no recursion is the same
+    from every call path (a call path into a computation it reaches would close a cycle, which it
+    would have met) and is kept under the computation alone; one that met a recursion is kept under
+    the computations active on its call path too (where the cycle is cut depends on them)."""
     memo = _CALLED.get()
     key = (called, output_index, verify, simplify)
-    if memo is not None and key in memo:
-        return memo[key]
+    path = (key, frozenset(getattr(_ACTIVE, "names", set())))
+    if memo is not None:
+        if key in memo:
+            return memo[key]
+        if path in memo:
+            return memo[path]
+    before = getattr(_ACTIVE, "recursions", 0)
     sub = output_to_input_maps(
         module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
     )
     if memo is not None:
-        memo[key] = sub
+        memo[key if getattr(_ACTIVE, "recursions", 0) == before else path] = sub
     return sub
 
 
@@ -949,7 +967,7 @@ def _conditional_steps(
             raise _bad(inst, f"operand {k + 1} does not have the shape of {name}'s parameter")
         active: set[str] = getattr(_ACTIVE, "names", set())
         if name in active:
-            raise UnsupportedError(f"{name} calls itself (recursion through {inst.name})")
+            raise _recursion(name, inst.name)
         _ACTIVE.names = active | {name}
         try:
             sub = output_to_input_maps(branch, output_index=output_index, verify=verify, simplify=simplify,
@@ -1002,7 +1020,7 @@ def _conditional_user_steps(
         branch = module.computations[name]
         active: set[str] = getattr(_ACTIVE, "names", set())
         if name in active:
-            raise UnsupportedError(f"{name} calls itself (recursion through {user.name})")
+            raise _recursion(name, user.name)
         _ACTIVE.names = active | {name}
         try:
             sub = input_to_output_maps(branch, 0, verify=verify, simplify=simplify, module=module)
