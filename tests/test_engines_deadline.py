@@ -44,3 +44,13 @@ def test_errors_in_the_bounded_child_reach_the_caller() -> None:
     with pytest.raises(ValueError, match="from the child"):
         run_bounded(_boom, risky=True)
     assert run_bounded(_add, risky=True, args=(41, 1)) == 42
+
+
+def test_the_one_map_answer_is_memoised_with_the_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verified_indexing.engines import deadline
+
+    m = parse_indexing_map("(d0) -> ((d0 floordiv 3) mod 5), domain: d0 in [0, 99]")
+    assert deadline.risky_maps([m]) is False
+    monkeypatch.setattr(deadline, "RISKY_DIV_DEPTH", 2)  # two nested divisions now count as risky
+    assert deadline.risky_maps([m]) is True
+    assert deadline.risky_maps([m], existential=False) is True  # the unmemoised path agrees

@@ -51,6 +51,8 @@ def test_unsupported_ops_are_named(text: str, needle: str) -> None:
         ("p0 = f32[2,3] parameter(0)\nt = f32[3,2] transpose(p0), dimensions={0,0}", "permutation"),
         ("p0 = f32[8] parameter(0)\ns = f32[8] select-and-scatter(p0), window={size=2}", "the source and the init"),
         ("p0 = f32[10] parameter(0)\ns = f32[4] slice(p0), slice={[0:10:2]}", "output dimension"),
+        # [3:32:2] takes 3, 5, ..., 31: 15 elements (rounded up, not down)
+        ("p0 = f32[32] parameter(0)\ns = f32[14] slice(p0), slice={[3:32:2]}", "is 14, the slice gives 15"),
         ("p0 = f32[4,8] parameter(0)\nr = f32[30] reshape(p0)", "element counts"),
         ("p0 = f32[4] parameter(0)\nb = f32[4,3] broadcast(p0), dimensions={1}", "does not match"),
         ("p0 = f32[4] parameter(0)\nv = f32[] parameter(1)\np = f32[9] pad(p0, v), padding=1_1_2", "padding gives"),

@@ -464,6 +464,11 @@ def test_a_deferred_verdict_builds_its_text_once_when_read_and_is_the_same_verdi
     assert lazy.question == eager.question and lazy.to_json() == eager.to_json() and built == [1]
     assert pickle.loads(pickle.dumps(Verdict.deferred("proved", "enum", 0.5, lambda: "t"))).question == "t"
     assert lazy.with_time(1.0).question == eager.question
+    # an object pickled before the text was deferred kept its plain field: still read
+    old = object.__new__(Verdict)
+    old.__dict__.update(status="proved", engine="enum", seconds=0.5, question="q", reason="", counterexample=None,
+                        cached=False, vacuous=False)
+    assert old.question == "q" and old == Verdict("proved", "enum", 0.5, "q")
 
 
 def test_the_simplifier_proof_text_names_both_maps() -> None:

@@ -3,8 +3,9 @@
 The simplifier records a verdict for every proof and a step for every rewrite; their texts (two
 maps, two expressions) are seldom shown but cost as much to print as a small proof costs to run. A
 frozen dataclass field of text made a :func:`deferred_text` property takes either the text or a
-function that builds it; the function is called once, on the first read, and every other use
-(equality, hashing, ``repr``, JSON, pickling through ``__reduce__``) reads the text.
+function that builds it (anything else that is not callable is kept as given); the function is
+called once, on the first read, and every other use (equality, hashing, ``repr``, JSON, pickling
+through ``__reduce__``) reads the text.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ def deferred_text(name: str) -> property:
     key = "_" + name + "_text"
 
     def get(self: Any) -> str:
-        value = self.__dict__[key]
-        if not isinstance(value, str):
-            value = self.__dict__[key] = str(value())
-        return value
+        d = self.__dict__
+        value = d[key] if key in d else d.get(name)  # (the plain field of an object pickled before)
+        if callable(value):
+            value = d[key] = str(value())
+        return value  # type: ignore[no-any-return]
 
     def put(self: Any, value: Text) -> None:
         self.__dict__[key] = value

@@ -155,17 +155,17 @@ def risky_maps(
     if existential and results and isinstance(maps, (list, tuple)) and len(maps) == 1 and exprs == ():
         # the simplifier's question, asked of one map a few times per round: memoised per map (the
         # thresholds are constants)
-        one = maps[0]
-        hit = _RISKY_ONE.get(one)
+        key = (maps[0], RISKY_DIVISOR, RISKY_DIV_DEPTH, RISKY_DIV_COUNT, RISKY_VARIABLES)  # (a test may patch them)
+        hit = _RISKY_ONE.get(key)
         if hit is None:
             if len(_RISKY_ONE) >= 512:
                 _RISKY_ONE.clear()
-            hit = _RISKY_ONE[one] = _risky(maps, (), existential, results)
+            hit = _RISKY_ONE[key] = _risky(maps, (), existential, results)
         return hit
     return _risky(maps, exprs, existential, results)
 
 
-_RISKY_ONE: dict[IndexingMap, bool] = {}
+_RISKY_ONE: dict[tuple[IndexingMap, int, int, int, int], bool] = {}
 """``risky_maps([m])`` per map."""
 
 

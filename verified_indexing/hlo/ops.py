@@ -435,8 +435,9 @@ def _slice_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, _Dims, li
     for i, sd in enumerate(sds):
         if sd.stride <= 0 or not 0 <= sd.start <= sd.limit <= src[i]:
             raise _bad(inst, f"slice entry [{sd.start}:{sd.limit}:{sd.stride}] does not fit dimension {src[i]}")
-        if out[i] != -(-(sd.limit - sd.start) // sd.stride):
-            raise _bad(inst, f"output dimension {i} is {out[i]}, the slice gives {(sd.limit - sd.start) // sd.stride}")
+        size = -(-(sd.limit - sd.start) // sd.stride)  # ceil: [3:32:2] takes 3, 5, ..., 31 (15 elements)
+        if out[i] != size:
+            raise _bad(inst, f"output dimension {i} is {out[i]}, the slice gives {size}")
         parts.append((sd.start, sd.stride))
     return out, src, parts
 
