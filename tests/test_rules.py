@@ -163,6 +163,10 @@ NEW_RULE_CASES = [
      "(d0) -> ((d0 + 2) ceildiv 4 - 1), domain: d0 in [-20, 20]", "cdiv_negative_divisor"),
     ("(d0, d1) -> (d0 * 4 + d1, d1 + 2), domain: d0 in [-3, 3], d1 in [2, 2]",
      "(d0, d1) -> (d0 * 4 + 2, 4), domain: d0 in [-3, 3], d1 in [2, 2]", "point_value"),
+    # the factor 3 out of a mod term of a sum (41 = 3*13 + 2), the quotient's coefficients reduced mod 8
+    ("(d0, d1) -> (-((d0 * -21 - d1 * 3 + 41) mod 24) + 23), domain: d0 in [0, 1], d1 in [0, 6]",
+     "(d0, d1) -> (((d0 + d1 * 7 + 5) mod 8) * -3 + 21), domain: d0 in [0, 1], d1 in [0, 6]",
+     "mod_gcd_scale_in_sum"),
 ]
 
 
@@ -181,6 +185,9 @@ def test_new_rules_do_not_fire_outside_their_conditions() -> None:
     # min(d0, d0 + d1) with d1 of both signs: neither operand is always smaller.
     m = parse_indexing_map("(d0, d1) -> (min(d0, d0 + d1)), domain: d0 in [-5, 5], d1 in [-1, 3]")
     assert simplify_with_report(m, isl_candidate=False).map == m
+    # d2 (in [0, 6]) is in what no factor g of 24 divides, so that part never lies in [0, g - 1]
+    m = parse_indexing_map("(d0, d2) -> (-((d0 * -21 + d2 + 41) mod 24) + 23), domain: d0 in [0, 1], d2 in [0, 6]")
+    assert "mod_gcd_scale_in_sum" not in {s.rule for s in simplify_with_report(m, isl_candidate=False).steps}
     # x ceildiv -8 spans two periods on [-24, -16]: no point rule.
     m = parse_indexing_map("(d0) -> (d0 ceildiv -8), domain: d0 in [-24, -16]")
     out = simplify_with_report(m, isl_candidate=False).map

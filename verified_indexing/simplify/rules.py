@@ -504,6 +504,21 @@ def _match_residues_in_sum(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
                 yield Binding({"x": x, "z": z, "y": e - t * k}, {"c": t.divisor, "k": k})
 
 
+@_on(Sum)
+def _match_mod_gcd_in_sum(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
+    """``y + (((w*k + z)*g + r) mod (g*k))*c``: a mod term of a sum whose dividend is a multiple of
+    ``g`` plus ``r`` in ``[0, g-1]`` (:func:`_gcd_splits`), the multiple's coefficients reduced
+    modulo ``k`` into ``z`` (:func:`_split_residues`; or kept whole, ``w = 0``); ``y`` is the rest of
+    the sum."""
+    for t, c in _sum_terms(e):
+        if isinstance(t, Mod):
+            for b in _gcd_splits(t.lhs, t.divisor, rng):
+                x, k = b.variables["x"], b.constants["k"]
+                rest = e - t * c
+                for w, z in [(Const(0), x), *_split_residues(x, k)]:
+                    yield Binding({"w": w, "z": z, "r": b.variables["y"], "y": rest}, {**b.constants, "c": c})
+
+
 def _match_negative_divisor(cls: type) -> Matcher:
     """``x op c`` with ``c < 0``."""
 
@@ -735,6 +750,21 @@ RULES: tuple[Rule, ...] = (
         rhs=lambda A, v, k: A.add(A.mod(A.scale(v.x, k.g), k.g * k.k), v.y),
         condition=lambda A, k, lo, hi: A.all(k.g > 0, k.k > 0, lo.y >= 0, hi.y <= k.g - 1),
         match=_match_mod_gcd,
+    ),
+    Rule(
+        name="mod_gcd_scale_in_sum",
+        family="mod",
+        text="y + (((w*k + z)*g + r) mod (g*k))*c -> y + (z mod k)*(g*c) + r*c",
+        where="g > 0, k > 0, r in [0, g - 1] (z: the multiple of g's coefficients reduced modulo k; y: the rest "
+              "of the sum)",
+        variables=("w", "z", "r", "y"),
+        constants=("g", "k", "c"),
+        lhs=lambda A, v, k: A.add(v.y, A.scale(A.mod(A.add(A.scale(A.add(A.scale(v.w, k.k), v.z), k.g), v.r),
+                                                     k.g * k.k), k.c)),
+        rhs=lambda A, v, k: A.add(v.y, A.scale(A.mod(v.z, k.k), k.g * k.c), A.scale(v.r, k.c)),
+        condition=lambda A, k, lo, hi: A.all(k.g > 0, k.k > 0, lo.r >= 0, hi.r <= k.g - 1),
+        match=_match_mod_gcd_in_sum,
+        explore=False,
     ),
     Rule(
         name="div_gcd_reduce",
