@@ -106,13 +106,105 @@ def _said(r: fusion.ComputationIndexing) -> tuple[object, ...]:
     return ([str(a.map) for t in r.targets for a in t.maps], [(u.instruction, u.reason) for u in r.unsupported])
 
 
+MEMO_LEAK = """HloModule memo_leak
+A {
+  p = f32[4]{0} parameter(0)
+  x = (f32[4]{0}, f32[4]{0}) fusion(p), kind=kLoop, calls=X
+  g0 = f32[4]{0} get-tuple-element(x), index=0
+  g1 = f32[4]{0} get-tuple-element(x), index=1
+  ROOT a = f32[4]{0} add(g0, g1)
+}
+X {
+  p = f32[4]{0} parameter(0)
+  e = f32[4]{0} call(p), to_apply=E
+  n = f32[4]{0} reverse(e), dimensions={0}
+  ROOT t = (f32[4]{0}, f32[4]{0}) tuple(e, n)
+}
+E {
+  p = f32[4]{0} parameter(0)
+  r = f32[4]{0} reverse(p), dimensions={0}
+  ROOT c = f32[4]{0} fusion(r), kind=kLoop, calls=A
+}
+ENTRY main {
+  a = f32[4]{0} parameter(0)
+  f = f32[4]{0} fusion(a), kind=kLoop, calls=A
+  y = (f32[4]{0}, f32[4]{0}) fusion(a), kind=kLoop, calls=X
+  ROOT o = f32[4]{0} get-tuple-element(y), index=1
+}
+"""
+
+SELF_TOP = """HloModule self_top
+c2 {
+  p0 = f32[4]{0} parameter(0)
+  k1 = (f32[4]{0}, f32[4]{0}) call(p0), to_apply=c2
+  g = f32[4]{0} get-tuple-element(k1), index=0
+  r = f32[4]{0} reverse(g), dimensions={0}
+  ROOT t = (f32[4]{0}, f32[4]{0}) tuple(p0, r)
+}
+c1 {
+  p0 = f32[4]{0} parameter(0)
+  k = (f32[4]{0}, f32[4]{0}) call(p0), to_apply=c2
+  ROOT g = f32[4]{0} get-tuple-element(k), index=1
+}
+ENTRY main {
+  e = f32[4]{0} parameter(0)
+  f1 = (f32[4]{0}, f32[4]{0}) fusion(e), kind=kLoop, calls=c2
+  f2 = f32[4]{0} fusion(e), kind=kLoop, calls=c1
+  ROOT o = (f32[4]{0}, f32[4]{0}) tuple(f1, f2)
+}
+"""
+
+
+def dag(n: int, back: bool) -> str:
+    """c_i calls c_(i+1) and fuses c_(i+2); with ``back``, the last one calls c0 (a cycle through all)."""
+    t = "f32[4]{0}"
+    comps = []
+    for i in range(n):
+        kids = [j for j in (i + 1, i + 2) if j < n] if not (back and i == n - 1) else [0]
+        lines = [f"  p = {t} parameter(0)"]
+        for k, j in enumerate(kids):
+            lines.append(f"  k{k} = {t} call(p), to_apply=c{j}" if k == 0 else
+                         f"  k{k} = {t} fusion(p), kind=kLoop, calls=c{j}")
+        lines.append(f"  ROOT a = {t} add(k0, k1)" if len(kids) == 2 else
+                     f"  ROOT a = {t} reverse(k0), dimensions={{0}}" if kids else f"  ROOT a = {t} negate(p)")
+        comps.append(f"c{i} {{\n" + "\n".join(lines) + "\n}\n")
+    return "HloModule dag\n" + "".join(comps) + f"ENTRY main {{\n  e = {t} parameter(0)\n" \
+        f"  ROOT f = {t} fusion(e), kind=kLoop, calls=c0\n}}\n"
+
+
+@pytest.mark.parametrize("text", [RECURSIVE, MEMO_LEAK, SELF_TOP, dag(6, True)])
 @pytest.mark.parametrize("direction", ["output-to-input", "input-to-output"])
-def test_recursion_is_reported_as_a_fresh_analysis_would(direction: str) -> None:
-    """Where a cycle is cut depends on the call path: an analysis that met a recursion is reused only
-    on the same path. The oracle: each computation analysed alone, in a fresh call."""
-    module = load_hlo(RECURSIVE)
-    for r in fusion.analyze_module(module, direction=direction):  # type: ignore[arg-type]
-        (alone,) = fusion.analyze_module(module, computation=r.computation, direction=direction)  # type: ignore[arg-type]
-        assert _said(r) == _said(alone), r.computation
-    w = next(r for r in fusion.analyze_module(module) if r.computation == "zwrap")
-    assert w.unsupported and "rec_a calls itself" in w.unsupported[0].reason
+def test_recursion_is_reported_as_a_fresh_analysis_would(text: str, direction: str) -> None:
+    """A computation on a cycle of the call graph is refused wherever it is called from, so each
+    analysis is the same from every call path (and can be memoised). The oracle: each computation
+    analysed alone, in a fresh call, with every option."""
+    module = load_hlo(text)
+    for operand, physical in ((None, False), (0, True)):
+        for r in fusion.analyze_module(module, direction=direction, operand=operand,  # type: ignore[arg-type]
+                                       physical=physical):
+            alone = [x for x in fusion.analyze_module(module, computation=r.computation,
+                                                      direction=direction,  # type: ignore[arg-type]
+                                                      operand=operand, physical=physical)
+                     if x.source == r.source]
+            assert [_said(x) for x in alone] == [_said(r)], r.computation
+
+
+def test_a_cycle_is_named_by_its_computations() -> None:
+    w = next(r for r in fusion.analyze_module(load_hlo(RECURSIVE)) if r.computation == "zwrap")
+    assert [u.reason for u in w.unsupported] == ["rec_a calls itself (recursion through rec_a, rec_b; at z)"]
+
+
+def test_a_cycle_below_a_dag_costs_one_analysis_per_computation(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: dict[str, int] = {}
+    real = fusion.output_to_input_maps
+
+    def counting(comp, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls[comp.name] = calls.get(comp.name, 0) + 1
+        return real(comp, *args, **kwargs)
+
+    monkeypatch.setattr(fusion, "output_to_input_maps", counting)
+    # every computation is on the cycle (2^25 call paths): each is analysed once, as a fusion of its own
+    # (the entry's and the 23 inner fusions), and each of its calls is refused without descending
+    results = fusion.analyze_module(load_hlo(dag(25, True)))
+    assert len(results) == 24 and all(r.unsupported for r in results)
+    assert max(calls.values()) == 1, calls

@@ -751,14 +751,93 @@ def _merge_unsupported(items: list[UnsupportedOp]) -> list[UnsupportedOp]:
 
 _ACTIVE = threading.local()
 """Per thread: ``names``, the computations being analysed on the current call path (a call back
-into one of them is recursion); ``recursions``, how many recursions were found so far."""
+into one of them is recursion: a guard behind :func:`_refuse_recursion`)."""
 
 
 def _recursion(called: str, through: str) -> UnsupportedError:
-    """The error for a call back into ``called``, counted (an analysis that met one depends on the
-    call path that led to it: see :func:`_called_maps`)."""
-    _ACTIVE.recursions = getattr(_ACTIVE, "recursions", 0) + 1
     return UnsupportedError(f"{called} calls itself (recursion through {through})")
+
+
+def _callees(module: Module, comp: Computation) -> list[str]:
+    """The computations the analysis descends into from ``comp``: called by ``call`` and ``fusion``,
+    and the branches of ``conditional``."""
+    out: list[str] = []
+    for inst in comp.instructions:
+        if inst.opcode in ("call", "fusion"):
+            name = inst.called_computation()
+            if name in module.computations:
+                out.append(name)
+        elif inst.opcode == "conditional":
+            try:
+                out += [b for b in conditional_branches(inst) if b in module.computations]
+            except Exception:  # (a malformed conditional is reported where it is analysed)
+                pass
+    return out
+
+
+def _cycles(module: Module) -> dict[str, tuple[str, ...]]:
+    """Each computation on a cycle of the module's call graph (:func:`_callees`), with the
+    computations of its cycle (its strongly connected component, in order of name): Tarjan's
+    algorithm, iterative."""
+    graph = {name: _callees(module, comp) for name, comp in module.computations.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: dict[str, tuple[str, ...]] = {}
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            v, k = work.pop()
+            if k == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack.add(v)
+            if k < len(graph[v]):
+                work.append((v, k + 1))
+                w = graph[v][k]
+                if w not in index:
+                    work.append((w, 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            if low[v] == index[v]:
+                scc = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    scc.append(w)
+                    if w == v:
+                        break
+                if len(scc) > 1 or v in graph[v]:
+                    names = tuple(sorted(scc))
+                    for w in scc:
+                        out[w] = names
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+    return out
+
+
+_CYCLES: dict[int, tuple[Module, int, dict[str, tuple[str, ...]]]] = {}
+"""``id(module) -> (module, its number of computations, _cycles(module))`` for the last modules."""
+
+
+def _refuse_recursion(module: Module, called: str, through: str) -> None:
+    """Raise :class:`UnsupportedError` when ``called`` is on a cycle of the call graph (the same
+    answer from every call path, so analyses can be memoised per computation)."""
+    hit = _CYCLES.get(id(module))
+    if hit is None or hit[0] is not module or hit[1] != len(module.computations):
+        if len(_CYCLES) >= 8:
+            _CYCLES.clear()
+        hit = _CYCLES[id(module)] = (module, len(module.computations), _cycles(module))
+    cycle = hit[2].get(called)
+    if cycle is not None:
+        raise UnsupportedError(f"{called} calls itself (recursion through {', '.join(cycle)}; at {through})")
 
 
 def _bad(inst: Instruction, message: str) -> ParseError:
@@ -829,24 +908,18 @@ a computation called from N places, or nested N deep, is analysed once."""
 
 
 def _called_maps(module: Module, called: str, output_index: int, verify: bool, simplify: bool) -> ComputationIndexing:
-    """The maps of computation ``called``, memoised. An analysis that met no recursion is the same
-    from every call path (a call path into a computation it reaches would close a cycle, which it
-    would have met) and is kept under the computation alone; one that met a recursion is kept under
-    the computations active on its call path too (where the cycle is cut depends on them)."""
+    """The maps of computation ``called``, memoised per :func:`analyze_module` call. They are the same
+    from every call path: a computation on a cycle of the call graph is refused before it is entered
+    (:func:`_refuse_recursion`), so no analysis depends on where a cycle was entered."""
     memo = _CALLED.get()
     key = (called, output_index, verify, simplify)
-    path = (key, frozenset(getattr(_ACTIVE, "names", set())))
-    if memo is not None:
-        if key in memo:
-            return memo[key]
-        if path in memo:
-            return memo[path]
-    before = getattr(_ACTIVE, "recursions", 0)
+    if memo is not None and key in memo:
+        return memo[key]
     sub = output_to_input_maps(
         module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
     )
     if memo is not None:
-        memo[key if getattr(_ACTIVE, "recursions", 0) == before else path] = sub
+        memo[key] = sub
     return sub
 
 
@@ -899,6 +972,7 @@ def _operand_steps(
         return _while_steps(inst, comp, output_index, module)
     called = inst.called_computation()
     if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
+        _refuse_recursion(module, called, inst.name)
         with _entering(inst, comp, module.computations[called]):
             sub = _called_maps(module, called, output_index, verify, simplify)
         steps: list[tuple[str, int, IndexingMap, str, tuple[str, ...]]] = []
@@ -965,6 +1039,7 @@ def _conditional_steps(
             raise _bad(inst, f"branch {name} has {len(params)} parameters, expected 1")
         if _strip_layout(params[0].shape) != _strip_layout(comp.by_name[inst.operands[k + 1]].shape):
             raise _bad(inst, f"operand {k + 1} does not have the shape of {name}'s parameter")
+        _refuse_recursion(module, name, inst.name)
         active: set[str] = getattr(_ACTIVE, "names", set())
         if name in active:
             raise _recursion(name, inst.name)
@@ -1018,6 +1093,7 @@ def _conditional_user_steps(
         if name not in module.computations:
             raise _bad(user, f"unknown branch computation {name!r}")
         branch = module.computations[name]
+        _refuse_recursion(module, name, user.name)
         active: set[str] = getattr(_ACTIVE, "names", set())
         if name in active:
             raise _recursion(name, user.name)
@@ -1208,6 +1284,7 @@ def _user_steps(
         raise UnsupportedError(f"{user.opcode} of a tuple-shaped operand")
     called = user.called_computation()
     if user.opcode in ("call", "fusion") and module is not None and called in module.computations:
+        _refuse_recursion(module, called, user.name)
         with _entering(user, comp, module.computations[called]):
             sub = input_to_output_maps(
                 module.computations[called], operand_index, verify=verify, simplify=simplify, module=module
