@@ -208,3 +208,22 @@ def test_a_cycle_below_a_dag_costs_one_analysis_per_computation(monkeypatch: pyt
     results = fusion.analyze_module(load_hlo(dag(25, True)))
     assert len(results) == 24 and all(r.unsupported for r in results)
     assert max(calls.values()) == 1, calls
+
+
+def test_input_to_output_through_a_dag_analyses_each_computation_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: dict[tuple[str, int], int] = {}
+    real = fusion.input_to_output_maps
+
+    def counting(comp, parameter, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls[(comp.name, parameter)] = calls.get((comp.name, parameter), 0) + 1
+        return real(comp, parameter, *args, **kwargs)
+
+    monkeypatch.setattr(fusion, "input_to_output_maps", counting)
+    module = load_hlo(dag(25, False))  # 2^25 call paths, no cycle
+    results = fusion.analyze_module(module, direction="input-to-output")
+    assert len(results) == 24 and max(calls.values()) <= 2, calls  # its own job, and once as a callee
+    monkeypatch.undo()
+    # the oracle: each computation analysed alone, in a fresh call
+    for r in results[:6]:
+        (alone,) = fusion.analyze_module(module, computation=r.computation, direction="input-to-output")
+        assert _said(alone) == _said(r)

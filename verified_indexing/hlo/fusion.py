@@ -923,6 +923,20 @@ def _called_maps(module: Module, called: str, output_index: int, verify: bool, s
     return sub
 
 
+def _called_i2o(module: Module, called: str, parameter: int, verify: bool, simplify: bool) -> ComputationIndexing:
+    """The input-to-output maps of computation ``called`` from its parameter ``parameter``, memoised
+    like :func:`_called_maps` (the same from every call path)."""
+    memo = _CALLED.get()
+    key = ("input-to-output", called, parameter, verify, simplify)
+    if memo is not None and key in memo:
+        return memo[key]
+    sub = input_to_output_maps(module.computations[called], parameter, verify=verify, simplify=simplify,
+                               module=module)
+    if memo is not None:
+        memo[key] = sub
+    return sub
+
+
 def _copy_indexing(r: ComputationIndexing) -> ComputationIndexing:
     """``r`` with fresh lists and records down to each access map (maps and verdicts are immutable
     and shared), so that a caller may edit the copy (``--operand``, physical indices) without
@@ -1045,8 +1059,7 @@ def _conditional_steps(
             raise _recursion(name, inst.name)
         _ACTIVE.names = active | {name}
         try:
-            sub = output_to_input_maps(branch, output_index=output_index, verify=verify, simplify=simplify,
-                                       module=module)
+            sub = _called_maps(module, name, output_index, verify, simplify)
         finally:
             _ACTIVE.names = active
         operand = inst.operands[k + 1]
@@ -1099,7 +1112,7 @@ def _conditional_user_steps(
             raise _recursion(name, user.name)
         _ACTIVE.names = active | {name}
         try:
-            sub = input_to_output_maps(branch, 0, verify=verify, simplify=simplify, module=module)
+            sub = _called_i2o(module, name, 0, verify, simplify)
         finally:
             _ACTIVE.names = active
         as_call = dataclasses.replace(user, operands=[user.operands[k + 1]])
@@ -1286,9 +1299,7 @@ def _user_steps(
     if user.opcode in ("call", "fusion") and module is not None and called in module.computations:
         _refuse_recursion(module, called, user.name)
         with _entering(user, comp, module.computations[called]):
-            sub = input_to_output_maps(
-                module.computations[called], operand_index, verify=verify, simplify=simplify, module=module
-            )
+            sub = _called_i2o(module, called, operand_index, verify, simplify)
         steps: list[tuple[int, IndexingMap, str, tuple[str, ...]]] = []
         for target in sub.targets:
             if target.unsupported:
