@@ -22,7 +22,8 @@ def nested(n: int, layout: str = "") -> str:
     return "HloModule m\n" + "".join(comps)
 
 
-def test_each_nested_computation_is_analysed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def count_analyses(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Output-to-input analyses per computation from now on (the dict fills as they run)."""
     calls: dict[str, int] = {}
     real = fusion.output_to_input_maps
 
@@ -31,6 +32,11 @@ def test_each_nested_computation_is_analysed_once(monkeypatch: pytest.MonkeyPatc
         return real(comp, *args, **kwargs)
 
     monkeypatch.setattr(fusion, "output_to_input_maps", counting)
+    return calls
+
+
+def test_each_nested_computation_is_analysed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = count_analyses(monkeypatch)
     module = load_hlo(nested(12))
     results = fusion.analyze_module(module)
     assert len(results) == 13
@@ -195,14 +201,7 @@ def test_a_cycle_is_named_by_its_computations() -> None:
 
 
 def test_a_cycle_below_a_dag_costs_one_analysis_per_computation(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: dict[str, int] = {}
-    real = fusion.output_to_input_maps
-
-    def counting(comp, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls[comp.name] = calls.get(comp.name, 0) + 1
-        return real(comp, *args, **kwargs)
-
-    monkeypatch.setattr(fusion, "output_to_input_maps", counting)
+    calls = count_analyses(monkeypatch)
     # every computation is on the cycle (2^25 call paths): each is analysed once, as a fusion of its own
     # (the entry's and the 23 inner fusions), and each of its calls is refused without descending
     results = fusion.analyze_module(load_hlo(dag(25, True)))
