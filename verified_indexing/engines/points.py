@@ -97,14 +97,19 @@ class DomainPoints:
         if any(en._magnitude(e, self._var_bound, self._magnitudes) >= en.INT64_SAFE for e in exprs):
             raise ValueError("a value could leave int64")
 
+    def _check_expr(self, e: AffineExpr) -> None:
+        """``e`` uses only the map's variables and every constant and value of it fits int64 (an
+        OverflowError cannot follow), else :class:`ValueError`."""
+        if any(k not in self.cols for k in e.variables()):
+            raise ValueError("the expression uses a variable the map lacks")
+        self._check([e])
+
     def _checked_values(self, e: AffineExpr) -> Any:
         """The value of ``e`` at every box point as a full-length array, after checking that ``e``
         uses only the map's variables and stays in ``int64`` (else :class:`ValueError`)."""
         import numpy as np
 
-        if any(k not in self.cols for k in e.variables()):
-            raise ValueError("the expression uses a variable the map lacks")
-        self._check([e])  # every constant and value of e fits int64 (an OverflowError cannot follow)
+        self._check_expr(e)
         v = self.values(e)
         if getattr(v, "shape", None) == (self._box.size,):
             return v
@@ -236,9 +241,7 @@ class DomainPoints:
         names = sorted(e.variables())
         size = self._box.size
         if self.mask is None and not self._corners_fit(e, names):
-            if any(k not in self.cols for k in names):
-                raise ValueError("the expression uses a variable the map lacks")
-            self._check([e])  # (the promise: ValueError for a value beyond int64, fit or not)
+            self._check_expr(e)  # (the promise: ValueError for a value beyond int64, fit or not)
             return None
         v = self._checked_values(e)
         if self.mask is None:

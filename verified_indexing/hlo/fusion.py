@@ -837,7 +837,7 @@ def _refuse_recursion(module: Module, called: str, through: str) -> None:
         hit = _CYCLES[id(module)] = (module, len(module.computations), _cycles(module))
     cycle = hit[2].get(called)
     if cycle is not None:
-        raise UnsupportedError(f"{called} calls itself (recursion through {', '.join(cycle)}; at {through})")
+        raise _recursion(called, f"{', '.join(cycle)}; at {through}")
 
 
 def _bad(inst: Instruction, message: str) -> ParseError:
@@ -907,34 +907,31 @@ its caller (runtime-variable origins are lifted into the caller afterwards), so
 a computation called from N places, or nested N deep, is analysed once."""
 
 
-def _called_maps(module: Module, called: str, output_index: int, verify: bool, simplify: bool) -> ComputationIndexing:
-    """The maps of computation ``called``, memoised per :func:`analyze_module` call. They are the same
-    from every call path: a computation on a cycle of the call graph is refused before it is entered
-    (:func:`_refuse_recursion`), so no analysis depends on where a cycle was entered."""
+def _memoised(key: Hashable, analyse: Callable[[], ComputationIndexing]) -> ComputationIndexing:
+    """``analyse()``, kept under ``key`` for the rest of the :func:`analyze_module` call. An analysis
+    of a called computation is the same from every call path: a computation on a cycle of the call
+    graph is refused before it is entered (:func:`_refuse_recursion`), so no analysis depends on where
+    a cycle was entered."""
     memo = _CALLED.get()
-    key = (called, output_index, verify, simplify)
     if memo is not None and key in memo:
         return memo[key]
-    sub = output_to_input_maps(
-        module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module
-    )
+    sub = analyse()
     if memo is not None:
         memo[key] = sub
     return sub
+
+
+def _called_maps(module: Module, called: str, output_index: int, verify: bool, simplify: bool) -> ComputationIndexing:
+    """The output-to-input maps of computation ``called`` (memoised: :func:`_memoised`)."""
+    return _memoised((called, output_index, verify, simplify), lambda: output_to_input_maps(
+        module.computations[called], output_index=output_index, verify=verify, simplify=simplify, module=module))
 
 
 def _called_i2o(module: Module, called: str, parameter: int, verify: bool, simplify: bool) -> ComputationIndexing:
-    """The input-to-output maps of computation ``called`` from its parameter ``parameter``, memoised
-    like :func:`_called_maps` (the same from every call path)."""
-    memo = _CALLED.get()
-    key = ("input-to-output", called, parameter, verify, simplify)
-    if memo is not None and key in memo:
-        return memo[key]
-    sub = input_to_output_maps(module.computations[called], parameter, verify=verify, simplify=simplify,
-                               module=module)
-    if memo is not None:
-        memo[key] = sub
-    return sub
+    """The input-to-output maps of computation ``called`` from its parameter ``parameter`` (memoised:
+    :func:`_memoised`)."""
+    return _memoised(("input-to-output", called, parameter, verify, simplify), lambda: input_to_output_maps(
+        module.computations[called], parameter, verify=verify, simplify=simplify, module=module))
 
 
 def _copy_indexing(r: ComputationIndexing) -> ComputationIndexing:

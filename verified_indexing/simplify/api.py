@@ -145,14 +145,13 @@ def _rewrite_map(
     # Constraint expressions are rewritten with box ranges only (valid on the whole box, each pass
     # with the bounds the last one tightened), so the set they define cannot change.
     box_rws: list[Rewriter] = []
-    box_of: list[tuple[Any, ...]] = []  # the parts of the map each box rewriter was built for, less constraints
 
     def box_rewriter(cur: IndexingMap) -> Callable[[AffineExpr], AffineExpr]:
-        parts = (cur.dims, cur.range_vars, cur.rt_vars, cur.results, cur.state)
-        if box_of and box_of[-1] == parts:
+        last = box_rws[-1].domain if box_rws else None  # (its map is cur's, less the constraints)
+        if last is not None and (last.dims, last.range_vars, last.rt_vars, last.results) == (
+                cur.dims, cur.range_vars, cur.rt_vars, cur.results):
             return box_rws[-1].simplify
         box_rws.append(Rewriter(cur.replace(constraints=[]), exact=False, rules=rules, names=names, where="domain"))
-        box_of.append(parts)
         return box_rws[-1].simplify
 
     dm, dsteps, settled = settled_domain(
