@@ -7,14 +7,21 @@ SHARED ?= ../shared
 .PHONY: demo test lint fuzz bench clean floor-check
 
 # Quiet (-qq: errors only), so that `make demo` prints the demo's checks and little else.
-$(VENV)/.installed: pyproject.toml
-	@echo "make: installing the project and its test tools into $(VENV) (once; a few minutes)"
+# The demo needs the core only (z3-solver, islpy, tqdm); the tests install the test tools and the live compilers
+# (jax, apache-tvm, iree-base-compiler: the tests that drive them skip cleanly where they are absent).
+$(VENV)/.core: pyproject.toml
+	@echo "make: installing the project into $(VENV) (once)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -qq --upgrade pip
-	@$(PY) -m pip install -qq -e '.[test,dev]'
+	@$(PY) -m pip install -qq -e .
 	@touch $@
 
-demo: $(VENV)/.installed
+$(VENV)/.installed: $(VENV)/.core
+	@echo "make: installing the test tools and the live compilers into $(VENV) (once; a few minutes)"
+	@$(PY) -m pip install -qq -e '.[test,dev,tvm,mlir]'
+	@touch $@
+
+demo: $(VENV)/.core
 	@$(VENV)/bin/verified-indexing demo --spec $(SHARED)/spec/xla-indexing-analysis.md
 
 lint: $(VENV)/.installed
