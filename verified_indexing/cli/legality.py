@@ -17,7 +17,7 @@ from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 
 if TYPE_CHECKING:  # the legality modules load when a command runs (a fast --help)
     from verified_indexing.legality.cinn_ir import Stmt
-    from verified_indexing.legality.inline import InlineCheck
+    from verified_indexing.legality.inline import InlineCheck, InlineReport
 
 FUSE_EXAMPLES = """examples:
   verified-indexing fuse examples/mlir/transpose.mlir
@@ -196,9 +196,7 @@ def run_inline(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rep.to_json())
         return rep.exit_code
-    every = rep.reason.removeprefix("all checks proved ") if rep.status == "inlined" else ""
-    print(f"inline {rep.block}: {rep.status}" + (f" {every}" if every.startswith(("for every", "when")) else "")
-          + ("" if rep.status == "inlined" else f": {rep.reason}"))
+    print(_inline_head(rep))
     for c in rep.checks:
         line = f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else "")
         print(line)
@@ -207,18 +205,31 @@ def run_inline(args: argparse.Namespace) -> int:
     return rep.exit_code
 
 
+def _inline_head(rep: InlineReport) -> str:
+    """``inline B: inlined when N <= 2`` (the condition whenever there is one) or ``inline B: refused: why``."""
+    if rep.status != "inlined":
+        return f"inline {rep.block}: {rep.status}: {rep.reason}"
+    if rep.when:
+        return f"inline {rep.block}: inlined when {rep.when}"
+    every = rep.reason.removeprefix("all checks proved ")
+    return f"inline {rep.block}: inlined" + (f" {every}" if every.startswith("for every") else "")
+
+
 def _run_inline_all(program: Stmt, args: argparse.Namespace) -> int:
     from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.inline import inline_all
 
     final, reports = inline_all(program, outputs=args.output)
     inlined = [r.block for r in reports if r.status == "inlined"]
+    when = list(dict.fromkeys(r.when for r in reports if r.status == "inlined" and r.when))
     if args.json:
-        print_json({"inlined": inlined, "steps": [r.to_json() for r in reports], "program": format_program(final)})
+        print_json({"inlined": inlined, "legal_when": " and ".join(when) or None,
+                    "steps": [r.to_json() for r in reports], "program": format_program(final)})
     else:
         for r in reports:
-            why = "" if r.status == "inlined" else f": {r.reason}"
-            print(f"inline {r.block}: {r.status}{why}")
+            print(_inline_head(r))
+        if when:
+            print(f"the final program holds when {' and '.join(when)} (it is guarded by that condition)")
         print(format_program(final))
     if any(r.status == "unknown" for r in reports):
         return 2
