@@ -187,7 +187,8 @@ def _two_blocks(producer: str, consumer: str, extent: int = 8) -> str:
         (_two_blocks("B[i0] = (B[i0] + A[i0])", "C[i0] = B[i0]"), "B", None, "no reduction"),
         (_two_blocks("B[i0] = A[i0]", "C[i0] = B[i0]"), "B", ["B", "C"], "the tensor is not a program output"),
         (_two_blocks("B[i0] = A[i0]", "C[i0] = B[i0]"), "C", None, "the tensor is not a program output"),
-        (_two_blocks("B[i0] = A[i0]", "A[i0] = B[i0]"), "B", None, "no block writes a tensor the producer reads"),
+        (_two_blocks("B[i0] = A[i0]", "A[(i0 + 1)] = B[i0]"), "B", None,
+         "no iteration of C writes what B read for a later iteration of it"),
         (_two_blocks("B[i0] = A[i0]", "B[i0] = A[i0]"), "B", None, "a single store in the producer block"),
     ],
 )

@@ -11,7 +11,8 @@ import pytest
 from cinn_interpreter import run
 
 from verified_indexing.cli import main
-from verified_indexing.legality.cinn_ir import Stmt, at_sizes, cond_holds, parse_program
+from verified_indexing.legality.cinn_ir import Stmt, at_sizes, cond_holds, format_program, parse_program
+from verified_indexing.legality.inline import compute_inline
 
 ROOT = Path(__file__).resolve().parent.parent
 CINN = ROOT / "examples" / "cinn"
@@ -58,3 +59,133 @@ def test_inline_all_text_and_json_carry_the_condition(capsys: pytest.CaptureFixt
         assert holds == (n == 1)
         if holds:
             assert same
+
+
+# ---------------------------------------------------------------------------
+# issue 23 item 5: ComputeInline of the middle block of a chain; a write *between* producer and consumer
+# ---------------------------------------------------------------------------
+
+_CHAIN = """ScheduleBlock(root)
+{{
+  {{
+    serial for (i, 0, 8)
+    {{
+      ScheduleBlock(B)
+      {{
+        i0 = axis.bind(i)
+        B[i0] = exp(A[i0])
+      }}
+    }}
+    serial for (i, 0, 8)
+    {{
+      ScheduleBlock(C)
+      {{
+        i0 = axis.bind(i)
+        C[i0] = (B[i0] * 2)
+      }}
+    }}
+{writer}    serial for (i, 0, {e})
+    {{
+      ScheduleBlock(D)
+      {{
+        i0 = axis.bind(i)
+        D[i0] = (C[i0] + 1)
+      }}
+    }}
+  }}
+}}"""
+
+_WRITER = """    serial for (i, 0, {m})
+    {{
+      ScheduleBlock(W)
+      {{
+        i0 = axis.bind(i)
+        B[{w}] = 5
+      }}
+    }}
+"""
+
+
+def test_middle_of_a_chain_is_inlined() -> None:
+    p = parse_program(_CHAIN.format(writer="", e=8))
+    rep = compute_inline(p, "C")  # was refused: "B read by C is written elsewhere"
+    assert rep.status == "inlined", rep.reason
+    assert rep.program is not None and "D[i0] = ((B[i0] * 2) + 1)" in format_program(rep.program)
+    assert run(p, {"A"})["D"] == run(rep.program, {"A"})["D"]
+
+
+@pytest.mark.parametrize(("m", "w", "e"), [(4, "i0 + 4", 4), (4, "i0 + 4", 8), (2, "7 - i0", 6), (3, "i0", 1),
+                                           (1, "7", 7), (1, "7", 8)])
+def test_a_write_between_producer_and_consumer(m: int, w: str, e: int) -> None:
+    """W overwrites B[w] after C read it: inlining C into D is legal exactly when D reads no element of C
+    computed from an overwritten element of B (enumerated), else refused with the three iterations."""
+    p = parse_program(_CHAIN.format(writer=_WRITER.format(m=m, w=w), e=e))
+    overwritten = {eval(w, {}, {"i0": i}) for i in range(m)}
+    harmful = [i for i in range(e) if i in overwritten]  # D reads C[i], computed from B[i]
+    rep = compute_inline(p, "C")
+    naive = parse_program(format_program(p).replace("D[i0] = (C[i0] + 1)", "D[i0] = ((B[i0] * 2) + 1)")
+                          .replace("C[i0] = (B[i0] * 2)", "C[i0] = 0"))
+    if not harmful:
+        assert rep.status == "inlined", rep.reason
+        assert rep.program is not None
+        assert run(p, {"A"})["D"] == run(rep.program, {"A"})["D"] == run(naive, {"A"})["D"]
+        return
+    assert rep.status == "refused", rep.reason
+    wit = rep.checks[-1].witness
+    assert wit is not None
+    (t,), (s,), (x,) = (tuple(wit[k].values()) for k in ("consumer_iteration", "producer_iteration",
+                                                          "writer_iteration"))
+    assert t == s and t in harmful and eval(w, {}, {"i0": x}) == s == wit["element"][0]
+    # the interpreter: the program the inline would produce computes another D at the witness
+    assert run(p, {"A"})["D"][(t,)] != run(naive, {"A"})["D"][(t,)]
+
+
+@pytest.mark.parametrize(("write", "legal"), [("A[i0]", True), ("A[(7 - i0)]", False),
+                                              ("A[(i0 - 1)]", True), ("A[(i0 + 1)]", False)])
+def test_a_consumer_that_writes_what_the_producer_reads(write: str, legal: bool) -> None:
+    """C overwrites A in place: the inlined C reads A at each iteration, legal exactly when no earlier
+    iteration of C wrote the element a later one reads (was refused outright: "A is written elsewhere")."""
+    text = CHAIN2.format(write=write)
+    p = parse_program(text)
+    rep = compute_inline(p, "B")
+    naive = parse_program(text.replace("= B[i0]", "= (A[i0] * 2)"))
+    agree = run(p, {"X"}).get("A") == run(naive, {"X"}).get("A")
+    assert agree == legal
+    if legal:
+        assert rep.status == "inlined", rep.reason
+        assert rep.program is not None and run(rep.program, {"X"})["A"] == run(p, {"X"})["A"]
+    else:
+        assert rep.status == "refused", rep.reason
+        wit = rep.checks[-1].witness
+        assert wit is not None
+        (t,), (x,) = wit["consumer_iteration"].values(), wit["writer_iteration"].values()
+        assert x < t and eval(write[2:-1].strip("()"), {}, {"i0": x}) == t == wit["element"][0]
+
+
+CHAIN2 = """ScheduleBlock(root)
+{{
+  serial for (i, 0, 9)
+  {{
+    ScheduleBlock(I)
+    {{
+      i0 = axis.bind(i)
+      A[i0] = exp(X[i0])
+    }}
+  }}
+  serial for (i, 0, 8)
+  {{
+    ScheduleBlock(B)
+    {{
+      i0 = axis.bind(i)
+      B[i0] = (A[i0] * 2)
+    }}
+  }}
+  serial for (i, 0, 8)
+  {{
+    ScheduleBlock(C)
+    {{
+      i0 = axis.bind(i)
+      {write} = B[i0]
+    }}
+  }}
+}}"""

@@ -16,8 +16,13 @@ Legality checks (each reported, in this order): the block exists and is not
 the root; it holds a single store (after an optional ``axis.bind``) and no
 other block writes its tensor; the store does not read its own tensor (no
 reduction; a ``NAME__reduce_init`` block is the init of reduction ``NAME``);
-the tensor is not a program output; no block writes a tensor the producer
-reads; the producer precedes every consumer; the store indices are injective on
+the tensor is not a program output; the producer precedes every consumer; no
+block writes a tensor the producer reads *between* the producer and a consumer
+(a write before the producer, as in a chain ``B -> C -> D`` inlining ``C``, or
+after the consumer is harmless; z3 searches the consumer, producer and writer
+iterations of a harmful one, including an earlier iteration of the consumer
+itself, re-checked by the evaluator; a writer inside their loop nest is
+``unknown``); the store indices are injective on
 the producer's iteration domain; every consumer load lies in the stored region;
 when producer and consumer share enclosing loops, every element is written at
 or before the shared iteration that reads it (z3, a violation refused with two
@@ -52,6 +57,7 @@ from verified_indexing.expr import AffineExpr, CeilDiv, Const, Dim, FloorDiv, Ma
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval, range_of
 from verified_indexing.legality._proofs import now, reads_inside
+from verified_indexing.legality.cinn_eval import tensor_of
 from verified_indexing.legality.cinn_ir import (
     SIZE_MAX,
     Bind,
@@ -538,6 +544,74 @@ def _written_before_read(
     return Verdict("refuted", "z3", now() - t0, question), witness
 
 
+def _check_overwrite(
+    block: str, pf: _Frame, pstore: Store, cctx: BlockContext, read: IndexingMap, write: IndexingMap,
+    wctx: BlockContext, sizes: int, timeout: float,
+) -> InlineCheck:
+    """Whether block ``wctx`` (between the producer and consumer ``cctx`` in program order, sharing no loop
+    with either) overwrites an element the producer read to compute an element ``cctx`` reads: z3 searches
+    a consumer iteration ``t``, the producer iteration ``s`` writing what ``t`` reads, a load of ``s`` and
+    an iteration ``w`` of the writer storing the element that load reads. A model is re-checked by the plain
+    evaluator (``error`` otherwise); ``unsat`` proves the inlined value reads what the producer read."""
+    wname = wctx.block.name
+    itself = wctx is cctx
+    name = (f"{wname} (between {block} and {cctx.block.name}) writes nothing {block} read for {cctx.block.name}"
+            if not itself else f"no iteration of {wname} writes what {block} read for a later iteration of it")
+    t0 = now()
+    hits: list[tuple[Load, Store]] = [(ld, st) for ld in _value_loads(pstore.value) for st in _own_stores(wctx)
+                                      if tensor_of(st.tensor) == ld.tensor and len(ld.indices) == len(st.indices)]
+    if any(len(ld.indices) != len(st.indices) for ld in _value_loads(pstore.value) for st in _own_stores(wctx)
+           if tensor_of(st.tensor) == ld.tensor):
+        return InlineCheck(name, "unknown", "the tensor is written and read with different ranks", "syntax")
+    for ld, st in hits:
+        wfs = _frame(wctx, st)
+        if _unsupported(wctx) is not None:
+            return InlineCheck(name, "unknown", str(_unsupported(wctx)), "syntax")
+        pload = pf.domain(pf.resolve(i) for i in ld.indices)
+        wmap = wfs.domain(wfs.resolve(i) for i in st.indices)
+        if read.is_known_empty or write.is_known_empty or wmap.is_known_empty:
+            continue
+        enc = Z3Encoder()
+        z3 = enc.z3
+        cenv, penv, wenv = enc.map_vars(read, "c_"), enc.map_vars(write, "p_"), enc.map_vars(wmap, "w_")
+        sol = enc.solver(timeout=timeout)
+        sol.add(*enc.domain(read, cenv), *enc.domain(write, penv), *enc.domain(wmap, wenv))
+        sol.add(*[enc.expr(a, cenv) == enc.expr(b, penv) for a, b in zip(read.results, write.results)])
+        sol.add(*[enc.expr(a, penv) == enc.expr(b, wenv) for a, b in zip(pload.results, wmap.results)])
+        for i in range(sizes):  # one program, one size
+            sol.add(cenv[("d", i)] == penv[("d", i)], penv[("d", i)] == wenv[("d", i)])
+        nd = read.num_dims
+        if itself:  # an earlier iteration of the consumer (a store reads its value, then writes)
+            cs = [cenv[("d", i)] for i in range(sizes, nd)]
+            ws = [wenv[("d", i)] for i in range(sizes, nd)]
+            sol.add(z3.Or(*[z3.And(*[ws[j] == cs[j] for j in range(i)], ws[i] < cs[i]) for i in range(len(cs))])
+                    if cs else z3.BoolVal(False, enc.ctx))
+        sol.add(*enc.side_conditions)
+        r = sol.check()
+        if r == z3.unsat:
+            continue
+        if r != z3.sat:
+            return InlineCheck(name, "unknown", str(sol.reason_unknown()), "z3")
+        model = sol.model()
+        c, p_, w = (tuple(model.eval(env[("d", i)], model_completion=True).as_long() for i in range(m.num_dims))
+                    for m, env in ((read, cenv), (write, penv), (wmap, wenv)))
+        confirmed = (read.contains(c) and write.contains(p_) and wmap.contains(w)
+                     and read.evaluate(c) == write.evaluate(p_) and pload.evaluate(p_) == wmap.evaluate(w)
+                     and (not itself or w[sizes:] < c[sizes:]))
+        if not confirmed:
+            return InlineCheck(name, "error", "encoding disagrees with evaluator", "z3")
+        cn, pn, wn = ([f.var for f in x.loops] for x in (cctx, pf.ctx, wctx))
+        elem = list(wmap.evaluate(w))
+        note = (f"{wname}'s iteration ({_assign(wn, w)}) writes {ld.tensor}{elem} after {block}'s iteration "
+                f"({_assign(pn, p_)}) read it to compute {pstore.tensor}{list(write.evaluate(p_))[sizes:]}, which "
+                f"{cctx.block.name}'s iteration ({_assign(cn, c)}) reads: inlined, {cctx.block.name} would read "
+                f"the value {wname} wrote")
+        witness: dict[str, Any] = {"consumer_iteration": dict(zip(cn, c)), "producer_iteration": dict(zip(pn, p_)),
+                                   "writer_iteration": dict(zip(wn, w)), "element": elem, "note": note}
+        return InlineCheck(name, "refuted", note, "z3", witness)
+    return InlineCheck(name, "proved", f"{now() - t0:.3f} s", "z3")
+
+
 def _size_condition(violations: list[Any], k: int, names: list[str]) -> Any:
     """Where the obligation holds (:func:`engines.sizes.size_condition`), ``None`` without sizes."""
     if not k:
@@ -721,19 +795,38 @@ def _compute_inline(
     if is_output:
         return refuse("the tensor is not a program output", f"{tensor} is a program output; it must stay materialized")
     ok("the tensor is not a program output", f"{tensor} is read by {', '.join(c.block.name for c in consumers)}")
-    reads = {ld.tensor for ld in _value_loads(pstore.value)}
-    clobbered = sorted(
-        {s.tensor for c in contexts if c is not pctx for s in _own_stores(c)} & reads
-    )
-    if clobbered:
-        return refuse("no block writes a tensor the producer reads",
-                      f"{', '.join(clobbered)} read by {block} is written elsewhere; its value could change")
-    ok("no block writes a tensor the producer reads")
     early = [c.block.name for c in consumers if c.order < pctx.order]
     if early:
         return refuse("the producer precedes its consumers",
                       f"block(s) {', '.join(early)} read {tensor} before {block}")
     ok("the producer precedes its consumers")
+    # Inlining evaluates the producer's value when a consumer runs instead of when the producer ran: a
+    # write to a tensor the producer reads *between* the two can change it. Writes before the producer
+    # (B -> C -> D, inline C) or after the last consumer cannot.
+    reads = {ld.tensor for ld in _value_loads(pstore.value)}
+    between: list[tuple[BlockContext, BlockContext]] = []  # (writer, consumer)
+    hazard = "no block writes a tensor the producer reads between the producer and a consumer"
+    for wctx in contexts:
+        if wctx is pctx or not {tensor_of(s.tensor) for s in _own_stores(wctx)} & reads:
+            continue
+        k0 = sum(1 for f in pctx.loops if f.kind == "size")
+        for cctx in consumers:
+            if wctx is not cctx and max(_shared_loops(wctx, pctx), _shared_loops(wctx, cctx)) > k0:
+                checks.append(InlineCheck(hazard, "unknown", f"{wctx.block.name} writes "
+                                          f"{', '.join(sorted(reads))} read by {block} inside a loop nest shared "
+                                          f"with {block} or {cctx.block.name}: the order of its writes and the "
+                                          "consumer's reads is not modelled"))
+                return InlineReport(block, "unknown", f"not modelled: {wctx.block.name} writes a tensor "
+                                    f"{block} reads, inside the loop nest of {block} or {cctx.block.name}",
+                                    tuple(checks))
+            if wctx is cctx and _shared_loops(pctx, cctx) > k0:
+                checks.append(InlineCheck(hazard, "unknown", f"{cctx.block.name} writes "
+                                          f"{', '.join(sorted(reads))} read by {block} and shares its loops: "
+                                          "not modelled"))
+                return InlineReport(block, "unknown", f"not modelled: {cctx.block.name} writes a tensor {block} "
+                                    "reads and shares its loops", tuple(checks))
+            if pctx.order < wctx.order < cctx.order or wctx is cctx:
+                between.append((wctx, cctx))
     for cctx in [pctx, *consumers]:
         why = _unsupported(cctx)
         if why is not None:
@@ -811,6 +904,15 @@ def _compute_inline(
                     checks.append(InlineCheck(oname, ov.status, ov.reason, ov.engine))
                     return InlineReport(block, "unknown", f"{oname}: {ov.reason}", tuple(checks))
                 ok(oname, "", "z3")
+            for wctx, _c in [(w_, c_) for w_, c_ in between if c_ is cctx]:
+                wrep = _check_overwrite(block, pf, pstore, cctx, read, write, wctx, k, timeout)
+                checks.append(wrep)
+                if wrep.status == "refuted":
+                    return InlineReport(block, "refused", wrep.detail, tuple(checks))
+                if wrep.status != "proved":
+                    return InlineReport(block, "unknown", f"{wrep.name}: {wrep.detail}", tuple(checks))
+    if not between:
+        ok(hazard)
     inv = inverse(write, timeout=timeout, sizes=k)
     if not inv.proved or inv.inverse is None:
         checks.append(InlineCheck("the store map has a proven inverse", inv.status, inv.reason))
