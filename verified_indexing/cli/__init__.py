@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import io
 import json
 import math
 import os
+import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from verified_indexing.errors import VerifiedIndexingError
@@ -130,13 +132,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A command answers small domains with isl as before: numpy's import (about 0.2 s) would cost more than
     # enumeration saves on a command's few questions (library callers keep it: see docs/simplifier.md).
     enumerate_small = points.set_enabled(False)
+    target: _OutputFile | None = None
     try:
-        with _output_to(getattr(args, "output_file", None)):
+        path = getattr(args, "output_file", None)
+        target = None if path is None else _OutputFile(path, _input_paths(args))
+        with contextlib.nullcontext() if target is None else contextlib.redirect_stdout(target):
             code = _dispatch(args)
-    except VerifiedIndexingError as exc:  # -o FILE cannot be written
+        if target is not None:
+            code = target.commit(code)
+    except VerifiedIndexingError as exc:  # -o FILE cannot be written, or names an input
         print(str(exc), file=sys.stderr)
         code = EXIT_BAD_INPUT
     finally:
+        if target is not None:
+            target.discard()
         OUTPUT.__dict__.update(saved)
         points.set_enabled(enumerate_small)
     if argv is None:
@@ -151,17 +160,113 @@ def _commands(parser: argparse.ArgumentParser) -> set[str]:
     return set()
 
 
-@contextlib.contextmanager
-def _output_to(path: str | None) -> Iterator[None]:
-    if path is None:
-        yield
-        return
-    try:
-        f = open(path, "w", encoding="utf-8")
-    except OSError as exc:
-        raise VerifiedIndexingError(f"-o {path}: cannot write: {exc.strerror}") from None
-    with f, contextlib.redirect_stdout(f):
-        yield
+def _input_paths(args: argparse.Namespace) -> list[str]:
+    """The files the command reads (positional paths, ``--batch``, ``--fused``) and the other files it
+    writes (``--dot``, ``--svg``): ``-o`` may name none of them."""
+    from verified_indexing.cli._common import input_args
+
+    paths = [p for p in input_args(args) if isinstance(p, str)]
+    paths += [getattr(args, k) for k in ("batch", "fused", "dot", "svg") if isinstance(getattr(args, k, None), str)]
+    return [p for p in paths if p != "-"]
+
+
+class _OutputFile(io.TextIOBase):
+    """``-o FILE``: what the command prints goes to a temporary file beside FILE (its real path, symbolic
+    links followed), renamed over FILE once the command has finished (:meth:`commit`), so an input is never
+    truncated before it is read and a failed write leaves FILE as it was. A FILE that is not a regular file
+    (``/dev/null``, a pipe, a terminal) is written directly. A write that fails (a full disk, ``/dev/full``)
+    is remembered, the rest of the output dropped, and :meth:`commit` reports it (exit 4)."""
+
+    def __init__(self, path: str, inputs: Sequence[str]) -> None:
+        super().__init__()
+        self.path = path
+        self.error: OSError | None = None
+        self.tmp: str | None = None
+        real = os.path.realpath(path)
+        try:
+            st: os.stat_result | None = os.stat(real)
+        except OSError:
+            st = None
+        if st is not None:
+            if stat.S_ISDIR(st.st_mode):
+                raise VerifiedIndexingError(f"-o {path}: cannot write: is a directory")
+            for other in inputs:
+                try:
+                    ost = os.stat(other)
+                except OSError:
+                    continue
+                if (ost.st_dev, ost.st_ino) == (st.st_dev, st.st_ino):
+                    raise VerifiedIndexingError(
+                        f"-o {path}: is {other}, a file this command reads or writes: the output would "
+                        "replace it; write to another file"
+                    )
+        self.real = real
+        try:
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                self.file = open(real, "w", encoding="utf-8")  # a device or a pipe: no rename there
+            else:
+                import tempfile
+
+                directory, name = os.path.split(real)
+                fd, self.tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory or ".")
+                mask = os.umask(0)
+                os.umask(mask)
+                os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~mask)
+                self.file = open(fd, "w", encoding="utf-8")
+        except OSError as exc:
+            self.discard()
+            raise VerifiedIndexingError(f"-o {path}: cannot write: {exc.strerror or exc}") from None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.error is None:
+            try:
+                self.file.write(text)
+            except OSError as exc:
+                self.error = exc
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None and not self.file.closed:
+            try:
+                self.file.flush()
+            except OSError as exc:
+                self.error = exc
+
+    def commit(self, code: int) -> int:
+        """Close the output and put it in place; the command's exit code, or 4 when the output could not be
+        written (FILE is then left as it was). An interrupted command (130) leaves FILE as it was too."""
+        self.flush()
+        try:
+            self.file.close()
+        except OSError as exc:
+            self.error = self.error or exc
+        if self.error is not None:
+            reason = self.error.strerror or str(self.error)
+            kept = " (left as it was)" if self.tmp is not None else ""
+            print(f"-o {self.path}: cannot write: {reason}{kept}", file=sys.stderr)
+            return EXIT_INTERNAL
+        if self.tmp is not None and code != 130:
+            try:
+                os.replace(self.tmp, self.real)
+            except OSError as exc:
+                print(f"-o {self.path}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+                return EXIT_INTERNAL
+            self.tmp = None
+        return code
+
+    def discard(self) -> None:
+        """Close the output and remove the temporary file if it was not put in place."""
+        f = getattr(self, "file", None)
+        if f is not None and not f.closed:
+            with contextlib.suppress(OSError):
+                f.close()
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+            self.tmp = None
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -210,17 +210,27 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
     command: str = args.command
     if input_args(args) or getattr(args, "rule", None) is not None:
         raise VerifiedIndexingError("--batch reads every question from the JSONL file: give no other input")
-    text, source = read_input(args.batch) if args.batch == "-" else _read_path(args.batch)
-    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write is not part of line 1
+    data, source = _read_stdin_bytes() if args.batch == "-" else _read_path(args.batch)
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors write is not part of line 1
     options = _forwarded(args) + (["--no-timing"] if OUTPUT.no_timing else [])
     tasks: list[tuple[list[str], str]] = []
     expected = versions()
     slots: list[tuple[int, dict[str, Any] | int]] = []  # (line, a ready record or the task's index)
-    # lines end at "\n" only: JSON strings may hold U+2028 and other characters str.splitlines() splits at
-    for number, line in enumerate((ln.removesuffix("\r") for ln in text.split("\n")), 1):
+    # lines end at "\n" only: JSON strings may hold U+2028 and other characters str.splitlines() splits at;
+    # each line is decoded alone, so a byte that is not UTF-8 makes its own line bad input, not the file
+    for number, raw in enumerate((ln.removesuffix(b"\r") for ln in data.split(b"\n")), 1):
+        line = raw.decode("utf-8", errors="replace")
         if not line.strip():
             continue
+        column = 1
         try:
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                column += len(raw[: exc.start].decode("utf-8", errors="replace"))
+                raise VerifiedIndexingError(
+                    f"{source}:{number}:{column}: not UTF-8: byte 0x{raw[exc.start]:02x} cannot be decoded"
+                ) from None
             try:
                 question = json.loads(line)
             except ValueError as exc:
@@ -230,7 +240,7 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
             message = str(exc) if str(exc).startswith(f"{source}:") else f"{source}:{number}: {exc}"
             bad = {"schema": SCHEMA_ID, "command": command, "line": number, "exit_code": 3,
                    "error": {**error_json("bad-input", message), "position": {"source": source, "line": number,
-                                                                           "column": 1, "text": line[:200]}}}
+                                                                           "column": column, "text": line[:200]}}}
             slots.append((number, bad))
             continue
         slots.append((number, len(tasks)))
@@ -249,7 +259,15 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
     return worst(codes)
 
 
-def _read_path(path: str) -> tuple[str, str]:
+def _read_stdin_bytes() -> tuple[bytes, str]:
+    """Standard input's bytes (its text, encoded back, when it has no byte stream: a test's StringIO)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return buffer.read(), "<stdin>"
+    return sys.stdin.read().encode("utf-8", errors="surrogateescape"), "<stdin>"
+
+
+def _read_path(path: str) -> tuple[bytes, str]:
     import os
 
     if os.path.isdir(path):
@@ -257,10 +275,20 @@ def _read_path(path: str) -> tuple[str, str]:
     if not os.path.exists(path):
         raise VerifiedIndexingError(f"--batch {path}: no such file")
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, "rb") as f:
             return f.read(), path
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VerifiedIndexingError(f"--batch {path}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise VerifiedIndexingError(f"--batch {path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _empty_chunk(chunk: str, source: str, first: int) -> Callable[[argparse.Namespace], int]:
+    """The command run on a chunk that holds nothing but blanks: bad input at the chunk's first line."""
+    from verified_indexing.errors import ParseError
+
+    def run(args: argparse.Namespace) -> int:
+        raise ParseError("empty chunk: nothing between '// -----' lines", chunk, first - 1, 1, source)
+
+    return run
 
 
 def run_split(args: argparse.Namespace, runner: Callable[[argparse.Namespace], int]) -> int:
@@ -274,6 +302,8 @@ def run_split(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
         one = copy.copy(args)
         one.split_input_file = False
         one.input_override = (chunk, source)
+        if not chunk.strip():  # nothing to read: the error is at the chunk's line, not the parser's 1:1
+            one.run = _empty_chunk(chunk, source, first)
         OUTPUT.where = f"{source}: chunk {k} (line {first}): "
         if args.json:
             out = io.StringIO()
