@@ -53,7 +53,7 @@ def _reports(text: str) -> list[FusionReport]:
 
 
 def _env(rep: FusionReport, sizes: dict[str, int], seed: int) -> dict[str, Any]:
-    """Random small-integer arrays for every operand not produced by the pair."""
+    """Random small-integer arrays for every operand not produced by the pair (a free dim: 10)."""
     assert rep.sizes is not None
     rng = np.random.default_rng(seed)
     produced = set(rep.producer.results) | set(rep.consumer.results)
@@ -64,8 +64,8 @@ def _env(rep: FusionReport, sizes: dict[str, int], seed: int) -> dict[str, Any]:
         shape = []
         for i in range(o.type.rank):
             e = rep.sizes.extent(o.value, i)
-            assert e is not None, (o.value, i)
-            shape.append(e if isinstance(e, int) else sizes[e])
+            # a dim tied to no loop and not static (a free size): larger than any index the tests use
+            shape.append(10 if e is None else e if isinstance(e, int) else sizes[e])
         env[o.value] = rng.integers(-3, 4, size=shape).astype(np.float64) if shape else float(rng.integers(-3, 4))
     return env
 
@@ -363,11 +363,29 @@ def test_preexisting_out_of_bounds_read_is_a_warning() -> None:
 } -> tensor<?xf32>
 """
     (rep,) = _reports(text)
-    # The consumer reads %p[N0] at its last iteration: the original program's own
-    # out-of-bounds read, reported, not blamed on the fusion, which is decided inside.
-    assert rep.status == "legal" and rep.condition == "every size", rep.reason
-    assert len(rep.warnings) == 1 and "outside the tensor" in rep.warnings[0]
-    assert rep.whole_op is not None and rep.whole_op.verdict.proved
+    # The consumer reads %p[N0] at its last iteration at every size but 0: the
+    # original program is undefined there, so nothing is decided (it was "legal for
+    # every size", a verdict resting on undefined behaviour only).
+    assert rep.status == "unknown" and "no size is left" in rep.reason, rep.reason
+    assert len(rep.warnings) == 1 and "consumer %c iteration (0,) reads %p[1], outside the tensor" in rep.warnings[0]
+    assert "at N0 = 1" in rep.warnings[0]
     # Statically: the same.
     (rep,) = _reports(text.replace("?xf32", "8xf32"))
-    assert rep.status == "legal" and "consumer iteration (7,) reads %p[8]" in rep.warnings[0]
+    assert rep.status == "unknown" and "consumer %c iteration (0,) reads %p[1]" not in rep.warnings[0]
+    assert "reads %p[8], outside the tensor" in rep.warnings[0]
+    # With the consumer's loops sized by its own init, the read stays inside when
+    # N1 <= N0 - 1: the fusion is decided (legal) there, and only there.
+    (rep,) = _reports(text.replace("ins(%p : tensor<?xf32>) outs(%i", "ins(%p : tensor<?xf32>) outs(%j"))
+    assert rep.status == "legal" and rep.condition == "N0 >= N1 + 1", (rep.status, rep.condition, rep.reason)
+    assert rep.otherwise is None and "outside the tensor" in rep.warnings[0]
+    assert rep.sizes is not None
+    for n0, n1 in [(3, 2), (4, 1), (2, 1)]:
+        sizes = {"N0": n0, "N1": n1}
+        assert rep.holds_at([sizes[n] for n in rep.sizes.names])
+        assert agrees_at(rep, sizes)
+    for n0, n1 in [(2, 2), (1, 3)]:  # undefined there: the interpreter reads out of bounds
+        assert not rep.holds_at([{"N0": n0, "N1": n1}[n] for n in rep.sizes.names])
+        env = _env(rep, {"N0": n0, "N1": n1}, 0)
+        with pytest.raises(IndexError):
+            run_ops([rep.producer, rep.consumer], env)
+    assert rep.whole_op is not None and rep.whole_op.verdict.proved

@@ -51,13 +51,14 @@ from verified_indexing.affine_map import AffineMap
 from verified_indexing.engines import Verdict, Z3Encoder, prove_relation_equal, prove_subset
 from verified_indexing.engines.sizes import (
     SIZE_MAX,
+    SizeCondition,
     size_condition,
     violating_sizes_injective,
     violating_sizes_subset,
     with_sizes_in_results,
 )
 from verified_indexing.errors import MapError, VerifiedIndexingError
-from verified_indexing.expr import AffineExpr, Dim, Sym, VarKind
+from verified_indexing.expr import AffineExpr, Const, Dim, Sym, VarKind
 from verified_indexing.indexing_map import IndexingMap, compose
 from verified_indexing.interval import Interval
 from verified_indexing.legality._mlir_text import parse_type
@@ -646,10 +647,48 @@ def check_fusion(
     through consumer operand ``operand_index`` (see :func:`_check_fusion`).
     ``keep``: producer results still used elsewhere, which the fused op returns too
     (:func:`results_used_elsewhere` finds them in a module's text)."""
-    rep = _check_fusion(producer, consumer, operand_index=operand_index, timeout=timeout, keep=keep)
+    try:
+        sm0: SizeModel | None = size_model(producer, consumer)
+    except MapError:
+        sm0 = None  # _check_fusion reports it
+    undefined: Any = None
+    defined: tuple[tuple[AffineExpr, Interval], ...] = ()
+    defined_text = ""
+    ub_warnings: tuple[str, ...] = ()
+    if sm0 is not None:
+        try:
+            ub = undefined_sizes(producer, consumer, sm0)
+        except Exception as exc:  # isl limits: nothing is decided on sizes that may be undefined
+            return _unknown(producer, consumer, _operand_or_first(producer, consumer, operand_index),
+                            mlir_fusable(producer, consumer, _operand_or_first(producer, consumer, operand_index)),
+                            f"whether the input program stays inside its tensors was not decided: {exc}")
+        if ub is not None:
+            undefined, note = ub
+            ub_warnings = (note,)
+            k0 = _operand_or_first(producer, consumer, operand_index)
+            mv0 = mlir_fusable(producer, consumer, k0)
+            cond0 = _conjunctive_condition([undefined], sm0.k, sm0.names) if sm0.k else None
+            if cond0 is None or cond0.status == "never":
+                where = "at every size where no tensor is empty" if sm0.k else "at its static sizes"
+                return replace(_unknown(producer, consumer, k0, mv0,
+                                        f"the input program accesses a tensor out of bounds {where} (undefined "
+                                        "behaviour): no size is left to decide the fusion on"),
+                               sizes=sm0, warnings=ub_warnings)
+            if cond0.constraints is None:
+                return replace(_unknown(producer, consumer, k0, mv0,
+                                        f"the input program is defined only when {cond0.text}, which is not one "
+                                        "conjunction of affine constraints: the fusion is not decided"),
+                               sizes=sm0, warnings=ub_warnings)
+            defined, defined_text = tuple(cond0.constraints), cond0.text
+    rep = _check_fusion(producer, consumer, operand_index=operand_index, timeout=timeout, keep=keep,
+                        condition=defined)
+    if ub_warnings:
+        rep = replace(rep, warnings=(*ub_warnings, *rep.warnings))
     if rep.sizes is None or not rep.sizes.k:
         return rep
     if rep.status == "legal":
+        if defined:
+            return replace(rep, condition=defined_text, condition_constraints=defined)
         return replace(rep, condition="every size")
     if rep.status != "illegal" or rep.write_map is None or rep.read_map is None:
         return rep
@@ -667,26 +706,10 @@ def check_fusion(
             violations.append(violating_sizes_subset(rep.write_map, rep.read_map, k))
         else:
             return rep
+    if undefined is not None:
+        violations.append(undefined)  # the condition never rests on sizes where the program is undefined
     try:
-        cond = size_condition(violations, k, names)
-        if cond.status == "when" and cond.constraints is None:
-            # A union (typically: "or some tensor is empty"): look for a single
-            # conjunction that suffices by also excluding empty sizes, one size
-            # at a time, then cumulatively. Sufficient, and re-proven below.
-            import islpy as isl
-
-            from verified_indexing.engines.isl import engine_context
-
-            vars_ = ", ".join(f"n{i}" for i in range(k))
-            empties = [isl.Set(f"{{ [{vars_}] : n{i} = 0 }}", context=engine_context()) for i in range(k)]
-            tries = [[e] for e in empties] + [empties[: i + 1] for i in range(1, k)]
-            found = []
-            for extra in tries:
-                c2 = size_condition([*violations, *extra], k, names)
-                if c2.status == "when" and c2.constraints is not None:
-                    found.append(c2)
-            if found:  # the fewest constraints: the weakest of the candidates, usually
-                cond = min(found, key=lambda c: len(c.constraints or ()))
+        cond = _conjunctive_condition(violations, k, names)
     except Exception as exc:  # isl limits: keep the refutation, which stands on its own
         return replace(rep, warnings=(*rep.warnings, f"the sizes where the fusion is legal were not computed: {exc}"))
     if cond.status != "when" or cond.constraints is None:
@@ -699,7 +722,95 @@ def check_fusion(
     if again.status != "legal":
         return rep
     refuted = next(o for o in rep.obligations if o.verdict.refuted)
-    return replace(again, condition=cond.text, otherwise=refuted, condition_constraints=tuple(cond.constraints))
+    return replace(again, condition=cond.text, otherwise=refuted, condition_constraints=tuple(cond.constraints),
+                   warnings=(*ub_warnings, *again.warnings))
+
+
+def _conjunctive_condition(violations: Sequence[Any], k: int, names: Sequence[str]) -> SizeCondition:
+    """:func:`size_condition` of ``violations``; when that is a union (typically:
+    "or some tensor is empty"), a single conjunction that suffices by also
+    excluding empty sizes, one size at a time, then cumulatively, if one exists
+    (sufficient: a caller re-proves under it)."""
+    cond = size_condition(violations, k, names)
+    if cond.status == "when" and cond.constraints is None:
+        import islpy as isl
+
+        from verified_indexing.engines.isl import engine_context
+
+        vars_ = ", ".join(f"n{i}" for i in range(k))
+        empties = [isl.Set(f"{{ [{vars_}] : n{i} = 0 }}", context=engine_context()) for i in range(k)]
+        tries = [[e] for e in empties] + [empties[: i + 1] for i in range(1, k)]
+        found = []
+        for extra in tries:
+            c2 = size_condition([*violations, *extra], k, names)
+            if c2.status == "when" and c2.constraints is not None:
+                found.append(c2)
+        if found:  # the fewest constraints: the weakest of the candidates, usually
+            cond = min(found, key=lambda c: len(c.constraints or ()))
+    return cond
+
+
+def _operand_or_first(producer: GenericOp, consumer: GenericOp, operand_index: int | None) -> int:
+    k = _fused_operand(producer, consumer) if operand_index is None else operand_index
+    if k is None:
+        raise VerifiedIndexingError(f"{consumer.name} does not use a result of {producer.name}: nothing to fuse")
+    return k
+
+
+_OUT_OF_BOUNDS_MAX = 2**80
+
+
+def undefined_sizes(producer: GenericOp, consumer: GenericOp, sm: SizeModel) -> tuple[Any, str] | None:
+    """Where the pair itself is undefined: the exact set (an ``isl.Set`` over the
+    ``sm.k`` sizes) of sizes at which some iteration of the producer or the
+    consumer reads or writes one of its operands outside the tensor's bounds
+    (every operand, inputs and inits, the fused one included; a dynamic dim tied to
+    no loop is a free size, left only by a negative index), and a warning naming
+    the smallest such sizes with the op, iteration and element; ``None`` when
+    every access of the pair stays inside at every size.
+
+    Any behaviour of a fused op refines undefined behaviour, so no verdict may rest
+    on those sizes: :func:`check_fusion` decides the fusion on the others.
+    """
+    import islpy as isl
+
+    from verified_indexing.engines.api import _isl_first
+    from verified_indexing.engines.isl import engine_context, to_isl_map
+
+    ctx = engine_context()
+    nk = sm.k
+    found: Any = None
+    first: tuple[tuple[int, ...], str] | None = None
+    for tag, op, dom in (("producer", producer, sm.producer_domain), ("consumer", consumer, sm.consumer_domain)):
+        for o in op.operands:
+            acc = _on(dom, o.map, nk)
+            for i, e in enumerate(acc.results):
+                ext = sm.extent(o.value, i)
+                cons = [(Const(-1) - e, Interval(0, _OUT_OF_BOUNDS_MAX))]
+                if ext is not None:  # a dim tied to no loop and not static: only a negative index leaves it
+                    hi: AffineExpr = Const(ext) if isinstance(ext, int) else Dim(sm.names.index(ext))
+                    cons.append((e - hi, Interval(0, _OUT_OF_BOUNDS_MAX)))
+                for c in cons:
+                    bad = dom.replace(results=[], constraints=[*dom.constraints, c])
+                    pts = to_isl_map(bad, ctx=ctx).domain()
+                    if pts.is_empty():
+                        continue
+                    n = pts.dim(isl.dim_type.set)
+                    pt = _isl_first(pts, n)
+                    at, it = _split_sizes(sm.names, pt)
+                    el = acc.evaluate(list(pt))
+                    verb = "reads" if o.is_input else "writes"
+                    what = (f"{at}{tag} {op.name} iteration {it} {verb} {o.value}{list(el)}, outside the tensor "
+                            f"({o.type})")
+                    sizes_only = pts.project_out(isl.dim_type.set, nk, n - nk)
+                    found = sizes_only if found is None else found.union(sizes_only)
+                    if first is None or pt[:nk] < first[0]:
+                        first = (tuple(pt[:nk]), what)
+    if found is None or first is None:
+        return None
+    note = (f"the input program accesses out of bounds ({first[1]}): undefined behaviour, not caused by the "
+            "fusion; nothing is decided at such sizes")
+    return found.coalesce(), note
 
 
 def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, operand_index: int) -> tuple[str, ...]:
