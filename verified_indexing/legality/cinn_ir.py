@@ -43,7 +43,7 @@ positioned :class:`ParseError`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from verified_indexing.engines import prove_implies
@@ -84,6 +84,8 @@ __all__ = [
     "format_value",
     "walk_blocks",
     "BlockContext",
+    "unique_names",
+    "last_index",
 ]
 
 # ---------------------------------------------------------------------------
@@ -408,10 +410,8 @@ class _Reader(Scanner):
             m, ext_start, ext_end = head
             self.pos = ext_end + 1
             var = m.group(3)
-            if var in loops:
-                raise self.error(f"loop variable {var!r} shadows an enclosing loop", m.start(3), len(var))
-            if iters is not None and var in [n for n, _ in iters]:
-                raise self.error(f"loop variable {var!r} shadows an iteration variable", m.start(3), len(var))
+            # A loop variable named like an enclosing one opens a new frame and shadows it
+            # (lexical scoping; renamed apart by unique_names after parsing).
             bound: AffineExpr | None = None
             im = _INT_EXTENT_RE.match(self.text[ext_start:ext_end])
             if im is not None:
@@ -435,9 +435,12 @@ class _Reader(Scanner):
             if iters is None:
                 raise self.error("axis.bind outside a ScheduleBlock", start)
             names = tuple(n.strip() for n in m.group(1).split(","))
-            for n in names:
-                if n in loops or n in [k for k, _ in iters]:
-                    raise self.error(f"iteration variable {n!r} is already defined", start, len(m.group(1)))
+            # The block opens a new frame: an iteration variable named like an enclosing
+            # loop variable shadows it in the block's body; the bound values are read in
+            # the enclosing scope (as TVMScript scopes a block's T.axis bindings).
+            if len(set(names)) != len(names) or any(n in [k for k, _ in iters] for n in names):
+                raise self.error("an iteration variable is bound twice in one ScheduleBlock", start,
+                                 len(m.group(1)))
             self.pos = m.end() - 1
             args = self.bracket_list("(", ")", loops, ())
             if len(args) != len(names):
@@ -810,7 +813,7 @@ class _IndexParser:
             self.i += 1
             if text not in self.scope:
                 raise self.r.error(f"unknown variable {text!r} (not a loop or iteration variable)", pos, len(text))
-            return Dim(self.scope.index(text))
+            return Dim(last_index(self.scope, text))
         raise self.fail("an index expression")
 
 
@@ -916,7 +919,7 @@ class _ValueParser:
                     self.need(")")
                 return Call(text, tuple(args))
             if text in self.scope:
-                return IndexValue(Dim(self.scope.index(text)))
+                return IndexValue(Dim(last_index(self.scope, text)))
             raise self.r.error(f"unknown name {text!r} (not a loop or iteration variable)", pos, len(text))
         shown = repr(text) if text else "end of line"
         raise self.r.error(f"expected a value, found {shown}", pos)
@@ -1006,7 +1009,7 @@ def parse_program(text: str, source: str = "<input>") -> Stmt:
     r.skip_ws()
     if r.pos != len(text):
         raise r.error(f"expected end of input after the top-level statement, found {r.found()}")
-    return with_sizes(stmt, sizes)
+    return unique_names(with_sizes(stmt, sizes), set(re.findall(_IDENT, text)))
 
 
 @dataclass(frozen=True)
@@ -1073,3 +1076,86 @@ def walk_blocks(p: Stmt) -> Iterator[BlockContext]:
                 yield from go(c, loops, (*guards, s))
 
     yield from go(p, (), ())
+
+
+def last_index(scope: Sequence[str], name: str) -> int:
+    """The position of the innermost binding of ``name`` in ``scope`` (outer
+    names first): a name bound again in an inner frame shadows the outer one."""
+    for k in range(len(scope) - 1, -1, -1):
+        if scope[k] == name:
+            return k
+    raise ValueError(f"{name!r} is not in the scope")
+
+
+def unique_names(p: Stmt, taken: Collection[str] = ()) -> Stmt:
+    """``p`` with every name of every scope distinct.
+
+    The IR is positional (``Dim(k)`` is the k-th name of the statement's scope),
+    so a loop or iteration variable that shadows an enclosing one (a new frame,
+    as TVMScript and CINN scope a block's bindings) is well defined, but its
+    printed text would be ambiguous. Each shadowing name is renamed ``NAME_1``,
+    ``NAME_2``... (the first not in ``taken`` and not used in ``p``), as TVM's
+    printer does; the scope of every statement follows. A program without
+    shadowing is returned unchanged (the same object)."""
+    used: set[str] = set(taken)
+    _collect_names(p, used)
+    renamed = [False]
+
+    def fresh(name: str, visible: Sequence[str]) -> str:
+        if name not in visible:
+            return name
+        k = 1
+        while f"{name}_{k}" in used:
+            k += 1
+        used.add(f"{name}_{k}")
+        renamed[0] = True
+        return f"{name}_{k}"
+
+    def go(s: Stmt, loops: tuple[str, ...], iters: tuple[str, ...]) -> tuple[Stmt, tuple[str, ...]]:
+        scope = loops + iters
+        if isinstance(s, (Store, Bind, For, If)) and len(s.scope) > len(scope):
+            # a loop inside a ScheduleBlock after its axis.bind: the interpreters run its body
+            # without the block's iteration variables (not modelled)
+            raise VerifiedIndexingError("a statement uses more enclosing names than its loops and block bind "
+                                        "(a loop inside a ScheduleBlock after axis.bind is not modelled)")
+        if isinstance(s, Store):
+            return Store(s.tensor, s.indices, s.value, scope[: len(s.scope)]), iters
+        if isinstance(s, Bind):
+            outer = scope[: len(s.scope)]
+            names: list[str] = []
+            for n in s.names:
+                names.append(fresh(n, outer + tuple(names)))
+            return Bind(tuple(names), s.values, outer), tuple(names)
+        if isinstance(s, For):
+            var = s.var if s.kind == "size" else fresh(s.var, scope)
+            body = tuple(go(c, (*loops, var), ())[0] for c in s.body)
+            return For(s.kind, var, s.start, s.extent, body, s.bound, scope[: len(s.scope)]), iters
+        if isinstance(s, If):
+            return If(s.conds, tuple(go(c, loops, iters)[0] for c in s.body), scope[: len(s.scope)]), iters
+        if isinstance(s, Group):
+            return Group(tuple(go(c, loops, iters)[0] for c in s.body)), iters
+        its: tuple[str, ...] = ()
+        out: list[Stmt] = []
+        for c in s.body:
+            c2, its = go(c, loops, its)
+            out.append(c2)
+        return ScheduleBlock(s.name, tuple(out), s.params), iters
+
+    result = go(p, (), ())[0]
+    return result if renamed[0] else p
+
+
+def _collect_names(s: Stmt, out: set[str]) -> None:
+    if isinstance(s, Store):
+        out.add(s.tensor)
+        out.update(s.scope)
+        return
+    if isinstance(s, Bind):
+        out.update(s.names)
+        return
+    if isinstance(s, For):
+        out.add(s.var)
+    if isinstance(s, ScheduleBlock):
+        out.add(s.name)
+    for c in s.body:
+        _collect_names(c, out)

@@ -63,6 +63,8 @@ from verified_indexing.legality.cinn_ir import (
     Stmt,
     Store,
     Value,
+    last_index,
+    unique_names,
     with_sizes,
 )
 
@@ -249,9 +251,8 @@ class _Reader:
             raise self.error("a loop must iterate over T.grid(...), T.serial(...) or range(...)", it)
         if len(ranges) != len(names):
             raise self.error(f"{len(names)} loop variables for {len(ranges)} extents", node.target)
-        for n in names:
-            if n in loops:
-                raise self.error(f"loop variable {n!r} shadows an enclosing loop", node.target)
+        # A loop variable named like an enclosing name opens a new frame and shadows it
+        # (TVM's parser scopes names so); unique_names renames it apart after parsing.
         inner_loops = loops + tuple(names)
         body = self.stmts(node.body, inner_loops, ())
         stmt: For | None = None
@@ -434,7 +435,7 @@ class _Reader:
             if node.id not in scope:
                 raise self.error(f"unknown variable {node.id!r} in an index (not a loop or iteration variable)",
                                  node)
-            return Dim(list(scope).index(node.id))
+            return Dim(last_index(scope, node.id))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -self._index(node.operand, scope)
         if isinstance(node, ast.BinOp):
@@ -492,7 +493,7 @@ class _Reader:
             return _num(node.value)
         if isinstance(node, ast.Name):
             if node.id in scope:
-                return IndexValue(Dim(list(scope).index(node.id)))
+                return IndexValue(Dim(last_index(scope, node.id)))
             raise self.error(f"unknown name {node.id!r} in a value", node)
         if isinstance(node, ast.Subscript):
             tensor, idx = self.subscript(node, scope)
@@ -593,11 +594,20 @@ def _hoist(stmt: For, r: _Reader) -> list[Stmt]:
             raise r.error("T.init(): a spatial axis depends on a reduce loop", p.node)
     sp = [(nm, v) for nm, v, k in zip(names, values, kinds) if k == "S"]
     init_scope = loops[:first] + tuple(nm for nm, _ in sp)
-    # init stores: re-index from the block scope (loops + all names) to the init scope
-    full = list(loops) + list(names)
-    remap: list[AffineExpr] = []
-    for name in full:
-        remap.append(Dim(init_scope.index(name)) if name in init_scope else Const(0))
+    # init stores: re-index from the block scope (loops + all names) to the init scope, by
+    # position (a name may be bound twice: a block's axis shadowing a loop variable)
+    for st in p.init_stores:
+        used = {x.index for e in st.indices for x in e.walk() if isinstance(x, Dim)}
+        if any(first <= k < n for k in used):
+            raise r.error("the T.init() store uses a reduction loop variable directly", p.node)
+    remap: list[AffineExpr] = [Dim(k) if k < first else Const(0) for k in range(n)]
+    spatial_at = 0
+    for k in kinds:
+        if k == "S":
+            remap.append(Dim(first + spatial_at))
+            spatial_at += 1
+        else:
+            remap.append(Const(0))
     where = [(a.substitute(dims=remap), op, b.substitute(dims=remap)) for a, op, b in p.where]
     init_stores = tuple(Store(f"{st.tensor}__reduce_init", tuple(e.substitute(dims=remap) for e in st.indices),
                               _remap_value(st.value, remap), init_scope)
@@ -647,7 +657,7 @@ def parse_tvmscript(text: str, source: str = "<input>", block: str | None = None
                 break
     prog = r.function(fn)
     _check_no_pending(r)
-    return prog
+    return unique_names(prog, {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
 
 
 def _check_no_pending(r: _Reader) -> None:

@@ -1,0 +1,207 @@
+"""Names are scoped as TVM's parser scopes them (issue 26 item 1, a false proof).
+
+A block opens a new frame: its ``T.axis`` bindings shadow the loop variables of the
+same name in the block body, and their right-hand sides are read in the enclosing
+scope. Every verdict is re-checked against the plain TVMScript interpreter
+(tests/tvmscript_interpreter.py: Python runs the program with frames as TVM's), which
+shares nothing with the reader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+from cinn_interpreter import run
+from hypothesis import assume, event, given, settings
+from hypothesis import strategies as st
+from tvmscript_interpreter import run_tvmscript
+
+from verified_indexing.cli import main
+from verified_indexing.legality.cinn_ir import format_program, parse_program
+from verified_indexing.legality.inline import compute_inline
+from verified_indexing.legality.tvmscript import parse_tvmscript
+
+SHADOW = '''from tvm.script import tir as T
+
+
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in T.serial(4):
+        with T.block("B"):
+            i = T.axis.spatial(2, i // 2)
+            B[i] = A[i] + 1.0
+    for i in T.serial(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] * 2.0
+'''
+
+SHADOW_CINN = '''ScheduleBlock(root)
+{
+  serial for (i, 0, 4)
+  {
+    ScheduleBlock(B)
+    {
+      i = axis.bind((i / 2))
+      B[i] = (A[i] + 1.0f)
+    }
+  }
+  serial for (i, 0, 4)
+  {
+    ScheduleBlock(C)
+    {
+      vi = axis.bind(i)
+      C[vi] = (B[vi] * 2.0f)
+    }
+  }
+}
+'''
+
+
+def test_block_axis_shadowing_a_loop_variable_is_not_a_false_proof() -> None:
+    # The oracle: B's block writes B[0] and B[1] only; C reads B[2], which nothing writes.
+    with pytest.raises(KeyError, match=r"B\[2\]"):
+        run_tvmscript(SHADOW)
+    p = parse_tvmscript(SHADOW)
+    assert "i_1 = axis.bind(i floordiv 2)" in format_program(p)  # renamed apart, as TVM's printer does
+    rep = compute_inline(p, "B")
+    assert rep.status != "inlined"
+    assert rep.status == "refused" and "both write B[0]" in rep.reason, rep.reason
+    # where the consumer reads only what is written, the answer is right and re-checked
+    ok = SHADOW.replace("C[vi] = B[vi] * 2.0", "C[vi] = B[vi // 2] * 2.0")
+    q = parse_tvmscript(ok)
+    assert run(q, {"A"}) == run_tvmscript(ok)
+    assert compute_inline(q, "B").status == "refused"  # i = 0, 1 both write B[0]: not injective
+
+
+def test_block_axis_shadowing_in_cinn_ir_is_decided() -> None:
+    p = parse_program(SHADOW_CINN)  # was refused as "already defined"
+    assert parse_program(format_program(p)) == p
+    with pytest.raises(KeyError):  # C reads B[2], never written
+        run(p, {"A"})
+    rep = compute_inline(p, "B")
+    assert rep.status == "refused" and "both write B[0]" in rep.reason
+    identity = SHADOW_CINN.replace("(i / 2)", "(3 - i)")
+    q = parse_program(identity)
+    rep = compute_inline(q, "B")
+    assert rep.status == "inlined" and rep.program is not None
+    assert run(q, {"A"})["C"] == run(rep.program, {"A"})["C"]
+
+
+def test_cli_reproducer_is_not_inlined(tmp_path: object) -> None:
+    from pathlib import Path
+
+    f = Path(str(tmp_path)) / "shadow.py"
+    f.write_text(SHADOW)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["inline", str(f), "--block", "B"])
+    assert code == 1 and out.getvalue().startswith("inline B: refused"), out.getvalue()
+
+
+def test_remap_swapping_names_and_nested_shadowing_loops() -> None:
+    text = '''@T.prim_func
+def f(A: T.Buffer((3, 4), "float32"), C: T.Buffer((4, 3), "float32")):
+    B = T.alloc_buffer((4, 3))
+    for i, j in T.grid(3, 4):
+        with T.block("B"):
+            j, i = T.axis.remap("SS", [i, j])
+            B[i, j] = A[j, i] * 2.0
+    for i in T.serial(4):
+        for i in T.serial(3):
+            with T.block("C"):
+                vi = T.axis.spatial(3, i)
+                C[0, vi] = B[0, vi] + 1.0
+'''
+    p = parse_tvmscript(text)
+    assert run(p, {"A"}) == run_tvmscript(text)
+    rep = compute_inline(p, "B")
+    assert rep.status == "inlined", rep.reason
+    assert rep.program is not None
+    assert run(rep.program, {"A"})["C"] == run_tvmscript(text)["C"]
+
+
+# ---------------------------------------------------------------------------
+# Property: random programs with shadowed and remapped names, every verdict
+# re-checked by the TVMScript interpreter.
+# ---------------------------------------------------------------------------
+
+_NAMES = ("i", "j", "vi")
+_EXPRS_1 = ("{a}", "{a} // 2", "3 - {a}", "{a} + 1", "{a} * 2")
+_EXPRS_2 = ("{a} * 4 + {b}", "{a} + {b}", "{b} * 3 + {a}", "{a}", "{b} // 2")
+_READS = ("{w}", "{w} // 2", "{w} + 1", "3 - {w}", "{w} * 2", "{w} % 4")
+
+
+@st.composite
+def _programs(draw: st.DrawFn) -> str:
+    two = draw(st.booleans())
+    l1 = draw(st.sampled_from(_NAMES))
+    l2 = draw(st.sampled_from(_NAMES))  # may equal l1: the inner loop shadows the outer
+    e1 = draw(st.integers(1, 4))
+    e2 = draw(st.integers(1, 3))
+    v = draw(st.sampled_from(_NAMES))
+    loops = f"    for {l1} in T.serial({e1}):\n"
+    ind = "        "
+    if two:
+        loops += f"{ind}for {l2} in T.serial({e2}):\n"
+        ind += "    "
+        expr = draw(st.sampled_from(_EXPRS_2)).format(a=l1, b=l2)
+    else:
+        expr = draw(st.sampled_from(_EXPRS_1)).format(a=l1)
+    if two and draw(st.booleans()):  # a remap that may swap names
+        w1, w2 = draw(st.permutations(_NAMES[:2]))
+        bind = f'{w1}, {w2} = T.axis.remap("SS", [{l1}, {l2}])'
+        store = f"{w1} * 3 + {w2}"
+        value = f"A[{w1} * 3 + {w2}]" if draw(st.booleans()) else f"A[{w2}] + A[{w1}]"
+    else:
+        bind = f"{v} = T.axis.spatial(16, {expr})"
+        store = v
+        value = f"A[{v}]"
+    where = ""
+    if draw(st.booleans()):
+        where = f"{ind}    T.where({store} < {draw(st.integers(1, 8))})\n"
+    cl = draw(st.sampled_from(_NAMES))
+    cw = draw(st.sampled_from(_NAMES))
+    ce = draw(st.integers(1, 6))
+    read = draw(st.sampled_from(_READS)).format(w=cw)
+    return (
+        "@T.prim_func\n"
+        'def f(A: T.Buffer((16,), "float32"), C: T.Buffer((8,), "float32")):\n'
+        "    B = T.alloc_buffer((16,))\n"
+        f"{loops}"
+        f'{ind}with T.block("B"):\n'
+        f"{ind}    {bind}\n"
+        f"{where}"
+        f"{ind}    B[{store}] = {value} + 1.0\n"
+        f"    for {cl} in T.serial({ce}):\n"
+        '        with T.block("C"):\n'
+        f"            {cw} = T.axis.spatial(8, {cl})\n"
+        f"            C[{cw}] = B[{read}] * 2.0\n"
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(_programs())
+def test_random_shadowed_programs_against_the_interpreter(text: str) -> None:
+    try:
+        expected: dict[str, dict[tuple[int, ...], float]] | None = run_tvmscript(text)
+    except IndexError:  # an axis binding outside its domain: not a valid program
+        assume(False)
+        return
+    except KeyError:  # the consumer reads an element nothing writes
+        expected = None
+    p = parse_tvmscript(text)
+    if expected is not None:
+        assert run(p, {"A"}) == expected  # the reader reads the program the interpreter runs
+    else:
+        with pytest.raises(KeyError):
+            run(p, {"A"})
+    rep = compute_inline(p, "B")
+    event(f"{rep.status}, {'defined' if expected is not None else 'reads unwritten'}")
+    if rep.status == "inlined":
+        assert expected is not None, "inlined a program that reads an element nothing writes"
+        assert rep.program is not None
+        assert run(rep.program, {"A"})["C"] == expected["C"]
