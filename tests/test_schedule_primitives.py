@@ -189,3 +189,36 @@ CHAIN2 = """ScheduleBlock(root)
     }}
   }}
 }}"""
+
+
+# ---------------------------------------------------------------------------
+# issue 23 item 5: a dead producer that is a T.alloc_buffer is removed, not refused as "a program output"
+# ---------------------------------------------------------------------------
+
+_DEAD = '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + 1.0
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = A[vi] * 2.0
+'''
+
+
+def test_a_dead_alloc_buffer_producer_is_removed() -> None:
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    p = parse_tvmscript(_DEAD, "<dead>")
+    rep = compute_inline(p, "B")
+    assert rep.status == "inlined", rep.reason  # was refused: "B is a program output"
+    assert rep.program is not None and "ScheduleBlock(B)" not in format_program(rep.program)
+    assert run(rep.program, {"A"}) == {"D": run(p, {"A"})["D"]}  # the interpreter: the same D, no B
+    # A parameter buffer nothing reads is an output the caller sees: it stays.
+    kept = _DEAD.replace('A: T.Buffer((8,), "float32"), D', 'A: T.Buffer((8,), "float32"), B: T.Buffer((8,)), D')
+    q = parse_tvmscript(kept.replace("    B = T.alloc_buffer((8,))\n", ""), "<kept>")
+    rep = compute_inline(q, "B")
+    assert rep.status == "refused" and "parameter of the function" in rep.reason

@@ -790,10 +790,24 @@ def _compute_inline(
     ok("no reduction")
     consumers = [c for c in contexts if c is not pctx and _loads_of(c, tensor)]
     out_set = set(outputs) if outputs is not None else None
-    # default: a tensor no block reads, or a buffer the caller sees (a TVMScript parameter)
-    is_output = (tensor in out_set) if out_set is not None else (not consumers or tensor in program_params(program))
+    # default: a buffer the caller sees (a TVMScript function's parameters) when the program declares them,
+    # else a tensor no block reads (CINN's convention)
+    params = program_params(program)
+    if out_set is not None:
+        is_output = tensor in out_set
+    else:
+        is_output = tensor in params if params else not consumers
     if is_output:
-        return refuse("the tensor is not a program output", f"{tensor} is a program output; it must stay materialized")
+        because = ("it is a parameter of the function" if out_set is None and params
+                   else "it is named an output" if out_set is not None else "no block reads it")
+        return refuse("the tensor is not a program output",
+                      f"{tensor} is a program output ({because}); it must stay materialized")
+    if not consumers:  # dead: nothing reads it and the caller does not see it
+        ok("the tensor is not a program output", f"{tensor} is read by no block and is not an output")
+        dead = _replace_block(program, block, lambda sb: None)
+        assert dead is not None
+        return InlineReport(block, "inlined", f"all checks proved: {tensor} is never read, {block} is removed",
+                            tuple(checks), dead)
     ok("the tensor is not a program output", f"{tensor} is read by {', '.join(c.block.name for c in consumers)}")
     early = [c.block.name for c in consumers if c.order < pctx.order]
     if early:
