@@ -26,12 +26,14 @@ changes from lane to lane (a gather's indices) are ``unknown``.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from verified_indexing.engines import Verdict, prove_expr_equal
-from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim
 from verified_indexing.hlo.bitcast import physical_order
 from verified_indexing.hlo.fusion import analyze_module
@@ -39,17 +41,69 @@ from verified_indexing.hlo.ir import Module, Shape
 from verified_indexing.indexing_map import IndexingMap, compose
 from verified_indexing.interval import Interval
 
-__all__ = ["WARP_SIZE", "CoalescingResult", "coalescing", "thread_map"]
+__all__ = ["WARP_SIZE", "CoalescingResult", "address_exprs", "coalescing", "thread_map", "tiles"]
 
 WARP_SIZE = 32
 
 
-def _linearize(shape: Shape) -> list[AffineExpr]:
-    """The physical linear index (in elements) of a logical index ``d0, d1, ...``."""
+_TILE = re.compile(r"T((?:\([^()]*\))+)")
+_NEUTRAL = re.compile(r"S\(\d+\)|E\(\d+\)")
+
+
+def tiles(shape: Shape) -> list[tuple[int, ...]]:
+    """The tilings of ``shape``'s layout (``{1,0:T(8,128)(2,1)}`` gives
+    ``[(8, 128), (2, 1)]``; none without ``T(...)``). Raises
+    :class:`UnsupportedError` (with the reason) for a layout annotation the
+    address arithmetic does not model: a tile dimension that is not a positive
+    integer (XLA's ``*`` combines dimensions), or any annotation other than a
+    tiling, a memory space ``S(n)`` or an element size ``E(n)`` (which do not
+    move an element within the buffer)."""
+    text = shape.layout_annotations
+    found: list[tuple[int, ...]] = []
+    rest = text
+    m = _TILE.search(text)
+    if m is not None:
+        rest = text[: m.start()] + text[m.end():]
+        for group in re.findall(r"\(([^()]*)\)", m.group(1)):
+            parts = [p.strip() for p in group.split(",")]
+            if not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
+                raise UnsupportedError(f"the tile ({group}) of {shape}: only positive integer tile sizes are modelled")
+            found.append(tuple(int(p) for p in parts))
+    leftover = _NEUTRAL.sub("", rest).strip()
+    if leftover:
+        raise UnsupportedError(f"the layout annotation {leftover!r} of {shape} is not modelled")
+    return found
+
+
+def address_exprs(shape: Shape) -> list[AffineExpr]:
+    """The address (in elements, from the buffer's start) of the logical index
+    ``d0, d1, ...`` of ``shape``: its dimensions in the layout's major-to-minor
+    order, then every tiling applied in turn as XLA defines it
+    (openxla.org/xla/tiled_layout): a tile ``(t_0, ..., t_{k-1})`` splits the
+    ``k`` most minor dimensions (sizes ``n_i``, padded up to a multiple of
+    ``t_i``; a shape of fewer dimensions is padded with major 1s) into
+    ``ceil(n_i / t_i)`` tiles and ``t_i`` elements, index ``x_i`` into
+    ``x_i floordiv t_i`` and ``x_i mod t_i``, the tile indices major to the
+    element indices; the next tiling applies to the dimensions this gives. The
+    address is the row-major position in the final (padded) dimensions."""
     order = physical_order(shape)
+    index: list[AffineExpr] = [Dim(d) for d in order]
+    sizes = [shape.dims[d] for d in order]
+    for tile in tiles(shape):
+        k = len(tile)
+        if k > len(sizes):
+            pad = k - len(sizes)
+            index = [Const(0)] * pad + index
+            sizes = [1] * pad + sizes
+        head, hsizes = index[: len(index) - k], sizes[: len(sizes) - k]
+        minor, msizes = index[len(index) - k:], sizes[len(sizes) - k:]
+        outer = [x.floordiv(t) if t > 1 else x for x, t in zip(minor, tile)]
+        inner = [x % t if t > 1 else Const(0) for x, t in zip(minor, tile)]
+        index = head + outer + inner
+        sizes = hsizes + [-(-n // t) for n, t in zip(msizes, tile)] + list(tile)
     expr: AffineExpr = Const(0)
-    for dim in order:
-        expr = expr * shape.dims[dim] + Dim(dim)
+    for x, n in zip(index, sizes):
+        expr = expr * n + x
     return [expr]
 
 
@@ -137,21 +191,126 @@ def _as_dims(m: IndexingMap) -> tuple[IndexingMap, int]:
                        constraints=[(sub(e), iv) for e, iv in m.constraints]), ns + nr
 
 
-def _shifted(m: IndexingMap, k: int, by: int) -> tuple[list[AffineExpr], list[tuple[AffineExpr, Interval]]]:
-    """Results and domain conditions of ``m`` with dim ``k`` replaced by ``dk + by``."""
-    subst = [Dim(i) + by if i == k else Dim(i) for i in range(m.num_dims)]
-    res = [e.substitute(dims=subst) for e in m.results]
-    cons = [(e.substitute(dims=subst), iv) for e, iv in m.constraints]
-    cons.append((Dim(k) + by, m.dims[k].bounds))
-    return res, cons
+RtKey = tuple[str, tuple[int, ...]]
 
 
-def _pair_question(a: IndexingMap, k: int, step: int, extra: Sequence[tuple[AffineExpr, Interval]],
-                   timeout: float) -> tuple[Verdict, IndexingMap]:
-    """Prove ``addr(dk + 1) - addr(dk) == step`` wherever both points are in the domain."""
-    res1, cons1 = _shifted(a, k, 1)
-    domain = IndexingMap([v.bounds for v in a.dims], [], constraints=[*a.constraints, *cons1, *extra])
-    return prove_expr_equal(res1[0] - a.results[0], Const(step), domain, timeout=timeout), domain
+@dataclass(frozen=True)
+class _Access:
+    """One map's address: ``a`` over ``(t, v, extras...)`` (the map's range
+    variables, then its runtime variables, as dims); ``keys``: per extra, the
+    source element of a runtime variable (None for a range variable), and the
+    variable's clamp."""
+
+    a: IndexingMap
+    keys: tuple[tuple[RtKey, Interval] | None, ...]
+
+
+def _rt_key(v: Any) -> tuple[RtKey, Interval]:
+    origin = v.origin
+    omap = origin.map
+    return (str(origin.operand_name), tuple(e.value for e in omap.results)), v.bounds
+
+
+@dataclass(frozen=True)
+class _Question:
+    """``addr_j(t + dt, v + dv) - addr_i(t, v) == step`` over the pair's domain
+    (``i == j``: one map, its loop and runtime variables shared by both points;
+    else each map's own, runtime variables reading one source element with one
+    clamp equal)."""
+
+    i: int
+    j: int
+    lane: bool  # shift the lane (True) or the vector slot (False)
+    step: int
+    domain: IndexingMap
+    diff: AffineExpr
+    keys: tuple[tuple[RtKey, Interval] | None, ...]
+    offset_j: int  # where map j's extras start among the domain's dims
+
+
+def _question(x: _Access, y: _Access, i: int, j: int, lane: bool, step: int,
+              extra: Sequence[tuple[AffineExpr, Interval]]) -> _Question:
+    a, b = x.a, y.a
+    ne = a.num_dims - 2
+    shared = i == j
+    off = 2 if shared else 2 + ne
+    subst: list[AffineExpr] = [Dim(0) + 1 if lane else Dim(0), Dim(1) if lane else Dim(1) + 1]
+    subst += [Dim(off + q) for q in range(b.num_dims - 2)]
+    bounds = [v.bounds for v in a.dims] + ([] if shared else [v.bounds for v in b.dims[2:]])
+    cons = list(a.constraints)
+    cons += [(e.substitute(dims=subst), iv) for e, iv in b.constraints]
+    cons += [(subst[0], b.dims[0].bounds), (subst[1], b.dims[1].bounds)]
+    cons += list(extra)
+    keys = x.keys if shared else x.keys + y.keys
+    for p in range(len(keys)):  # one source element, one clamp: one value
+        for q in range(p):
+            if keys[p] is not None and keys[p] == keys[q]:
+                cons.append((Dim(2 + p) - Dim(2 + q), Interval(0, 0)))
+    domain = IndexingMap(bounds, [], constraints=cons)
+    diff = b.results[0].substitute(dims=subst) - a.results[0]
+    return _Question(i, j, lane, step, domain, diff, keys, off)
+
+
+def _clamps_agree(keys: Sequence[tuple[RtKey, Interval] | None], values: Sequence[int]) -> bool:
+    """True when runtime values read from one source element (each clamped to
+    its own bounds) could come from one value of that element."""
+    lo: dict[RtKey, float] = {}
+    hi: dict[RtKey, float] = {}
+    for key, x in zip(keys, values):
+        if key is None:
+            continue
+        src, iv = key
+        low, high = -math.inf, math.inf
+        if iv.lo < x < iv.hi:
+            low = high = x
+        elif iv.lo == x and x < iv.hi:
+            high = x
+        elif iv.hi == x and iv.lo < x:
+            low = x
+        lo[src] = max(lo.get(src, -math.inf), low)
+        hi[src] = min(hi.get(src, math.inf), high)
+    return all(lo[s] <= hi[s] for s in lo)
+
+
+def _ask(q: _Question, accesses: Sequence[_Access], timeout: float) -> Verdict:
+    """The engines' answer, a refutation re-checked: its point lies in both
+    maps' domains, the plain evaluator gives another step, and its runtime values
+    can come from one run (else ``unknown``)."""
+    v = prove_expr_equal(q.diff, Const(q.step), q.domain, timeout=timeout)
+    if not v.refuted:
+        return v
+    pts = _points(q, accesses, v)
+    if pts is None:
+        return replace(v, status="unknown", counterexample=None,
+                       reason="the engine's counterexample did not survive the plain evaluator")
+    (_, ai), (_, aj) = pts
+    if aj - ai == q.step:
+        return replace(v, status="unknown", counterexample=None,
+                       reason="the engine's counterexample did not survive the plain evaluator")
+    vals = [x for _, x in v.counterexample.values] if v.counterexample else []
+    if not _clamps_agree(q.keys, vals[2:]):
+        return replace(v, status="unknown", counterexample=None,
+                       reason="the counterexample needs two values of one runtime element (clamped differently)")
+    return v
+
+
+def _points(q: _Question, accesses: Sequence[_Access], v: Verdict) -> tuple[tuple[list[int], int],
+                                                                           tuple[list[int], int]] | None:
+    """The two points of a counterexample (map i's, map j's) and their
+    addresses by the plain evaluator; None when one is outside its map."""
+    if v.counterexample is None:
+        return None
+    vals = [x for _, x in v.counterexample.values]
+    a, b = accesses[q.i].a, accesses[q.j].a
+    if len(vals) != q.domain.num_dims:
+        return None
+    pi = vals[: a.num_dims]
+    t, s = vals[0], vals[1]
+    pj = [t + 1, s] if q.lane else [t, s + 1]
+    pj += vals[q.offset_j: q.offset_j + b.num_dims - 2]
+    if not (a.contains(pi) and b.contains(pj)):
+        return None
+    return (pi, a.evaluate(pi)[0]), (pj, b.evaluate(pj)[0])
 
 
 def _varying_runtime(m: IndexingMap) -> bool:
@@ -196,6 +355,10 @@ def _coalescing_of(
     if root_shape.is_tuple:  # a limit of the model, not bad input: every operand is unknown
         why = "the loop emitter's mapping of a tuple-shaped output (multi-output fusion) is not modelled"
         return [CoalescingResult(t.index, t.name, "unknown", None, None, reason=why) for t in r.targets]
+    if root_shape.is_tiled:
+        why = (f"the loop emitter's order over the tiled output layout {root_shape} (tiles and their padding) "
+               "is not modelled")
+        return [CoalescingResult(t.index, t.name, "unknown", None, None, reason=why) for t in r.targets]
     if root_shape.num_elements() == 0:  # no thread, no read
         return [CoalescingResult(t.index, t.name, "not read", None, None, reason="the output has no element")
                 for t in r.targets]
@@ -216,73 +379,99 @@ def _coalescing_of(
             out.append(CoalescingResult(t.index, t.name, "unknown", None, None,
                                         reason="addresses depend on data that changes from lane to lane"))
             continue
-        out.append(_operand(t.index, t.name, t.shape, [a.map for a in t.maps], threads, vector_size, warp_size,
-                            timeout))
+        try:
+            address = address_exprs(t.shape)
+        except UnsupportedError as exc:
+            out.append(CoalescingResult(t.index, t.name, "unknown", None, None,
+                                        reason=f"the operand's layout: {exc}"))
+            continue
+        out.append(_operand(t.index, t.name, t.shape, address, [a.map for a in t.maps], threads, vector_size,
+                            warp_size, timeout))
     return out
 
 
-def _operand(index: int, name: str, shape: Shape, maps: list[IndexingMap], threads: IndexingMap,
-             vector_size: int, warp_size: int, timeout: float) -> CoalescingResult:
+def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], maps: list[IndexingMap],
+             threads: IndexingMap, vector_size: int, warp_size: int, timeout: float) -> CoalescingResult:
+    """The verdicts of one operand read through ``maps``. The addresses a warp
+    reads are the union over every map (every path producing its lanes'
+    elements): each obligation is asked for every ordered pair of maps ``(i,
+    j)``, lane ``t`` (slot ``v``) reading through ``i`` and lane ``t + 1`` (slot
+    ``v + 1``) through ``j``; a pair of one map shares its loop variables (the
+    same iteration in both lanes), two maps' loops are independent."""
     same_warp = [(Dim(0) % warp_size, Interval(0, warp_size - 2))]
-    lanes: list[Verdict] = []
-    uniform: list[Verdict] = []
-    vectors: list[Verdict] = []
-    vector_same: list[Verdict] = []  # per map: contiguous, or one address per thread
-    refutation: tuple[IndexingMap, Verdict] | None = None
-    step_refuted: tuple[IndexingMap, Verdict] | None = None  # lanes refuted, but one address (uniform)
+    to_address = IndexingMap([Interval(0, n - 1) for n in shape.dims], address)
+    accesses: list[_Access] = []
+    seen: set[str] = set()
     for m in maps:
-        addr = compose(compose(threads, m), IndexingMap([Interval(0, n - 1) for n in shape.dims], _linearize(shape)))
+        addr = compose(compose(threads, m), to_address)
         if addr.state != "ok":
             continue
+        text = addr.format(one_line=True)
+        if text in seen:  # one path read twice: the same addresses
+            continue
+        seen.add(text)
         a, _ = _as_dims(addr)
-        v1, _ = _pair_question(a, 0, vector_size, same_warp, timeout)
-        # Several maps: one may be coalesced and another uniform, and the operand
-        # is then neither; every map needs its one-address answer (with vectors too:
-        # lanes may be coalesced while the vector is one address).
-        if not v1.proved or len(maps) > 1 or vector_size > 1:
-            v0, _ = _pair_question(a, 0, 0, same_warp, timeout)
-            uniform.append(v0)
-            if v1.refuted and not v0.proved and refutation is None:
-                refutation = (a, v1)
-            if v1.refuted and v0.proved and step_refuted is None:
-                step_refuted = (a, v1)
-        lanes.append(v1)
-        if vector_size > 1:
-            vec = _pair_question(a, 1, 1, (), timeout)[0]
-            vectors.append(vec)
-            # a thread reading one address for every slot (a broadcast scalar) is no
-            # obstacle to a uniform warp
-            vector_same.append(vec if vec.proved else _pair_question(a, 1, 0, (), timeout)[0])
-    if not lanes:
+        keys = (None,) * addr.num_range_vars + tuple(_rt_key(v) for v in addr.rt_vars)
+        accesses.append(_Access(a, keys))
+    if not accesses:
         return CoalescingResult(index, name, "not read", None, None, reason="no output element reads the operand")
-    lane_v = _combine(lanes)
-    vec_v = _combine(vectors) if vectors else None
-    is_uniform = len(uniform) == len(lanes) and all(u.proved for u in uniform)
-    if refutation is None and step_refuted is not None and any(u.refuted for u in uniform):
-        # a uniform map among maps that are not: not coalesced (its lanes) and not uniform (another map)
-        refutation = step_refuted
-    vec_ok = vec_v is None or vec_v.proved
-    if lane_v is not None and lane_v.proved and vec_ok:
+    pairs = [(i, j) for i in range(len(accesses)) for j in range(len(accesses))]
+    pairs.sort(key=lambda p: p[0] != p[1])  # one map's own pairs first: their refutations make the witness
+
+    def ask_all(lane: bool, step: int) -> list[tuple[_Question, Verdict]]:
+        extra = same_warp if lane else []
+        out = []
+        for i, j in pairs:
+            q = _question(accesses[i], accesses[j], i, j, lane, step, extra)
+            out.append((q, _ask(q, accesses, timeout)))
+        return out
+
+    lanes = ask_all(True, vector_size)
+    vectors = ask_all(False, 1) if vector_size > 1 else []
+    lanes_ok = all(v.proved for _, v in lanes)
+    vec_ok = all(v.proved for _, v in vectors)
+    uniform: list[tuple[_Question, Verdict]] = []
+    vector_same: list[tuple[_Question, Verdict]] = []
+    if not (lanes_ok and vec_ok):
+        uniform = ask_all(True, 0)
+        if vector_size > 1 and not vec_ok:
+            vector_same = ask_all(False, 0)
+    lane_v = _combine([v for _, v in lanes])
+    vec_v = _combine([v for _, v in vectors]) if vectors else None
+    uniform_ok = bool(uniform) and all(v.proved for _, v in uniform)
+    # a thread reading one address for every slot (a broadcast scalar) is no obstacle to a uniform warp
+    uniform_vec_ok = vec_ok or (bool(vector_same) and all(v.proved for _, v in vector_same))
+    not_coalesced = any(v.refuted for _, v in lanes) or any(v.refuted for _, v in vectors)
+    not_uniform = any(v.refuted for _, v in uniform) or (
+        any(v.refuted for _, v in vectors) and any(v.refuted for _, v in vector_same))
+    if lanes_ok and vec_ok:
         status = "coalesced"
-    elif is_uniform and all(v.proved for v in vector_same):
+    elif uniform_ok and uniform_vec_ok:
         status = "uniform"
-    elif (refutation is not None) or (vec_v is not None and vec_v.refuted):
+    elif not_coalesced and not_uniform:
         status = "not coalesced"
     else:
         status = "unknown"
     witness = None
-    if refutation is not None:
-        witness = _witness(refutation[0], refutation[1], threads, vector_size, warp_size)
-    elif status == "not coalesced" and vec_v is not None and vec_v.refuted:
-        witness = {"warp": -1, "lanes": [], "note": "a thread's vector is not contiguous"}
-        if vec_v.counterexample is not None:
-            vals = dict(vec_v.counterexample.values)
-            t = vals.get("d0", 0)
-            witness = {"warp": t // warp_size, "lanes": [], "note": f"thread {t}'s {vector_size} elements are not "
-                       f"at consecutive addresses (slot {vals.get('d1', 0)})"}
-    reason = "an engine gave up" if status == "unknown" else None
+    if status == "not coalesced":
+        lane_ref = next(((q, v) for q, v in lanes if v.refuted), None)
+        if lane_ref is not None:
+            witness = _witness(lane_ref[0], lane_ref[1], accesses, threads, vector_size, warp_size)
+        else:
+            q, v = next((q, v) for q, v in vectors if v.refuted)
+            pts = _points(q, accesses, v)
+            assert pts is not None  # re-checked by _ask
+            (pi, ai), (pj, aj) = pts
+            t = pi[0]
+            witness = {"warp": t // warp_size, "thread": t, "lanes": [],
+                       "note": f"thread {t}'s {vector_size} elements are not at consecutive addresses "
+                               f"(slots {pi[1]} and {pj[1]} read addresses {ai} and {aj})"}
+    reason = None
+    if status == "unknown":
+        why = [v.reason for _, v in lanes + vectors + uniform + vector_same if not v.proved and not v.refuted]
+        reason = f"an engine gave up: {why[0]}" if why and why[0] else "an engine gave up"
     return CoalescingResult(index, name, status, lane_v, vec_v, witness, reason,
-                            _combine(uniform) if status == "uniform" else None)
+                            _combine([v for _, v in uniform]) if status == "uniform" else None)
 
 
 def _combine(vs: list[Verdict]) -> Verdict | None:
@@ -295,21 +484,28 @@ def _combine(vs: list[Verdict]) -> Verdict | None:
     return vs[0]
 
 
-def _witness(a: IndexingMap, v: Verdict, threads: IndexingMap, vector_size: int, warp_size: int) -> dict[str, Any]:
-    """The warp of the counterexample, every lane's address (plain evaluation)."""
-    ce = v.counterexample
-    assert ce is not None
-    vals = [x for _, x in ce.values]
-    t = vals[0]
+def _witness(q: _Question, v: Verdict, accesses: Sequence[_Access], threads: IndexingMap, vector_size: int,
+             warp_size: int) -> dict[str, Any]:
+    """The warp of the counterexample and every address its lanes read at that
+    slot through the two maps of the refuted pair (plain evaluation)."""
+    pts = _points(q, accesses, v)
+    assert pts is not None  # re-checked by _ask
+    (pi, ai), (pj, aj) = pts
+    t, slot = pi[0], pi[1]
     warp = t // warp_size
-    rest = vals[2:]
-    lanes = []
+    lanes: list[tuple[int, list[int], int]] = []
     for lane in range(warp_size):
-        point = [warp * warp_size + lane, vals[1], *rest]
-        if a.contains(point):
-            lanes.append((lane, list(threads.evaluate(point[:2])), a.evaluate(point)[0]))
+        seen: set[int] = set()
+        for acc, point in ((accesses[q.i].a, pi), (accesses[q.j].a, pj)):
+            p = [warp * warp_size + lane, slot, *point[2:]]
+            if acc.contains(p):
+                addr = acc.evaluate(p)[0]
+                if addr not in seen:
+                    seen.add(addr)
+                    lanes.append((lane, list(threads.evaluate(p[:2])), addr))
+    through = "" if q.i == q.j else " (through two paths)"
     note = (
-        f"lanes {t % warp_size} and {t % warp_size + 1} read addresses {a.evaluate(vals)[0]} and "
-        f"{a.evaluate([t + 1, *vals[1:]])[0]} (elements; expected a step of {vector_size})"
+        f"lanes {t % warp_size} and {t % warp_size + 1} read addresses {ai} and {aj}{through} "
+        f"(elements; expected a step of {vector_size})"
     )
     return {"warp": warp, "thread": t, "lanes": lanes, "note": note}

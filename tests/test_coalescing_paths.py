@@ -1,0 +1,301 @@
+"""Coalescing over several paths (concatenates, multi-path fusions) and tiled
+layouts (issue 26, items 2 and 3), against a brute-force warp emulator.
+
+The emulator is independent of hlo.coalescing: each output element's reads come
+from the tagged numpy interpreter (tests/hlo_oracle.py via
+test_hlo_fusion._run_computation), the thread of each element from the output's
+physical order, and each operand element's address from a buffer built with
+numpy (the logical array transposed to its layout, then each tiling applied by
+padding, reshaping and transposing), never from an indexing map.
+
+The model (docs/utilization.md): lane ``t`` at slot ``v`` reads the set of
+addresses of every operand element its output element is computed from (the
+union over every path). ``coalesced``: for two consecutive lanes of one warp,
+every address of lane ``t + 1`` is every address of lane ``t`` plus the vector
+size, and within a thread every address of slot ``v + 1`` is every address of
+slot ``v`` plus one; ``uniform``: consecutive lanes differ by 0, and slots by 1
+everywhere or by 0 everywhere.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_hlo_fusion import _run_computation
+
+from verified_indexing.cli import main
+from verified_indexing.hlo.coalescing import address_exprs, coalescing
+from verified_indexing.hlo.ir import Shape
+from verified_indexing.hlo.parser import parse_module
+from verified_indexing.hlo.report import load_hlo
+
+# -- the emulator --------------------------------------------------------------------------------------------
+
+
+def buffer_positions(shape: Shape, tilings: list[tuple[int, ...]]) -> np.ndarray:
+    """For every logical index of ``shape``, its position in the buffer: the
+    logical array of element numbers laid out as XLA stores it (physical order,
+    then each tiling: pad the minor dims to multiples of the tile, split each into
+    (tiles, tile), move the tile dims after the tile-index dims), read back."""
+    dims = shape.dims
+    ids = np.arange(int(np.prod(dims)) if dims else 1).reshape(dims)
+    order = list(reversed(shape.minor_to_major()))
+    buf = np.transpose(ids, order) if dims else ids
+    for tile in tilings:
+        k = len(tile)
+        while buf.ndim < k:
+            buf = buf[np.newaxis]
+        head = buf.ndim - k
+        pad = [(0, 0)] * head + [(0, -n % t) for n, t in zip(buf.shape[head:], tile)]
+        buf = np.pad(buf, pad, constant_values=-1)
+        split: list[int] = list(buf.shape[:head])
+        for n, t in zip(buf.shape[head:], tile):
+            split += [n // t, t]
+        buf = buf.reshape(split)
+        perm = list(range(head)) + [head + 2 * q for q in range(k)] + [head + 2 * q + 1 for q in range(k)]
+        buf = np.transpose(buf, perm)
+    flat = buf.reshape(-1)
+    pos = np.full(ids.size, -1)
+    for p, e in enumerate(flat):
+        if e >= 0:
+            pos[e] = p
+    return pos.reshape(dims)
+
+
+def emulate(text: str, comp_name: str, operand: int, tilings: list[tuple[int, ...]], vs: int, warp: int) -> str:
+    """The verdict of the loop emitter by brute force over every warp."""
+    module = load_hlo(text)
+    comp = module.computations[comp_name]
+    values = _run_computation(comp)
+    out = values[comp.root.name]
+    param = next(p for p in comp.parameters() if p.parameter_number == operand)
+    pos = buffer_positions(param.shape, tilings)
+    root = comp.root.shape
+    order = list(reversed(root.minor_to_major()))
+    phys_dims = [root.dims[d] for d in order]
+    n = out.size
+    reads: list[set[int]] = []
+    for i in range(n):
+        phys = np.unravel_index(i, phys_dims)
+        logical = [0] * root.rank
+        for p, d in enumerate(order):
+            logical[d] = int(phys[p])
+        tags = out[tuple(logical)]
+        reads.append({int(pos[x]) for k, x in tags if k == operand})
+    threads = -(-n // vs)
+
+    def at(t: int, v: int) -> set[int]:
+        i = t * vs + v
+        return reads[i] if i < n else set()
+
+    lane_steps: set[int] = set()
+    vec_steps: set[int] = set()
+    for t in range(threads):
+        for v in range(vs):
+            here = at(t, v)
+            if t % warp != warp - 1 and t + 1 < threads:
+                lane_steps |= {b - a for a in here for b in at(t + 1, v)}
+            if v + 1 < vs:
+                vec_steps |= {b - a for a in here for b in at(t, v + 1)}
+    if not any(reads):
+        return "not read"
+    if lane_steps <= {vs} and vec_steps <= {1}:
+        return "coalesced"
+    if lane_steps <= {0} and (vec_steps <= {1} or vec_steps <= {0}):
+        return "uniform"
+    return "not coalesced"
+
+
+def _addresses_by_map(shape: Shape) -> np.ndarray:
+    from verified_indexing.indexing_map import IndexingMap
+    from verified_indexing.interval import Interval
+
+    m = IndexingMap([Interval(0, n - 1) for n in shape.dims], address_exprs(shape))
+    out = np.zeros(shape.dims, dtype=int)
+    for idx in np.ndindex(*shape.dims):
+        out[idx] = m.evaluate(list(idx))[0]
+    return out
+
+
+# -- the reproducers -----------------------------------------------------------------------------------------
+
+CONCAT_TWICE = """HloModule m
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  ROOT c = f32[16]{0} concatenate(p0, p0), dimensions={0}
+}
+"""
+
+
+def test_concatenate_of_one_operand_twice_is_not_coalesced() -> None:
+    # was: coalesced (lanes 7 and 8 read through two maps, never compared)
+    (res,) = coalescing(parse_module(CONCAT_TWICE))
+    assert emulate(CONCAT_TWICE, "e", 0, [], 1, 32) == "not coalesced"
+    assert res.status == "not coalesced", res.format()
+    w = res.witness
+    assert w is not None and w["warp"] == 0
+    addresses = {lane: a for lane, _, a in w["lanes"]}
+    assert addresses[7] == 7 and addresses[8] == 0  # p0[7], then p0[0]
+    assert "lanes 7 and 8 read addresses 7 and 0" in w["note"]
+
+
+TILED = """HloModule m
+ENTRY e {
+  p0 = f32[2,8]{1,0:T(2,4)} parameter(0)
+  ROOT c = f32[2,8]{1,0} copy(p0)
+}
+"""
+
+
+def test_tiled_operand_is_not_coalesced_lanes_3_and_4() -> None:
+    # was: coalesced (the untiled layout was used)
+    (res,) = coalescing(parse_module(TILED))
+    assert emulate(TILED, "e", 0, [(2, 4)], 1, 32) == "not coalesced"
+    assert res.status == "not coalesced", res.format()
+    w = res.witness
+    assert w is not None
+    addresses = {lane: a for lane, _, a in w["lanes"]}
+    assert (addresses[3], addresses[4]) == (3, 8)
+    pos = buffer_positions(Shape("f32", (2, 8), (1, 0)), [(2, 4)])
+    assert [addresses[lane] for lane in range(16)] == [int(pos[divmod(i, 8)]) for i in range(16)]
+
+
+def test_tiled_operand_read_in_tile_order_is_coalesced() -> None:
+    # f32[8] with T(4): the tiling keeps a 1-D buffer in order: coalesced, and the
+    # same for a T(2,4) tiling of f32[2,4] (one tile, row-major inside it)
+    for shape in ("f32[8]{0:T(4)}", "f32[2,4]{1,0:T(2,4)}"):
+        text = TILED.replace("f32[2,8]{1,0:T(2,4)}", shape).replace("f32[2,8]{1,0} copy", shape.split("{")[0]
+                                                                     + " copy")
+        (res,) = coalescing(parse_module(text))
+        assert res.status == "coalesced", (shape, res.format())
+
+
+def test_tiled_output_and_unmodelled_annotations_are_unknown(tmp_path: object,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out_tiled = TILED.replace("{1,0:T(2,4)} parameter", "{1,0} parameter").replace(
+        "f32[2,8]{1,0} copy", "f32[2,8]{1,0:T(2,4)} copy")
+    (res,) = coalescing(parse_module(out_tiled))
+    assert res.status == "unknown" and res.reason is not None and "tiled output layout" in res.reason
+    for ann in ("T(2,*)", "D(D,C)", "T(0,4)"):
+        text = TILED.replace("T(2,4)", ann)
+        (res,) = coalescing(parse_module(text))
+        assert res.status == "unknown", (ann, res.format())
+        assert res.reason is not None and "layout" in res.reason
+    assert main(["coalescing", "-e", TILED.replace("T(2,4)", "D(D,C)")]) == 2
+    assert "is not modelled" in capsys.readouterr().out
+
+
+def test_memory_space_annotation_keeps_the_order() -> None:
+    (res,) = coalescing(parse_module(TILED.replace("T(2,4)", "S(1)")))
+    assert res.status == "coalesced", res.format()
+
+
+def test_cli_exit_codes_on_the_reproducers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coalescing", "-e", CONCAT_TWICE]) == 1
+    assert "lane 8: output (8,) reads address 0" in capsys.readouterr().out
+    assert main(["coalescing", "-e", TILED]) == 1
+    assert "lane 4: output (0, 4) reads address 8" in capsys.readouterr().out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3),
+       st.data())
+def test_address_exprs_match_the_numpy_buffer(dims: list[int], data: st.DataObject) -> None:
+    rank = len(dims)
+    layout = tuple(data.draw(st.permutations(range(rank))))
+    tilings = data.draw(st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=rank + 1).map(tuple),
+                                 min_size=0, max_size=2))
+    ann = "".join("(" + ",".join(map(str, t)) + ")" for t in tilings)
+    shape = Shape("f32", tuple(dims), layout, layout_annotations=f"T{ann}" if tilings else "")
+    np.testing.assert_array_equal(_addresses_by_map(shape), buffer_positions(shape, tilings))
+
+
+# -- the property test ---------------------------------------------------------------------------------------
+
+VIEWS = ("p", "rev0", "rev1", "transpose", "row", "col")
+
+
+def _view(kind: str, name: str, r: int, c: int, lay: str) -> tuple[list[str], str]:
+    """Lines defining a [r, c] view of parameter p (square for transpose) named ``name``."""
+    shp = f"f32[{r},{c}]{{{lay}}}"
+    if kind == "p":
+        return [], "p"
+    if kind == "rev0":
+        return [f"  {name} = {shp} reverse(p), dimensions={{0}}"], name
+    if kind == "rev1":
+        return [f"  {name} = {shp} reverse(p), dimensions={{1}}"], name
+    if kind == "transpose":
+        return [f"  {name} = {shp} transpose(p), dimensions={{1,0}}"], name
+    if kind == "row":  # every row reads row 0
+        return [f"  {name}s = f32[1,{c}]{{1,0}} slice(p), slice={{[0:1],[0:{c}]}}",
+                f"  {name}r = f32[{c}]{{0}} reshape({name}s)",
+                f"  {name} = {shp} broadcast({name}r), dimensions={{1}}"], name
+    return [f"  {name}s = f32[{r},1]{{1,0}} slice(p), slice={{[0:{r}],[0:1]}}",  # col: every column reads column 0
+            f"  {name}r = f32[{r}]{{0}} reshape({name}s)",
+            f"  {name} = {shp} broadcast({name}r), dimensions={{0}}"], name
+
+
+@st.composite
+def questions(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]], int, int]:
+    """A fusion reading one [r, c] parameter (a random layout, maybe tiled)
+    through a concatenate of two views, a sum of two views (two paths at every
+    element), or one view, with a random output layout."""
+    r = draw(st.sampled_from([1, 2, 3, 4]))
+    c = draw(st.sampled_from([2, 3, 4, 8]))
+    square = r == c
+    kinds = [k for k in VIEWS if k != "transpose" or square]
+    play = draw(st.sampled_from(["1,0", "0,1"]))
+    tilings = draw(st.sampled_from([[], [], [], [], [(2, 4)], [(4,)], [(2, 2)], [(2, 4), (2, 1)], [(1, 2)]]))
+    ann = ("T" + "".join("(" + ",".join(map(str, t)) + ")" for t in tilings)) if tilings else ""
+    pshape = f"f32[{r},{c}]{{{play}{':' + ann if ann else ''}}}"
+    form = draw(st.sampled_from(["concat0", "concat1", "add", "one", "concat_add"]))
+    lay = draw(st.sampled_from(["1,0", "0,1"]))
+    a_lines, a = _view(draw(st.sampled_from(kinds)), "va", r, c, "1,0")
+    b_lines, b = _view(draw(st.sampled_from(kinds)), "vb", r, c, "1,0")
+    lines = [f"  p = {pshape} parameter(0)"]
+    if form == "one":
+        lines += [*a_lines, f"  ROOT o = f32[{r},{c}]{{{lay}}} copy({a})"]
+    elif form == "add":
+        lines += a_lines + b_lines + [f"  ROOT o = f32[{r},{c}]{{{lay}}} add({a}, {b})"]
+    elif form == "concat_add":
+        lines += a_lines + b_lines + [f"  s = f32[{r},{c}]{{1,0}} add({a}, {b})",
+                                      f"  ROOT o = f32[{2 * r},{c}]{{{lay}}} concatenate(s, {a}), dimensions={{0}}"]
+    else:
+        d = int(form[-1])
+        out = (2 * r, c) if d == 0 else (r, 2 * c)
+        lines += a_lines + b_lines + [
+            f"  ROOT o = f32[{out[0]},{out[1]}]{{{lay}}} concatenate({a}, {b}), dimensions={{{d}}}"]
+    text = "HloModule m\nENTRY f {\n" + "\n".join(lines) + "\n}\n"
+    vs = draw(st.sampled_from([1, 2, 3]))
+    warp = draw(st.sampled_from([2, 4, 8, 32]))
+    return text, tilings, vs, warp
+
+
+@settings(max_examples=60, deadline=None)
+@given(questions())
+def test_coalescing_matches_the_warp_emulator(q: tuple[str, list[tuple[int, ...]], int, int]) -> None:
+    text, tilings, vs, warp = q
+    (res,) = coalescing(load_hlo(text), computation="f", vector_size=vs, warp_size=warp)
+    expected = emulate(text, "f", 0, tilings, vs, warp)
+    assert res.status == expected, (text, vs, warp, res.format())
+    if res.status == "not coalesced" and res.witness and res.witness["lanes"]:
+        # every address the witness names is one the emulator's lane reads
+        module = load_hlo(text)
+        comp = module.computations["f"]
+        pos = buffer_positions(comp.parameters()[0].shape, tilings)
+        out = _run_computation(comp)[comp.root.name]
+        for _lane, elem, addr in res.witness["lanes"]:
+            assert addr in {int(pos[x]) for _, x in out[tuple(elem)]}, (text, res.witness)
+
+
+def test_emulator_sees_the_reproducers_and_a_plain_copy() -> None:
+    # the oracle itself: the two false proofs are refutations, a plain copy is coalesced
+    assert emulate(CONCAT_TWICE, "e", 0, [], 1, 32) == "not coalesced"
+    assert emulate(TILED, "e", 0, [(2, 4)], 1, 32) == "not coalesced"
+    assert emulate(TILED.replace(":T(2,4)", ""), "e", 0, [], 1, 32) == "coalesced"
+    assert list(itertools.chain.from_iterable(buffer_positions(Shape("f32", (2, 8), (1, 0)), [(2, 4)]))) == [
+        0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15]
