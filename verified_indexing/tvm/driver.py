@@ -1,0 +1,463 @@
+"""TVM itself, driven: apply TVM's own schedule primitive, read TVM's result, validate it.
+
+TVM (``apache-tvm``, the ``tvm`` extra) is imported lazily: without it every entry
+point raises :class:`TvmNotInstalled` (an :class:`~verified_indexing.errors.UnsupportedError`,
+exit 3 at the command line, with the message).
+
+:func:`validate_primitive` takes a function -- TVMScript text, a ``PrimFunc``, an
+``IRModule`` or a ``tvm.s_tir.Schedule`` (its current function) -- applies one of
+:data:`PRIMITIVES` through ``tvm.s_tir.Schedule``, prints TVM's result with
+``script()`` and reads both programs with the project's TVMScript reader. Then:
+
+* TVM applied it: :func:`~verified_indexing.tvm.equivalence.check_equivalence`
+  proves TVM's result computes every output of the original (same elements, same
+  values, every size) or refutes it with the sizes, the element and both values
+  (the plain interpreter's, re-run). A refutation is re-checked once more by TVM
+  itself: both functions compiled for the CPU (``llvm``) and run on the witness's
+  input data, the witness element compared (``tvm_recheck``).
+* TVM refused (``ScheduleError``): the project's own answer decides whether TVM is
+  too conservative (the project proves the primitive legal).
+
+The project's own answer for the primitive (:func:`~verified_indexing.legality.inline.compute_inline`,
+:func:`~verified_indexing.legality.reverse_inline.reverse_compute_inline`,
+:func:`~verified_indexing.legality.epilogue.fuse_reduction_epilogue`) is reported
+side by side. :func:`validate` checks every recorded step of a schedule's trace
+against the function before it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from verified_indexing.errors import ParseError, UnsupportedError, VerifiedIndexingError
+from verified_indexing.legality.cinn_eval import input_value
+from verified_indexing.legality.cinn_ir import Stmt
+from verified_indexing.tvm.equivalence import EquivalenceReport, check_equivalence
+
+__all__ = ["PRIMITIVES", "StepValidation", "TvmNotInstalled", "load_tvm", "parse_tvm_source", "read_tvm_program",
+           "tvm_available", "validate", "validate_primitive"]
+
+#: The schedule primitives TVM applies here.
+PRIMITIVES = ("compute_inline", "reverse_compute_inline", "fuse_reduction_epilogue")
+
+
+class TvmNotInstalled(UnsupportedError):
+    """TVM (the ``tvm`` extra, ``apache-tvm``) is not installed."""
+
+
+def tvm_available() -> bool:
+    """Whether ``import tvm`` (with ``tvm.s_tir``) works."""
+    try:
+        load_tvm()
+    except TvmNotInstalled:
+        return False
+    return True
+
+
+def load_tvm() -> Any:
+    """The ``tvm`` module with ``tvm.s_tir`` loaded; :class:`TvmNotInstalled` without it."""
+    try:
+        tvm = importlib.import_module("tvm")
+        importlib.import_module("tvm.s_tir")
+        importlib.import_module("tvm.script")
+    except ImportError as exc:
+        raise TvmNotInstalled(f"TVM is not installed ({exc}): install the extra with "
+                              "pip install 'verified-indexing[tvm]' (apache-tvm >= 0.27)") from None
+    return tvm
+
+
+# ---------------------------------------------------------------------------
+# Reading TVMScript with TVM, and TVM's output with the project's reader
+# ---------------------------------------------------------------------------
+
+_OLD_TO_NEW = ((re.compile(r"\bT\.block\("), "T.sblock("),
+               (re.compile(r"\bT\.alloc_buffer\("), "T.sblock_alloc_buffer("))
+
+
+def parse_tvm_source(text: str, source: str = "<input>") -> Any:
+    """TVMScript read by TVM's own parser (old spelling ``T.block`` accepted:
+    mapped to ``T.sblock``): a ``PrimFunc`` or an ``IRModule``. Import lines are
+    dropped (TVM's parser provides ``T`` and ``I``). A TVM diagnostic becomes a
+    :class:`VerifiedIndexingError` naming the source."""
+    tvm = load_tvm()
+    lines = ["" if re.match(r"\s*(from\s+\S+\s+import\b|import\s)", ln) and "__future__" not in ln else ln
+             for ln in text.splitlines()]
+    body = "\n".join(lines)
+    for pat, new in _OLD_TO_NEW:
+        body = pat.sub(new, body)
+    if "@T.prim_func" not in body and "@I.ir_module" not in body:
+        raise ParseError("no @T.prim_func function in the TVMScript", text, 0, 1, source)
+    try:
+        return tvm.script.from_source(body, s_tir=True)
+    except Exception as exc:  # TVM's diagnostics carry the line and column in the message
+        raise VerifiedIndexingError(f"{source}: TVM cannot parse this TVMScript: {str(exc).strip()}") from None
+
+
+def _new_to_old(text: str) -> str:
+    """TVM 0.27's spelling mapped to the one the reader knew before issue 23
+    (``T.sblock`` -> ``T.block``...), tried when the reader refuses the new one."""
+    text = re.sub(r"\bT\.sblock_alloc_buffer\(", "T.alloc_buffer(", text)
+    return re.sub(r"\bT\.sblock\(", "T.block(", text)
+
+
+def read_tvm_program(text: str, source: str = "<tvm>") -> Stmt:
+    """TVMScript printed by TVM, read by the project's reader
+    (:func:`~verified_indexing.legality.tvmscript.parse_tvmscript`)."""
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    try:
+        return parse_tvmscript(text, source)
+    except ParseError:
+        old = _new_to_old(text)
+        if old == text:
+            raise
+        try:
+            return parse_tvmscript(old, source)
+        except ParseError:
+            pass
+        raise
+
+
+def _prim_func(tvm: Any, obj: Any) -> Any:
+    """The ``PrimFunc`` of a PrimFunc, an IRModule (``main`` or its only function) or a Schedule."""
+    s_tir = tvm.s_tir
+    if isinstance(obj, s_tir.Schedule):
+        obj = obj.mod
+    if isinstance(obj, tvm.IRModule):
+        names = [gv.name_hint for gv in obj.functions.keys()]
+        if "main" in names:
+            return obj["main"]
+        if len(names) == 1:
+            return obj[names[0]]
+        raise VerifiedIndexingError(f"the IRModule holds {len(names)} functions ({', '.join(names)}) and no main")
+    if isinstance(obj, str):
+        return _prim_func(tvm, parse_tvm_source(obj))
+    if obj.__class__.__name__ == "PrimFunc":
+        return obj
+    raise VerifiedIndexingError(f"expected TVMScript, a PrimFunc, an IRModule or a Schedule, got {type(obj).__name__}")
+
+
+# ---------------------------------------------------------------------------
+# One primitive
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepValidation:
+    """One primitive applied by TVM and validated.
+
+    ``tvm_status`` is ``applied`` or ``refused`` (``tvm_error`` is TVM's message);
+    ``verdict`` validates TVM's result (``proved`` / ``refuted`` / ``unknown`` /
+    ``error``; ``None`` when TVM refused); ``project`` is the project's own answer
+    for the primitive (``status``, ``reason``); ``tvm_recheck`` is TVM's compiled
+    code run on a refutation's inputs (``None`` when not run)."""
+
+    primitive: str
+    blocks: tuple[str, ...]
+    tvm_status: str
+    tvm_error: str
+    before: str
+    after: str | None
+    verdict: EquivalenceReport | None
+    project: dict[str, Any]
+    tvm_recheck: dict[str, Any] | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def outcome(self) -> str:
+        """``proved``, ``refuted``, ``unknown`` or ``error`` for an applied
+        primitive; ``tvm-too-conservative`` for a refusal the project proves
+        legal; ``refused`` for one it does not."""
+        if self.tvm_status == "refused":
+            return "tvm-too-conservative" if self.project.get("legal") else "refused"
+        assert self.verdict is not None
+        return self.verdict.status
+
+    @property
+    def exit_code(self) -> int:
+        """0 proved, 1 refuted, 2 unknown (and a TVM refusal), 4 error."""
+        return {"proved": 0, "refuted": 1, "unknown": 2, "error": 4, "refused": 2,
+                "tvm-too-conservative": 2}[self.outcome]
+
+    def to_json(self) -> dict[str, Any]:
+        """The validation as JSON-ready data."""
+        return {"primitive": self.primitive, "blocks": list(self.blocks), "outcome": self.outcome,
+                "tvm": {"status": self.tvm_status, "error": self.tvm_error or None, "result": self.after},
+                "validation": self.verdict.to_json() if self.verdict else None,
+                "project": self.project, "tvm_recheck": self.tvm_recheck, "notes": list(self.notes)}
+
+
+def _apply(tvm: Any, func: Any, primitive: str, block: str, reduction: str | None) -> Any:
+    sch = tvm.s_tir.Schedule(func)
+    if primitive == "fuse_reduction_epilogue":
+        if reduction is None:
+            raise VerifiedIndexingError("fuse_reduction_epilogue needs the reduction block (--reduction)")
+        sch.fuse_reduction_epilogue(sch.get_sblock(reduction), sch.get_sblock(block))
+    else:
+        getattr(sch, primitive)(sch.get_sblock(block))
+    return sch
+
+
+def _block_names(text: str) -> list[str]:
+    """The block names of a function printed by TVM."""
+    return re.findall(r'T\.s?block\("([^"]*)"', text)
+
+
+def _reduction_of(program: Stmt, block: str) -> str | None:
+    """The reduction block whose tensor the epilogue block ``block`` reads (the project's view)."""
+    from verified_indexing.legality.cinn_ir import find_block, walk_blocks
+    from verified_indexing.legality.epilogue import find_reduction
+    from verified_indexing.legality.inline import _own_stores, _value_loads
+
+    contexts = list(walk_blocks(program))
+    try:
+        ctx = find_block(contexts, block)
+    except VerifiedIndexingError:
+        return None
+    for s in _own_stores(ctx):
+        for ld in _value_loads(s.value):
+            red = find_reduction(program, ld.tensor)
+            if not isinstance(red, str):
+                return red.update.block.name
+    return None
+
+
+def project_answer(program: Stmt, primitive: str, block: str, timeout: float = 10.0) -> dict[str, Any]:
+    """The project's own answer for the primitive on ``program``: ``{status,
+    reason, legal}`` (``legal`` only when every obligation is proved)."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.inline import compute_inline
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+
+    try:
+        if primitive == "compute_inline":
+            rep: Any = compute_inline(program, block, timeout=timeout)
+            legal = rep.status == "inlined" and not rep.when
+        elif primitive == "reverse_compute_inline":
+            rep = reverse_compute_inline(program, block, timeout=timeout)
+            legal = rep.status == "inlined" and not getattr(rep, "when", "")
+        else:
+            rep = fuse_reduction_epilogue(program, block, timeout=timeout)
+            legal = rep.status == "fused"
+    except VerifiedIndexingError as exc:
+        return {"status": "unknown", "reason": f"not modelled: {exc}", "legal": False}
+    out: dict[str, Any] = {"status": rep.status, "reason": rep.reason, "legal": legal}
+    if getattr(rep, "laws", ()):
+        out["laws_assumed"] = list(rep.laws)
+    if getattr(rep, "when", ""):
+        out["when"] = rep.when
+    return out
+
+
+def validate_primitive(
+    func: Any, primitive: str, block: str, *, reduction: str | None = None, timeout: float = 10.0,
+    outputs: Sequence[str] | None = None, recheck_with_tvm: bool = True,
+) -> StepValidation:
+    """Apply TVM's ``primitive`` to ``block`` of ``func`` (TVMScript text, a
+    PrimFunc, an IRModule or a Schedule) and validate TVM's result (module
+    docstring). ``reduction`` is the reduction block of ``fuse_reduction_epilogue``
+    (default: the one whose tensor ``block`` reads)."""
+    if primitive not in PRIMITIVES:
+        raise VerifiedIndexingError(f"unknown primitive {primitive!r} (one of {', '.join(PRIMITIVES)})")
+    tvm = load_tvm()
+    pf = _prim_func(tvm, func)
+    before_text = pf.script()
+    before = read_tvm_program(before_text, "<original>")
+    names = [b for b in _block_names(before_text) if b != "root"]
+    if block not in names:
+        raise VerifiedIndexingError(f"no block named {block!r} (blocks: {', '.join(names)})")
+    if primitive == "fuse_reduction_epilogue" and reduction is None:
+        reduction = _reduction_of(before, block)
+        if reduction is None:
+            raise VerifiedIndexingError(f"block {block} reads no reduction the project recognizes: "
+                                        "name it with reduction=")
+    blocks = (block,) if reduction is None else (reduction, block)
+    project = project_answer(before, primitive, block, timeout)
+    try:
+        sch = _apply(tvm, pf, primitive, block, reduction)
+    except tvm.s_tir.ScheduleError as exc:
+        msg = str(exc).strip().splitlines()
+        text = next((ln for ln in msg if "ScheduleError" in ln or "Error" in ln), msg[-1] if msg else "")
+        return StepValidation(primitive, blocks, "refused", text.strip(), before_text, None, None, project)
+    after_pf = _prim_func(tvm, sch)
+    after_text = after_pf.script()
+    return _validate_result(tvm, pf, after_pf, before, before_text, after_text, primitive, blocks, project,
+                            timeout, outputs, recheck_with_tvm)
+
+
+def _validate_result(
+    tvm: Any, pf: Any, after_pf: Any, before: Stmt, before_text: str, after_text: str, primitive: str,
+    blocks: tuple[str, ...], project: dict[str, Any], timeout: float, outputs: Sequence[str] | None,
+    recheck_with_tvm: bool,
+) -> StepValidation:
+    notes: list[str] = []
+    try:
+        after = read_tvm_program(after_text, "<tvm result>")
+    except VerifiedIndexingError as exc:
+        verdict = EquivalenceReport("unknown", f"TVM's result is not read: {str(exc).splitlines()[0]}")
+        return StepValidation(primitive, blocks, "applied", "", before_text, after_text, verdict, project)
+    verdict = check_equivalence(before, after, outputs=outputs, timeout=timeout)
+    if verdict.status == "unknown" and primitive == "fuse_reduction_epilogue":
+        verdict = _epilogue_verdict(before, after, blocks[-1], verdict, timeout)
+    recheck = None
+    if verdict.status == "refuted" and verdict.witness and recheck_with_tvm:
+        recheck = run_with_tvm(tvm, pf, after_pf, before, verdict.witness)
+        if recheck.get("confirmed") is False:
+            notes.append("TVM's compiled code does not reproduce the interpreter's difference: " +
+                         str(recheck.get("note", "")))
+    return StepValidation(primitive, blocks, "applied", "", before_text, after_text, verdict, project, recheck,
+                          tuple(notes))
+
+
+def _epilogue_verdict(before: Stmt, after: Stmt, block: str, general: EquivalenceReport,
+                      timeout: float) -> EquivalenceReport:
+    """fuse-epilogue's own comparison of a given fused program (induction over the
+    reduction loop), used when the general check leaves the fusion unknown."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+
+    try:
+        rep = fuse_reduction_epilogue(before, block, fused=after, timeout=timeout)
+    except VerifiedIndexingError as exc:
+        return EquivalenceReport("unknown", f"{general.reason}; fuse-epilogue: {exc}", general.checks,
+                                 outputs=general.outputs)
+    if rep.status == "fused":
+        laws = tuple(rep.laws)
+        reason = "fuse-epilogue's induction proves the fused reduction computes the epilogue" + (
+            f" (laws assumed: {', '.join(laws)})" if laws else "")
+        return EquivalenceReport("proved", reason, general.checks + tuple(rep.checks), outputs=general.outputs,
+                                 laws=laws)
+    return EquivalenceReport("unknown", f"{general.reason}; fuse-epilogue: {rep.status}: {rep.reason}",
+                             general.checks + tuple(rep.checks), outputs=general.outputs)
+
+
+# ---------------------------------------------------------------------------
+# TVM's compiled code as a second opinion on a refutation
+# ---------------------------------------------------------------------------
+
+
+def _shape(tvm: Any, buf: Any) -> tuple[int, ...]:
+    """A buffer's constant shape (:class:`VerifiedIndexingError` for a symbolic one)."""
+    out = []
+    for d in buf.shape:
+        if not isinstance(d, tvm.tirx.IntImm):
+            raise VerifiedIndexingError("a symbolic buffer shape is not run by TVM here")
+        out.append(int(d))
+    return tuple(out)
+
+
+def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness: dict[str, Any],
+                 random_runs: int = 3) -> dict[str, Any]:
+    """Both functions compiled by TVM (``llvm``) and run on the witness's input
+    data (:func:`~verified_indexing.legality.cinn_eval.input_value`) and on
+    ``random_runs`` random integer inputs: ``{confirmed, original, after, note}``
+    at the witness element (``confirmed`` is ``None`` when TVM cannot run them)."""
+    import numpy as np
+
+    sizes = dict(witness.get("sizes", {}))
+    tensor = str(witness.get("tensor", ""))
+    element = tuple(witness.get("element", ()))
+    if not tensor:
+        return {"confirmed": None, "note": "the witness is a read of unwritten memory (not observable by running)"}
+    try:
+        dev = tvm.cpu()
+        bufs = list(before_pf.params)  # TVM 0.27: the parameters are the buffers
+        if sizes:
+            return {"confirmed": None, "note": "size parameters: not run by TVM here"}
+        shapes = [_shape(tvm, b) for b in bufs]
+        names = [str(b.name) for b in bufs]
+        dtypes = [str(b.dtype) for b in bufs]
+        mods = [tvm.compile(f, target="llvm") for f in (before_pf, after_pf)]
+        seeds = [int(witness.get("seed", 0))]
+        rng = np.random.default_rng(0)
+        runs: list[dict[str, Any]] = []
+        for run in range(1 + random_runs):
+            arrays = []
+            for n, shp, dt in zip(names, shapes, dtypes):
+                if run == 0:
+                    a = np.zeros(shp, dtype=dt)
+                    for idx in np.ndindex(*shp):
+                        a[idx] = float(input_value(n, tuple(int(i) for i in idx), seeds[0]))
+                else:
+                    a = rng.integers(-3, 4, size=shp).astype(dt)
+                arrays.append(a)
+            results = []
+            for m in mods:
+                args = [tvm.runtime.tensor(a.copy(), dev) for a in arrays]
+                m(*args)
+                results.append(args[names.index(tensor)].numpy())
+            runs.append({"original": results[0][element].item(), "after": results[1][element].item()})
+        first = runs[0]
+        confirmed = first["original"] != first["after"]
+        differs_random = sum(1 for r in runs[1:] if r["original"] != r["after"])
+        return {"confirmed": confirmed, "original": first["original"], "after": first["after"],
+                "random_inputs_differing": differs_random, "random_runs": random_runs,
+                "note": f"TVM-compiled code at {tensor}{list(element)} on the witness inputs: original "
+                        f"{first['original']}, transformed {first['after']}; {differs_random} of {random_runs} "
+                        "random inputs differ there too"}
+    except Exception as exc:  # a second opinion only: TVM failing to compile or run is reported, not raised
+        return {"confirmed": None, "note": f"TVM could not run the functions: {type(exc).__name__}: {exc}"}
+
+
+# ---------------------------------------------------------------------------
+# A schedule's trace, step by step
+# ---------------------------------------------------------------------------
+
+
+def validate(schedule: Any, original: Any | None = None, *, timeout: float = 10.0,
+             recheck_with_tvm: bool = True) -> list[StepValidation]:
+    """Every recorded step of ``schedule``'s trace that is one of
+    :data:`PRIMITIVES`, checked against the function before it. ``original`` is
+    the function the schedule started from (a PrimFunc, IRModule or TVMScript);
+    without it, the schedule's ``mod`` must still be that function (a schedule
+    with steps needs ``original``). Other instructions (``get_sblock``...) are
+    replayed; a transforming primitive outside :data:`PRIMITIVES` stops the
+    validation with an ``unknown`` note."""
+    tvm = load_tvm()
+    s_tir = tvm.s_tir
+    if not isinstance(schedule, s_tir.Schedule):
+        raise VerifiedIndexingError(f"validate() takes a tvm.s_tir.Schedule, got {type(schedule).__name__}")
+    trace = schedule.trace
+    if trace is None:
+        raise VerifiedIndexingError("the schedule records no trace (create it with tvm.s_tir.Schedule(func))")
+    insts = list(trace.insts)
+    base = _prim_func(tvm, original if original is not None else schedule)
+    if original is None and any(i.kind.name not in _READ_ONLY for i in insts):
+        raise VerifiedIndexingError("validate(schedule) needs original=: the function the schedule started from")
+    out: list[StepValidation] = []
+    names: list[tuple[Any, str]] = []
+    for n, inst in enumerate(insts):
+        kind = inst.kind.name
+        if kind in ("GetSBlock", "GetBlock") and inst.outputs and inst.attrs:
+            names.append((inst.outputs[0], str(inst.attrs[0])))
+        if kind in _READ_ONLY:
+            continue
+        prim = _KIND_TO_PRIMITIVE.get(kind)
+        before_sch = s_tir.Schedule(base)
+        s_tir.Trace(insts[:n], {}).apply_to_schedule(before_sch, remove_postproc=False)
+        pf = _prim_func(tvm, before_sch)
+        after_sch = s_tir.Schedule(base)
+        s_tir.Trace(insts[: n + 1], {}).apply_to_schedule(after_sch, remove_postproc=False)
+        after_pf = _prim_func(tvm, after_sch)
+        blocks = tuple(next((nm for rv, nm in names if rv.same_as(x)), str(x)) for x in inst.inputs)
+        before_text = pf.script()
+        if prim is None:
+            verdict = EquivalenceReport("unknown", f"the primitive {kind} is not validated here "
+                                                   f"(validated: {', '.join(PRIMITIVES)})")
+            out.append(StepValidation(kind, blocks, "applied", "", before_text, after_pf.script(), verdict,
+                                      {"status": "unknown", "reason": "not asked", "legal": False}))
+            break
+        before = read_tvm_program(before_text, "<original>")
+        project = project_answer(before, prim, blocks[-1], timeout)
+        out.append(_validate_result(tvm, pf, after_pf, before, before_text, after_pf.script(), prim, blocks,
+                                    project, timeout, None, recheck_with_tvm))
+    return out
+
+
+_READ_ONLY = {"GetSBlock", "GetBlock", "GetLoops", "GetChildBlocks", "GetProducers", "GetConsumers",
+              "GetOutputBlocks", "EnterPostproc"}
+_KIND_TO_PRIMITIVE = {"ComputeInline": "compute_inline", "ReverseComputeInline": "reverse_compute_inline",
+                      "FuseReductionEpilogue": "fuse_reduction_epilogue"}

@@ -1,0 +1,518 @@
+"""Translation validation of a loop-nest program: does ``after`` compute every output ``before`` computes?
+
+Both programs are the CINN loop-nest IR of :mod:`~verified_indexing.legality.cinn_ir`
+(TVMScript is read into it by :mod:`~verified_indexing.legality.tvmscript`). The
+question is the one a schedule primitive must answer: for every size, ``after``
+writes exactly the output elements ``before`` writes, with the same values. The
+answer is one of the four verdicts:
+
+* **refuted** -- the plain interpreter (:func:`~verified_indexing.legality.cinn_eval.run_exact`,
+  exact arithmetic) runs both programs on the same inputs
+  (:data:`~verified_indexing.legality.cinn_eval.INPUT_RULE`, several seeds; at a few
+  concrete sizes when there are size parameters) and an output element differs, is
+  written by one program only, or ``after`` reads an element nothing wrote: the
+  witness names the sizes, the element and both values; it is re-run once more
+  before it is reported.
+* **proved** -- for every size (z3 on uninterpreted values: tensor reads, constants
+  and operators are uninterpreted functions, so no algebraic law is assumed):
+
+  1. each program is *modelled*: every computed tensor is written by one store
+     (a *plain* tensor) or is a reduction (an init block and an update block,
+     :func:`~verified_indexing.legality.epilogue.find_reduction`); every store map
+     is injective on its iteration domain (isl, cross-checked by z3), so every
+     element has one writer; every read of a computed tensor lies in what its
+     writer writes (isl image inclusion) and comes after every writer of that
+     tensor, in a loop nest it does not share with them; ``after`` reads no tensor
+     that ``before`` computes and ``after`` does not (memory nothing writes);
+  2. each output is written at the same elements by both (image equality, both
+     inclusions);
+  3. the value of an element is its writer's stored value, every read of a
+     computed tensor replaced by that tensor's value at the read element
+     (recursively): for plain outputs z3 proves both values equal for every
+     element; a reduction present in both programs is proven equal by induction
+     over its loop (the same number of steps, equal init values, equal updates of
+     one accumulator) and is then one shared uninterpreted function for the
+     blocks that read it.
+
+* **unknown** -- anything outside this model (several stores into one tensor, a
+  read sharing a loop nest with its writer, different reduction lengths, a value
+  proof z3 cannot close...), with the reason. ``unknown`` is never a pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from verified_indexing.engines import Z3Encoder
+from verified_indexing.engines.z3 import Env
+from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.legality._proofs import reads_inside
+from verified_indexing.legality.cinn_eval import INPUT_RULE, Unwritten, run_exact, tensor_of
+from verified_indexing.legality.cinn_ir import (
+    BlockContext,
+    Load,
+    Stmt,
+    Store,
+    Value,
+    at_sizes,
+    program_params,
+    program_sizes,
+    walk_blocks,
+)
+from verified_indexing.legality.epilogue import EVALUATION_LIMIT, Reduction, evaluation_size, find_reduction
+from verified_indexing.legality.inline import (
+    InlineCheck,
+    _encode_conds,
+    _Frame,
+    _frame,
+    _loop_bounds,
+    _own_stores,
+    _value_loads,
+    _ValueEncoder,
+)
+from verified_indexing.legality.inverse import is_injective
+
+__all__ = ["EquivalenceReport", "check_equivalence", "compare_by_evaluation", "size_assignments"]
+
+Status = Literal["proved", "refuted", "unknown", "error"]
+
+
+@dataclass(frozen=True)
+class EquivalenceReport:
+    """Whether ``after`` computes every output of ``before``: ``status`` is
+    ``proved`` (for every size), ``refuted`` (``witness``: the sizes, the element,
+    both values, the inputs), ``unknown`` (``reason`` says what is not modelled) or
+    ``error``. ``checks`` lists every obligation in order."""
+
+    status: Status
+    reason: str
+    checks: tuple[InlineCheck, ...] = ()
+    witness: dict[str, Any] | None = None
+    outputs: tuple[str, ...] = ()
+    laws: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data."""
+        return {"status": self.status, "reason": self.reason, "outputs": list(self.outputs),
+                "laws_assumed": list(self.laws), "witness": self.witness,
+                "checks": [c.to_json() for c in self.checks]}
+
+
+class _Unknown(Exception):
+    """An obligation outside the model (the message says which)."""
+
+
+# ---------------------------------------------------------------------------
+# Evaluation: the refutation search (and the re-check of every refutation)
+# ---------------------------------------------------------------------------
+
+
+def size_assignments(sizes: Sequence[str], limit: int = 8) -> list[dict[str, int]]:
+    """Concrete values for the size parameters the interpreter runs at: every size
+    equal (1, 2, 3, 0, 5), then a few mixed tuples; ``[{}]`` without sizes."""
+    if not sizes:
+        return [{}]
+    out: list[dict[str, int]] = [dict.fromkeys(sizes, v) for v in (1, 2, 3, 0, 5)]
+    for combo in itertools.product((1, 2, 3, 4), repeat=len(sizes)):
+        if len(out) >= limit:
+            break
+        d = dict(zip(sizes, combo))
+        if d not in out:
+            out.append(d)
+    return out[:limit]
+
+
+def _computed(p: Stmt) -> set[str]:
+    return {tensor_of(s.tensor) for c in walk_blocks(p) for s in _own_stores(c)}
+
+
+def _read(p: Stmt) -> set[str]:
+    return {ld.tensor for c in walk_blocks(p) for s in _own_stores(c) for ld in _value_loads(s.value)}
+
+
+def _show(v: Fraction | None) -> str:
+    if v is None:
+        return "not written"
+    return str(v.numerator) if v.denominator == 1 else str(v)
+
+
+def compare_by_evaluation(
+    before: Stmt, after: Stmt, outputs: Sequence[str], seeds: Iterable[int] = (0, 1, 2),
+    sizes: Sequence[dict[str, int]] | None = None,
+) -> tuple[dict[str, Any] | None, str]:
+    """Run both programs with the plain interpreter (exact arithmetic) on the
+    same inputs, at each size assignment small enough to run; the first output
+    element where they differ, as a witness ``{tensor, element, original, after,
+    sizes, seed, inputs, note}`` (``None`` when they agree), and a note on what
+    was run. Raises :class:`_Unknown` when ``before`` itself reads an element
+    nothing wrote."""
+    inputs = _read(before) - _computed(before)
+    names = program_sizes(before)
+    ran = 0
+    for assignment in (sizes if sizes is not None else size_assignments(names)):
+        b0, a0 = at_sizes(before, assignment), at_sizes(after, assignment)
+        if max(evaluation_size(b0), evaluation_size(a0)) > EVALUATION_LIMIT:
+            continue
+        ran += 1
+        for seed in seeds:
+            try:
+                ta = run_exact(b0, inputs, seed)
+            except Unwritten as exc:
+                raise _Unknown(f"the original program reads an element nothing wrote ({exc})") from None
+            base = {"sizes": dict(assignment), "seed": seed, "inputs": f"{INPUT_RULE}, seed {seed}"}
+            try:
+                tb = run_exact(a0, inputs, seed)
+            except Unwritten as exc:
+                return {**base, "tensor": "", "element": [], "original": "", "after": f"reads unwritten: {exc}",
+                        "note": f"the transformed program {exc} (nothing writes it there)"}, ""
+            for t in outputs:
+                xa, xb = ta.get(t, {}), tb.get(t, {})
+                for idx in sorted(set(xa) | set(xb)):
+                    va, vb = xa.get(idx), xb.get(idx)
+                    if va != vb:
+                        at = ", ".join(f"{k} = {v}" for k, v in assignment.items())
+                        note = (f"{t}{list(idx)}: original {_show(va)}, transformed {_show(vb)}"
+                                + (f" (sizes {at})" if at else "") + f" ({INPUT_RULE}, seed {seed})")
+                        return {**base, "tensor": t, "element": list(idx), "original": _show(va),
+                                "after": _show(vb), "note": note}, ""
+    what = f"{ran} size assignment{'s' if ran != 1 else ''}" if names else ("the program's sizes" if ran else "")
+    return None, (f"no difference on 3 input sets at {what}" if ran else "too large to run")
+
+
+def _recheck(before: Stmt, after: Stmt, outputs: Sequence[str], w: dict[str, Any]) -> bool:
+    """The witness again: both programs re-run at its sizes with its seed."""
+    again, _ = compare_by_evaluation(before, after, outputs, seeds=(int(w["seed"]),), sizes=[dict(w["sizes"])])
+    return again is not None and again.get("element") == w.get("element") and again.get("after") == w.get("after")
+
+
+# ---------------------------------------------------------------------------
+# The model of one program
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Writer:
+    ctx: BlockContext
+    store: Store
+    frame: _Frame
+
+
+@dataclass
+class _Model:
+    program: Stmt
+    sizes: tuple[str, ...]
+    contexts: list[BlockContext]
+    plain: dict[str, _Writer]
+    reductions: dict[str, Reduction]
+
+    @property
+    def computed(self) -> set[str]:
+        return set(self.plain) | set(self.reductions)
+
+    def write_map(self, tensor: str) -> Any:
+        if tensor in self.plain:
+            w = self.plain[tensor]
+            return w.frame.domain(w.frame.resolve(i) for i in w.store.indices)
+        red = self.reductions[tensor]
+        f = _frame(red.init, red.init_store)
+        return f.domain(f.resolve(i) for i in red.init_store.indices)
+
+    def writer_blocks(self, tensor: str) -> list[BlockContext]:
+        if tensor in self.plain:
+            return [self.plain[tensor].ctx]
+        red = self.reductions[tensor]
+        return [red.init, red.update]
+
+
+def _model(p: Stmt, who: str) -> _Model:
+    contexts = list(walk_blocks(p))
+    stores: dict[str, list[tuple[BlockContext, Store]]] = {}
+    for c in contexts:
+        for s in _own_stores(c):
+            stores.setdefault(tensor_of(s.tensor), []).append((c, s))
+    plain: dict[str, _Writer] = {}
+    reductions: dict[str, Reduction] = {}
+    for t, ws in stores.items():
+        is_red = any(s.tensor.endswith("__reduce_init") or any(ld.tensor == t for ld in _value_loads(s.value))
+                     for _, s in ws)
+        if is_red:
+            red = find_reduction(p, t)
+            if isinstance(red, str):
+                raise _Unknown(f"{who}: {red}")
+            if len(ws) != 2:
+                raise _Unknown(f"{who}: {t} is written by {len(ws)} stores besides its reduction")
+            reductions[t] = red
+        elif len(ws) == 1:
+            c, s = ws[0]
+            plain[t] = _Writer(c, s, _frame(c, s))
+        else:
+            raise _Unknown(f"{who}: {t} is written by {len(ws)} stores (one writer per tensor is modelled)")
+    return _Model(p, program_sizes(p), contexts, plain, reductions)
+
+
+def _shares_loops(a: BlockContext, b: BlockContext) -> bool:
+    return any(x is y for x in a.loops if x.kind != "size" for y in b.loops)
+
+
+# ---------------------------------------------------------------------------
+# The proof
+# ---------------------------------------------------------------------------
+
+
+class _Prover:
+    def __init__(self, before: _Model, after: _Model, outputs: Sequence[str], timeout: float) -> None:
+        self.before, self.after = before, after
+        self.outputs = outputs
+        self.timeout = timeout
+        self.k = len(before.sizes)
+        self.checks: list[InlineCheck] = []
+        self.folds: set[str] = set()  # reductions proven equal in both programs
+
+    def ok(self, name: str, detail: str = "", engine: str = "syntax") -> None:
+        self.checks.append(InlineCheck(name, "proved", detail, engine))
+
+    def fail(self, name: str, detail: str, engine: str = "syntax") -> _Unknown:
+        self.checks.append(InlineCheck(name, "unknown", detail, engine))
+        return _Unknown(f"{name}: {detail}")
+
+    # -- structure ------------------------------------------------------------
+    def structure(self, m: _Model, who: str) -> None:
+        inputs = _read(self.before.program) - self.before.computed
+        for t in m.computed:
+            name = f"{who}: every element of {t} has one writer"
+            v = is_injective(m.write_map(t), timeout=self.timeout, sizes=self.k)
+            if not v.proved:
+                raise self.fail(name, f"the store map of {t} is not proven injective ({v.status}: {v.reason})",
+                                v.engine)
+        self.ok(f"{who}: every computed tensor has one writer per element", ", ".join(sorted(m.computed)), "isl")
+        for c in m.contexts:
+            for s in _own_stores(c):
+                fr = _frame(c, s)
+                for ld in _value_loads(s.value):
+                    u = ld.tensor
+                    if u not in m.computed:
+                        if u not in inputs:
+                            raise self.fail(f"{who}: every tensor read is an input or computed",
+                                            f"block {c.block.name} reads {u}, which nothing in it writes and "
+                                            "which is not an input of the original")
+                        continue
+                    if u in m.reductions and c.order == m.reductions[u].update.order and tensor_of(s.tensor) == u:
+                        continue  # the reduction's own accumulator
+                    for wc in m.writer_blocks(u):
+                        if wc.order >= c.order or _shares_loops(wc, c):
+                            raise self.fail(f"{who}: every read of a computed tensor follows its writers",
+                                            f"block {c.block.name} reads {u} in a loop nest shared with, or "
+                                            f"before, its writer {wc.block.name} (not modelled)")
+                    read = fr.domain(fr.resolve(i) for i in ld.indices)
+                    v, w = reads_inside(read, m.write_map(u), self.timeout, sizes=self.k)
+                    if not v.proved:
+                        note = w["note"] if w else v.reason
+                        raise self.fail(f"{who}: every element read is written",
+                                        f"block {c.block.name} reads {u}: {v.status} ({note})", v.engine)
+        self.ok(f"{who}: every read of a computed tensor lies in what its writer writes, after it", "", "isl")
+
+    # -- values ---------------------------------------------------------------
+    def prove(self) -> None:
+        self.structure(self.before, "original")
+        self.structure(self.after, "transformed")
+        for t in self.before.reductions:
+            if t in self.after.reductions:
+                self.reduction(t)
+        for t in self.outputs:
+            self.output(t)
+
+    def images_equal(self, t: str) -> None:
+        a, b = self.before.write_map(t), self.after.write_map(t)
+        for sub, sup, what in ((a, b, "original"), (b, a, "transformed")):
+            v, w = reads_inside(sub, sup, self.timeout, sizes=self.k)
+            if not v.proved:
+                note = w["note"] if w else v.reason
+                raise self.fail(f"{t} is written at the same elements",
+                                f"an element of {t} the {what} program writes: {v.status} ({note})", v.engine)
+        self.ok(f"{t} is written at the same elements", "", "isl")
+
+    def output(self, t: str) -> None:
+        bp, ap = t in self.before.plain, t in self.after.plain
+        if t not in self.before.computed and t not in self.after.computed:
+            return
+        if t in self.before.computed and t not in self.after.computed:
+            raise self.fail(f"{t} is computed", f"the transformed program no longer writes the output {t}")
+        if t not in self.before.computed:
+            raise self.fail(f"{t} is computed", f"the transformed program writes {t}, an input of the original")
+        self.images_equal(t)
+        if t in self.folds:
+            return
+        if not (bp and ap):
+            raise self.fail(f"{t} holds the same values",
+                            f"{t} is a reduction in one program and a plain store in the other (compared by "
+                            "fuse-epilogue's induction, not here)")
+        self.plain_output(t)
+
+    def _scope(self, enc: Z3Encoder, frame: _Frame, xs: list[Any]) -> Env:
+        lenv: Env = {("d", i): x for i, x in enumerate(xs)}
+        sc = list(xs) + [enc.expr(b, lenv) for b in frame.bind_values]
+        return {("d", i): x for i, x in enumerate(sc)}
+
+    def _vars(self, enc: Z3Encoder, s: Any, frame: _Frame, prefix: str, sizes: dict[str, Any],
+              fixed: Sequence[Any] = ()) -> tuple[list[Any], Env]:
+        xs: list[Any] = []
+        for i, f in enumerate(frame.loops):
+            if f.kind == "size":
+                xs.append(sizes.setdefault(f.var, enc.int_var(f"size_{f.var}")))
+            elif i < len(fixed) + frame.sizes:
+                xs.append(fixed[i - frame.sizes])
+            else:
+                xs.append(enc.int_var(f"{prefix}_{f.var}_{i}"))
+        s.add(*_loop_bounds(enc, frame, xs))
+        s.add(*_encode_conds(enc, frame, {("d", i): x for i, x in enumerate(xs)}))
+        return xs, self._scope(enc, frame, xs)
+
+    def _value_fn(self, enc: Z3Encoder, ve: _ValueEncoder, s: Any, m: _Model, sizes: dict[str, Any],
+                  counter: list[int]) -> Callable[[Value, Env, Callable[[Load], Any] | None], Any]:
+        ints = enc.z3.IntSort(enc.ctx)
+
+        def tensor(u: str, idx: list[Any]) -> Any:
+            if u in self.folds:
+                return ve.func(f"fold {u}", [sizes[n] for n in m.sizes] + idx, [ints] * (len(m.sizes) + len(idx)))
+            if u in m.reductions:
+                raise _Unknown(f"the reduction {u} read by another block differs between the programs "
+                               "(not proven equal)")
+            w = m.plain[u]
+            counter[0] += 1
+            _, env = self._vars(enc, s, w.frame, f"w{counter[0]}", sizes)
+            for si, x in zip(w.store.indices, idx):
+                s.add(enc.expr(si, env) == x)
+            return value(w.store.value, env, None)
+
+        def value(v: Value, env: Env, extra: Callable[[Load], Any] | None) -> Any:
+            def load(ld: Load) -> Any:
+                if extra is not None:
+                    hit = extra(ld)
+                    if hit is not None:
+                        return hit
+                if ld.tensor not in m.computed:
+                    return None
+                return tensor(ld.tensor, [enc.expr(i, env) for i in ld.indices])
+            return ve.value(v, env, load)
+
+        return value
+
+    def _check(self, enc: Z3Encoder, s: Any, goal: Any, name: str) -> None:
+        s.add(*enc.side_conditions)
+        s.add(enc.z3.Not(goal))
+        r = s.check()
+        if r == enc.z3.unsat:
+            self.ok(name, "", "z3")
+            return
+        why = ("z3 finds values of the uninterpreted reads and operators that tell them apart: not provable "
+               "without an algebraic law") if r == enc.z3.sat else f"z3: {s.reason_unknown()}"
+        raise self.fail(name, why, "z3")
+
+    def plain_output(self, t: str) -> None:
+        enc = Z3Encoder()
+        ve = _ValueEncoder(enc)
+        s = enc.solver(timeout=self.timeout)
+        sizes: dict[str, Any] = {}
+        counter = [0]
+        wa, wb = self.before.plain[t], self.after.plain[t]
+        _, ea = self._vars(enc, s, wa.frame, "a", sizes)
+        _, eb = self._vars(enc, s, wb.frame, "b", sizes)
+        for x, y in zip(wa.store.indices, wb.store.indices):
+            s.add(enc.expr(x, ea) == enc.expr(y, eb))
+        va = self._value_fn(enc, ve, s, self.before, sizes, counter)(wa.store.value, ea, None)
+        vb = self._value_fn(enc, ve, s, self.after, sizes, counter)(wb.store.value, eb, None)
+        self._check(enc, s, va == vb, f"{t} holds the same value at every element")
+
+    def reduction(self, t: str) -> None:
+        ra, rb = self.before.reductions[t], self.after.reductions[t]
+        name = f"the reduction {t} is the same (induction over its loop)"
+        la, lb = ra.loop, rb.loop
+        if la.extent != lb.extent or la.bound is not None or lb.bound is not None:
+            raise self.fail(name, f"the reduction loops have different lengths ({la.extent} and {lb.extent})")
+        self.images_equal(t)
+        for step in ("base", "step"):
+            enc = Z3Encoder()
+            ve = _ValueEncoder(enc)
+            s = enc.solver(timeout=self.timeout)
+            sizes: dict[str, Any] = {}
+            counter = [0]
+            fa, fb = _frame(ra.init, ra.init_store), _frame(rb.init, rb.init_store)
+            xa, ea = self._vars(enc, s, fa, "a", sizes)
+            xb, eb = self._vars(enc, s, fb, "b", sizes)
+            for x, y in zip(ra.init_store.indices, rb.init_store.indices):
+                s.add(enc.expr(x, ea) == enc.expr(y, eb))
+            fn_a = self._value_fn(enc, ve, s, self.before, sizes, counter)
+            fn_b = self._value_fn(enc, ve, s, self.after, sizes, counter)
+            if step == "base":
+                goal = fn_a(ra.init_store.value, ea, None) == fn_b(rb.init_store.value, eb, None)
+            else:
+                n = enc.int_var("n")
+                s.add(n >= 0, n < la.extent)
+                ua, ub = _frame(ra.update, ra.update_store), _frame(rb.update, rb.update_store)
+                k = ua.sizes
+                _, uea = self._vars(enc, s, ua, "ua", sizes, fixed=[*xa[k:], n + la.start])
+                _, ueb = self._vars(enc, s, ub, "ub", sizes, fixed=[*xb[fb.sizes:], n + lb.start])
+                acc = enc.z3.Const("acc", ve.sort)
+
+                def own(ld: Load, acc: Any = acc) -> Any:
+                    return acc if ld.tensor == t else None
+                goal = fn_a(ra.update_store.value, uea, own) == fn_b(rb.update_store.value, ueb, own)
+            self._check(enc, s, goal, f"{name}: {step}")
+        self.folds.add(t)
+
+
+def check_equivalence(
+    before: Stmt, after: Stmt, *, outputs: Sequence[str] | None = None, timeout: float = 10.0,
+    evaluate: bool = True,
+) -> EquivalenceReport:
+    """Whether ``after`` computes every output of ``before`` (module docstring):
+    the outputs are ``outputs``, else the parameter buffers ``before`` writes (else
+    the tensors it writes and never reads)."""
+    if outputs is None:
+        params = program_params(before)
+        written = _computed(before)
+        outs = [t for t in params if t in written] if params else \
+            sorted(written - _read(before))
+    else:
+        outs = list(outputs)
+    checks: list[InlineCheck] = []
+    if program_sizes(before) != program_sizes(after):
+        return EquivalenceReport("unknown", f"the programs have different size parameters "
+                                 f"({', '.join(program_sizes(before))} and {', '.join(program_sizes(after))})",
+                                 outputs=tuple(outs))
+    eval_note = ""
+    if evaluate:
+        try:
+            w, eval_note = compare_by_evaluation(before, after, outs)
+        except _Unknown as exc:
+            return EquivalenceReport("unknown", str(exc), outputs=tuple(outs))
+        if w is not None:
+            if not _recheck(before, after, outs, w):
+                checks.append(InlineCheck("the programs compute the same values", "error",
+                                          "the interpreter does not reproduce its own difference", "evaluation"))
+                return EquivalenceReport("error", "the interpreter does not reproduce its own difference",
+                                         tuple(checks), w, tuple(outs))
+            checks.append(InlineCheck("the programs compute the same values", "refuted", w["note"], "evaluation", w))
+            return EquivalenceReport("refuted", w["note"], tuple(checks), w, tuple(outs))
+        checks.append(InlineCheck("the programs compute the same values", "proved" if eval_note.startswith("no")
+                                  else "unknown", eval_note, "evaluation"))
+    try:
+        pa = _model(before, "original")
+        pb = _model(after, "transformed")
+    except _Unknown as exc:
+        checks.append(InlineCheck("both programs are modelled", "unknown", str(exc)))
+        return EquivalenceReport("unknown", str(exc), tuple(checks), outputs=tuple(outs))
+    prover = _Prover(pa, pb, outs, timeout)
+    try:
+        prover.prove()
+    except _Unknown as exc:
+        return EquivalenceReport("unknown", str(exc), tuple(checks + prover.checks), outputs=tuple(outs))
+    except VerifiedIndexingError as exc:
+        return EquivalenceReport("unknown", f"not modelled: {exc}", tuple(checks + prover.checks),
+                                 outputs=tuple(outs))
+    return EquivalenceReport("proved", "every output element is written by both programs with the same value, "
+                             "for every size", tuple(checks + prover.checks), outputs=tuple(outs))
