@@ -222,3 +222,79 @@ def test_a_dead_alloc_buffer_producer_is_removed() -> None:
     q = parse_tvmscript(kept.replace("    B = T.alloc_buffer((8,))\n", ""), "<kept>")
     rep = compute_inline(q, "B")
     assert rep.status == "refused" and "parameter of the function" in rep.reason
+
+
+# ---------------------------------------------------------------------------
+# issue 23 item 5: a loop that never runs is a program like any other (was exit 3: "reads B with 0 indices")
+# ---------------------------------------------------------------------------
+
+_EMPTY = '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in {pgrid}:
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + 1.0
+    for i, j in {cgrid}:
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = B[vi] * 2.0
+'''
+
+_EMPTY_MM = '''@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), D: T.Buffer((4, 4), "float32")):
+    C = T.alloc_buffer((4, 4))
+    for i, j, k in T.grid({ri}, 4, {rk}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid({ei}, 4):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi, vj], T.float32(0))
+'''
+
+
+def _judge_empty(p: Stmt, rep_status: str, program: Stmt | None, witness: dict | None, inputs: set[str],  # type: ignore[type-arg]
+                 inner: str) -> None:
+    """The interpreter decides: an accepted rewrite computes the same D; a refusal's witness either reads an
+    element the original never writes (the original itself fails there) or names an element of the inner
+    tensor the original writes although it never writes D."""
+    try:
+        original = run(p, inputs)
+    except KeyError:
+        original = None
+    if rep_status in ("inlined", "fused"):
+        assert original is not None and program is not None
+        assert run(program, inputs).get("D") == original.get("D")
+        return
+    assert rep_status in ("refused", "illegal") and witness is not None
+    if "which nothing writes" in witness["note"]:
+        assert original is None
+    else:
+        assert original is not None and "D" not in original and tuple(witness["element"]) in original[inner]
+
+
+@pytest.mark.parametrize("pgrid", ["range(8)", "range(0)", "T.grid(0)"])
+@pytest.mark.parametrize("cgrid", ["T.grid(8, 1)", "T.grid(0, 4)", "T.grid(8, 0)"])
+def test_loops_that_never_run_inline_and_reverse_inline(pgrid: str, cgrid: str) -> None:
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    p = parse_tvmscript(_EMPTY.format(pgrid=pgrid, cgrid=cgrid), "<empty>")
+    rep = compute_inline(p, "B")
+    _judge_empty(p, rep.status, rep.program, rep.checks[-1].witness, {"A"}, "B")
+    rev = reverse_compute_inline(p, "D")
+    _judge_empty(p, rev.status, rev.program, rev.checks[-1].witness, {"A"}, "B")
+
+
+@pytest.mark.parametrize(("ri", "rk", "ei"), [(0, 4, 4), (0, 4, 0), (4, 0, 4), (4, 0, 0), (4, 4, 0), (0, 0, 0)])
+def test_loops_that_never_run_fuse_epilogue(ri: int, rk: int, ei: int) -> None:
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    p = parse_tvmscript(_EMPTY_MM.format(ri=ri, rk=rk, ei=ei), "<empty>")
+    rep = fuse_reduction_epilogue(p, "D")
+    _judge_empty(p, rep.status, rep.program, rep.checks[-1].witness, {"A", "B"}, "C")

@@ -76,6 +76,7 @@ from verified_indexing.legality.cinn_ir import (
 from verified_indexing.legality.inline import (
     InlineCheck,
     _assign,
+    _first_point,
     _Frame,
     _frame,
     _map_value,
@@ -453,6 +454,31 @@ def fuse_reduction_epilogue(
     rf, inf = _frame(red.update), _frame(red.init)
     read = ef.domain(ef.resolve(i) for i in cloads[0].indices)
     written = inf.domain(inf.resolve(i) for i in red.init_store.indices)
+    if read.is_known_empty or written.is_known_empty:  # a loop of extent 0: a block that never runs
+        if read.is_known_empty and written.is_known_empty:
+            ok(f"{block} and the reduction's outer loops never run", "both execute nothing: removed")
+            gone: Stmt | None = program
+            for name in (block, red.init.block.name, red.update.block.name):
+                assert gone is not None
+                gone = _replace_block(gone, name, lambda sb: None)
+            assert gone is not None
+            return report("fused", f"all obligations proved: {block} and the reduction never run; removed", gone)
+        m, loops_of, who = (read, ectx, block) if written.is_known_empty else (written, red.init, red.init.block.name)
+        name = (f"{block} reads only elements the reduction writes" if written.is_known_empty
+                else f"{block} reads every element the reduction writes")
+        point = _first_point(m, timeout)
+        if point is None:
+            return give_up(name, f"whether {who} runs is not decided", "z3")
+        names = [f.var for f in loops_of.loops]
+        elem = list(m.evaluate(point))
+        if written.is_known_empty:
+            note = (f"the reduction never runs (a loop of extent 0); {block}'s iteration ({_assign(names, point)}) "
+                    f"reads {ctensor}{elem}, which nothing writes")
+        else:
+            note = (f"{block} never runs (a loop of extent 0); the reduction's iteration ({_assign(names, point)}) "
+                    f"writes {ctensor}{elem}: the fused reduction would write an element of {dname} the program "
+                    "never writes")
+        return refuse(name, note, {"iteration": dict(zip(names, point)), "element": elem, "note": note}, "z3")
     if len(read.results) != len(written.results):
         raise VerifiedIndexingError(f"{block} reads {ctensor} with {len(read.results)} indices; it is written with "
                                     f"{len(written.results)}")

@@ -544,6 +544,59 @@ def _written_before_read(
     return Verdict("refuted", "z3", now() - t0, question), witness
 
 
+def _first_point(m: IndexingMap, timeout: float) -> tuple[int, ...] | None:
+    """A point of ``m``'s domain (z3), re-checked by the evaluator; ``None`` when z3 finds none."""
+    enc = Z3Encoder()
+    env = enc.map_vars(m, "x_")
+    sol = enc.solver(timeout=timeout)
+    sol.add(*enc.domain(m, env))
+    sol.add(*enc.side_conditions)
+    if sol.check() != enc.z3.sat:
+        return None
+    model = sol.model()
+    point = tuple(model.eval(env[("d", i)], model_completion=True).as_long() for i in range(m.num_dims))
+    return point if m.contains(point) else None
+
+
+def _inline_empty_producer(
+    program: Stmt, block: str, tensor: str, consumers: list[BlockContext], checks: list[InlineCheck],
+    timeout: float = 10.0,
+) -> InlineReport:
+    """The producer never runs. A consumer iteration that runs reads an element nothing wrote: refused
+    with it (the original program reads unwritten memory there). When no consumer runs either, the
+    producer and those consumers are removed (they execute nothing)."""
+    for cctx in consumers:
+        for st, ld in _loads_of(cctx, tensor):
+            cf = _frame(cctx, st)
+            read = cf.domain(cf.resolve(i) for i in ld.indices)
+            name = f"{cctx.block.name}'s load of {tensor} lies in the stored region"
+            if read.is_known_empty:
+                continue
+            point = _first_point(read, timeout)
+            if point is None:
+                checks.append(InlineCheck(name, "unknown", f"{block} never runs; whether "
+                                          f"{cctx.block.name} does is not decided", "z3"))
+                return InlineReport(block, "unknown", f"{name}: {block} never runs; whether {cctx.block.name} "
+                                    "runs is not decided", tuple(checks))
+            names = [f.var for f in cctx.loops]
+            elem = list(read.evaluate(point))
+            note = (f"{block} never runs (a loop of extent 0); {cctx.block.name}'s iteration "
+                    f"({_assign(names, point)}) reads {tensor}{elem}, which nothing writes")
+            checks.append(InlineCheck(name, "refuted", note, "z3",
+                                      {"consumer_iteration": dict(zip(names, point)), "element": elem,
+                                       "note": note}))
+            return InlineReport(block, "refused", note, tuple(checks))
+    out: Stmt | None = program
+    for name in [block, *(c.block.name for c in consumers)]:
+        assert out is not None
+        out = _replace_block(out, name, lambda sb: None)
+    assert out is not None
+    checks.append(InlineCheck("the producer and its consumers never run", "proved",
+                              f"{block} and {', '.join(c.block.name for c in consumers)} execute nothing: removed"))
+    return InlineReport(block, "inlined", f"all checks proved: {block} and its consumers never run; removed",
+                        tuple(checks), out, None, tuple(c.block.name for c in consumers))
+
+
 def _check_overwrite(
     block: str, pf: _Frame, pstore: Store, cctx: BlockContext, read: IndexingMap, write: IndexingMap,
     wctx: BlockContext, sizes: int, timeout: float,
@@ -852,6 +905,8 @@ def _compute_inline(
     write = pf.domain(pf.resolve(i) for i in pstore.indices)
     k = pf.sizes
     size_names = [f.var for f in pctx.loops[:k]]
+    if write.is_known_empty:  # the producer never runs (a loop of extent 0): it writes nothing
+        return _inline_empty_producer(program, block, tensor, consumers, checks)
     inj = is_injective(write, timeout=timeout, sizes=k)
     if inj.refuted:
         pair = collision(with_sizes_in_results(write, k), inj)
@@ -881,8 +936,11 @@ def _compute_inline(
                     f"{len(pstore.indices)}"
                 )
             read = cf.domain(cf.resolve(i) for i in ld.indices)
-            v, rw = reads_inside(read, write, timeout, sizes=k)
             name = f"{cctx.block.name}'s load of {tensor} lies in the stored region"
+            if read.is_known_empty:  # the consumer never runs: it reads nothing
+                ok(name, f"{cctx.block.name} never runs (a loop of extent 0 or an empty predicate)")
+                continue
+            v, rw = reads_inside(read, write, timeout, sizes=k)
             if v.refuted and rw is not None:
                 cw: dict[str, Any] = dict(rw)
                 loop_names = [f.var for f in cctx.loops]

@@ -36,9 +36,11 @@ from verified_indexing.engines.sizes import with_sizes_in_results
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.expr import Dim
+from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.legality._proofs import now, reads_inside
 from verified_indexing.legality.cinn_eval import tensor_of
 from verified_indexing.legality.cinn_ir import (
+    BlockContext,
     Load,
     ScheduleBlock,
     Stmt,
@@ -53,6 +55,7 @@ from verified_indexing.legality.inline import (
     InlineReport,
     _assign,
     _encode_conds,
+    _first_point,
     _Frame,
     _frame,
     _loop_bounds,
@@ -166,6 +169,8 @@ def _reverse_compute_inline(
     ok(f"{block}'s other inputs and {dname} are untouched between {pname} and {block}")
     write = pf.domain(pf.resolve(i) for i in pstore.indices)
     read = cf.domain(cf.resolve(i) for i in bloads[0].indices)
+    if read.is_known_empty or write.is_known_empty:  # a loop of extent 0: a block that never runs
+        return _never_runs(program, block, pname, btensor, dname, read, write, cctx, pctx, checks, timeout)
     if len(read.results) != len(write.results):
         raise VerifiedIndexingError(f"{block} reads {btensor} with {len(read.results)} indices; {pname} writes it "
                                     f"with {len(write.results)}")
@@ -244,6 +249,42 @@ def _reverse_compute_inline(
     if small:
         ok("the rewritten program computes the same values", "no difference on 3 input sets", "evaluation")
     return InlineReport(block, "inlined", "all checks proved", tuple(checks), new_program, inv, (pname,))
+
+
+def _never_runs(
+    program: Stmt, block: str, pname: str, btensor: str, dname: str, read: IndexingMap, write: IndexingMap,
+    cctx: BlockContext, pctx: BlockContext, checks: list[InlineCheck], timeout: float,
+) -> InlineReport:
+    """The producer or the consumer never runs. Both: they execute nothing and are removed. Only the
+    producer: the consumer reads an element nothing writes (refused with its first iteration); only the
+    consumer: the moved store would write elements of ``dname`` the consumer never writes (refused with
+    the producer's first iteration)."""
+    if read.is_known_empty and write.is_known_empty:
+        out: Stmt | None = _replace_block(program, block, lambda sb: None)
+        assert out is not None
+        out = _replace_block(out, pname, lambda sb: None)
+        assert out is not None
+        checks.append(InlineCheck(f"{pname} and {block} never run", "proved", "both execute nothing: removed"))
+        return InlineReport(block, "inlined", f"all checks proved: {pname} and {block} never run; removed",
+                            tuple(checks), out, None, (pname,))
+    m, ctx, who = (read, cctx, block) if write.is_known_empty else (write, pctx, pname)
+    point = _first_point(m, timeout)
+    name = (f"{block} reads only elements {pname} writes" if write.is_known_empty
+            else f"{block} reads every element {pname} writes")
+    if point is None:
+        checks.append(InlineCheck(name, "unknown", f"whether {who} runs is not decided", "z3"))
+        return InlineReport(block, "unknown", f"{name}: whether {who} runs is not decided", tuple(checks))
+    names = [f.var for f in ctx.loops]
+    elem = list(m.evaluate(point))
+    if write.is_known_empty:
+        note = (f"{pname} never runs (a loop of extent 0); {block}'s iteration ({_assign(names, point)}) reads "
+                f"{btensor}{elem}, which nothing writes")
+    else:
+        note = (f"{block} never runs (a loop of extent 0); {pname}'s iteration ({_assign(names, point)}) writes "
+                f"{btensor}{elem}: the moved store would write an element of {dname} the program never writes")
+    checks.append(InlineCheck(name, "refuted", note, "z3", {"iteration": dict(zip(names, point)), "element": elem,
+                                                            "note": note}))
+    return InlineReport(block, "refused", note, tuple(checks))
 
 
 def _prove_moved(
