@@ -32,7 +32,8 @@ EXIT_UNKNOWN = 2
 EXIT_BAD_INPUT = 3
 EXIT_INTERNAL = 4
 
-COMMAND_MODULES = ("analyze", "audit", "cache", "demo", "legality", "prove", "show", "simplify", "utilization")
+COMMAND_MODULES = ("analyze", "audit", "cache", "demo", "legality", "prove", "show", "simplify", "utilization",
+                   "validate_tvm")
 """The modules of this package that register subcommands, in help order (a test checks
 it lists every public module; walking the package with ``pkgutil`` costs ``inspect``'s import)."""
 

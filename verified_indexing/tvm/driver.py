@@ -75,7 +75,9 @@ def load_tvm() -> Any:
 # ---------------------------------------------------------------------------
 
 _OLD_TO_NEW = ((re.compile(r"\bT\.block\("), "T.sblock("),
-               (re.compile(r"\bT\.alloc_buffer\("), "T.sblock_alloc_buffer("))
+               (re.compile(r"\bT\.alloc_buffer\("), "T.sblock_alloc_buffer("),
+               (re.compile(r"@T\.prim_func\s*$", re.MULTILINE), "@T.prim_func(s_tir=True)"),
+               (re.compile(r"@T\.prim_func\((?![^)]*s_tir)"), "@T.prim_func(s_tir=True, "))
 
 
 def parse_tvm_source(text: str, source: str = "<input>") -> Any:
