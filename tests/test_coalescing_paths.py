@@ -249,7 +249,8 @@ def questions(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]], int, int]:
     square = r == c
     kinds = [k for k in VIEWS if k != "transpose" or square]
     play = draw(st.sampled_from(["1,0", "0,1"]))
-    tilings = draw(st.sampled_from([[], [], [], [], [(2, 4)], [(4,)], [(2, 2)], [(2, 4), (2, 1)], [(1, 2)]]))
+    options: list[list[tuple[int, ...]]] = [[], [], [], [], [(2, 4)], [(4,)], [(2, 2)], [(2, 4), (2, 1)], [(1, 2)]]
+    tilings = draw(st.sampled_from(options))
     ann = ("T" + "".join("(" + ",".join(map(str, t)) + ")" for t in tilings)) if tilings else ""
     pshape = f"f32[{r},{c}]{{{play}{':' + ann if ann else ''}}}"
     form = draw(st.sampled_from(["concat0", "concat1", "add", "one", "concat_add"]))

@@ -17,8 +17,10 @@ For every fusion (the entry computation when there is none) and every operand:
 the distinct elements read to compute the whole output, the operand's size, the
 bytes read, and the accesses ((output element, operand element) pairs), counted
 exactly by isl from the proven maps and cross-checked by enumeration on small
-sets. Runtime values (dynamic-slice offsets) are enumerated: the worst case is
-reported with the range; gather-like reads give upper bounds, marked so.
+sets. Runtime values (dynamic-slice offsets) are enumerated, one value per
+source element (each read clamped on its own): the worst case is reported with
+the range; beyond 256 combinations isl decides symbolically whether every run
+reads the same count; else, and for gather-like reads, upper bounds, marked so.
 Exit code 0 when every count is there, 2 when an op without a model hides some
 reads, 4 when counting methods disagree or a map is not proven.
 """
@@ -43,9 +45,11 @@ COALESCING_EXAMPLES = """examples:
 Under XLA's loop emitter (thread t computes the --vector-size output elements
 t*V .. t*V+V-1 in the output's physical order; warps of --warp-size threads),
 for every operand: proved 'coalesced' when consecutive lanes of every warp read
-consecutive chunks of the operand (physical layout) and each chunk is
-contiguous, 'uniform' when a warp's lanes all read one address, else refuted
-with a warp, its lanes, their output elements and addresses. Exit code 0 when
+consecutive chunks of the operand (physical layout, tiled layouts T(...)
+included) and each chunk is contiguous, 'uniform' when a warp's lanes all read
+one address, else refuted with a warp, its lanes, their output elements and
+addresses. A warp's addresses are the union over every path to the operand
+(both halves of a concatenate, both sides of an add). Exit code 0 when
 every operand is coalesced or uniform, 1 when one is refuted, 2 unknown.
 """
 

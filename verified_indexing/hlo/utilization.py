@@ -48,7 +48,7 @@ import islpy as isl
 
 from verified_indexing.engines import Verdict, prove_subset
 from verified_indexing.engines.deadline import remaining, run_bounded
-from verified_indexing.engines.isl import engine_context, to_isl_map
+from verified_indexing.engines.isl import engine_context, pointwise_map, to_isl_map
 from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.expr import Const, Dim
 from verified_indexing.hlo.bitcast import ELEMENT_BITS
@@ -283,18 +283,23 @@ def _count(per_output: Sequence[Sequence[IndexingMap]], shape: Shape) -> tuple[i
     return n, pairs, method, "enumeration" if check is not None else None
 
 
-def _origin_key(v: Any) -> tuple[str, tuple[int, ...], Interval] | None:
-    """A key shared by runtime variables that hold one value for the whole run:
-    their origin reads one fixed element (no variable in its map's results) and
-    clamps it to the same bounds. None when the value may change with the output
-    index (a gather's indices)."""
+def _origin_key(v: Any) -> tuple[str, tuple[int, ...]] | None:
+    """The source element of a runtime variable that holds one value for the
+    whole run: its origin reads one fixed element (no variable in its map's
+    results); variables with one key hold that element's value, each clamped to
+    its own bounds. None when the value may change with the output index (a
+    gather's indices)."""
     origin = getattr(v, "origin", None)
     omap = getattr(origin, "map", None)
     if origin is None or not isinstance(omap, IndexingMap) or omap.state != "ok":
         return None
     if not all(isinstance(e, Const) for e in omap.results):
         return None
-    return (str(origin.operand_name), tuple(e.value for e in omap.results if isinstance(e, Const)), v.bounds)
+    return (str(origin.operand_name), tuple(e.value for e in omap.results if isinstance(e, Const)))
+
+
+def _clamp(x: int, iv: Interval) -> int:
+    return max(iv.lo, min(x, iv.hi))
 
 
 def _upper_bounds(entry: OperandUtilization, per_output: list[list[IndexingMap]], why: str) -> None:
@@ -313,6 +318,29 @@ def _upper_bounds(entry: OperandUtilization, per_output: list[list[IndexingMap]]
     entry.runtime = why + ": upper bounds"
 
 
+Source = tuple[str, tuple[int, ...]]
+
+
+def _sources(flat: Sequence[IndexingMap]) -> dict[Source, Interval]:
+    """Every source element of the maps' runtime variables and the values of it
+    that matter: from the smallest lower clamp to the largest upper one (a
+    value beyond gives what the nearest end gives, every variable clamped)."""
+    out: dict[Source, Interval] = {}
+    for m in flat:
+        for v in m.rt_vars:
+            key = _origin_key(v)
+            assert key is not None
+            iv = out.get(key)
+            out[key] = v.bounds if iv is None else Interval(min(iv.lo, v.bounds.lo), max(iv.hi, v.bounds.hi))
+    return out
+
+
+def _fixed(per_output: list[list[IndexingMap]], value: dict[Source, int]) -> list[list[IndexingMap]]:
+    """The maps with every runtime variable fixed to its source's value, clamped."""
+    return [[_fix_rts(m, [_clamp(value[k], v.bounds) for v in m.rt_vars for k in [_origin_key(v)]
+                          if k is not None]) for m in ms] for ms in per_output]
+
+
 def _utilization_of(entry: OperandUtilization, per_output: list[list[IndexingMap]]) -> None:
     flat = [m for ms in per_output for m in ms]
     if not any(m.num_rt_vars for m in flat):
@@ -320,26 +348,24 @@ def _utilization_of(entry: OperandUtilization, per_output: list[list[IndexingMap
         entry.elements_read, entry.accesses, entry.method, entry.cross_check = n0, pairs0, method0, check0
         entry.exact = True
         return
-    keys = [_origin_key(v) for m in flat for v in m.rt_vars]
-    if any(k is None for k in keys):
+    if any(_origin_key(v) is None for m in flat for v in m.rt_vars):
         _upper_bounds(entry, per_output, "a runtime value changes with the output index (gather-like)")
         return
-    # One value per distinct origin (same element, same clamp).
-    ranges = {k: k[2] for k in keys if k is not None}
+    # One value per source element; each variable reading it clamps it to its own bounds.
+    ranges = _sources(flat)
     distinct = list(ranges)
     total = math.prod(ranges[k].size() for k in distinct)
     if total > RUNTIME_LIMIT:
-        _upper_bounds(entry, per_output, f"more than {RUNTIME_LIMIT} runtime-value combinations")
+        if _symbolic(entry, per_output, ranges):
+            return
+        _upper_bounds(entry, per_output, f"more than {RUNTIME_LIMIT} runtime-value combinations, not decided "
+                      "symbolically")
         return
     counts: list[tuple[int, int]] = []
     method: Method = "isl-count"
     check: str | None = None
-    runtime_keys = [k for k in keys if k is not None]
     for combo in itertools.product(*(list(ranges[k]) for k in distinct)):
-        value = dict(zip(distinct, combo))
-        it = iter(runtime_keys)
-        fixed = [[_fix_rts(m, [value[next(it)] for _ in m.rt_vars]) for m in ms] for ms in per_output]
-        n, pairs, method, check = _count(fixed, entry.shape)
+        n, pairs, method, check = _count(_fixed(per_output, dict(zip(distinct, combo))), entry.shape)
         counts.append((n, pairs))
     entry.elements_read = max(c[0] for c in counts)
     entry.elements_read_min = min(c[0] for c in counts)
@@ -348,8 +374,73 @@ def _utilization_of(entry: OperandUtilization, per_output: list[list[IndexingMap
     entry.exact = entry.elements_read == entry.elements_read_min and len({c[1] for c in counts}) == 1
     entry.runtime = (
         f"{len(counts)} runtime-value combinations enumerated: elements read "
-        f"{entry.elements_read_min}..{entry.elements_read}; the worst case is reported"
+        + (f"{entry.elements_read} in every run" if entry.exact else
+           f"{entry.elements_read_min}..{entry.elements_read}; the worst case is reported")
     )
+
+
+def _symbolic(entry: OperandUtilization, per_output: list[list[IndexingMap]],
+              ranges: dict[Source, Interval]) -> bool:
+    """Decide with isl, each source element's value a parameter, that every run
+    reads the same number of elements: each map's reads, ``(d, s) -> y`` inside
+    the operand, are one-to-one for every value, no two maps read one element,
+    and the ``(d, s)`` that read are the same for every value. Then the count is
+    that of those points (also the accesses), re-counted with the values fixed
+    at both ends of their ranges; else False (nothing decided)."""
+    ctx = engine_context()
+    names = {k: f"x{i}" for i, k in enumerate(ranges)}
+    xs = ", ".join(names.values())
+    pdomain = " and ".join(f"{ranges[k].lo} <= {names[k]} <= {ranges[k].hi}" for k in ranges)
+    box = _box_set(entry.shape, ctx)
+    rels: list[tuple[int, Any]] = []  # (output group, [x] -> {[d, s] -> [y]})
+    for g, ms in enumerate(per_output):
+        for m in ms:
+            if m.state != "ok":
+                continue
+            rel = pointwise_map(m, ctx=ctx).intersect_range(box)
+            first = m.num_dims + m.num_range_vars
+            rnames = [f"r{k}" for k in range(m.num_rt_vars)]
+            rel = rel.move_dims(isl.dim_type.param, 0, isl.dim_type.in_, first, m.num_rt_vars)
+            for k, name in enumerate(rnames):
+                rel = rel.set_dim_name(isl.dim_type.param, k, name)
+            links = []
+            for name, v in zip(rnames, m.rt_vars):
+                key = _origin_key(v)
+                assert key is not None
+                x, lo, hi = names[key], v.bounds.lo, v.bounds.hi
+                links.append(f"(({lo} <= {x} <= {hi} and {name} = {x}) or ({x} < {lo} and {name} = {lo}) "
+                             f"or ({x} > {hi} and {name} = {hi}))")
+            params = isl.Set(f"[{', '.join([*rnames, *names.values()])}] -> {{ : {pdomain}"
+                             f"{''.join(' and ' + c for c in links)} }}", context=ctx)
+            rel = rel.align_params(params.space).intersect_params(params)
+            rel = rel.project_out(isl.dim_type.param, 0, m.num_rt_vars)
+            rels.append((g, rel))
+    total = 0
+    pdom = isl.Set(f"[{xs}] -> {{ : {pdomain} }}", context=ctx)
+    for k, (_, rel) in enumerate(rels):
+        if not rel.is_injective():
+            return False
+        for _, other in rels[:k]:
+            if not rel.range().intersect(other.range().align_params(rel.space)).is_empty():
+                return False
+        dom = rel.domain()
+        fixed = dom.project_out(isl.dim_type.param, 0, dom.dim(isl.dim_type.param))
+        every = fixed.align_params(dom.space).intersect_params(pdom.align_params(dom.space))
+        if not (every.is_subset(dom) and dom.is_subset(every)):
+            return False
+        total += count_points(fixed)[0]
+    method: Method = "isl-count"
+    for end in ("lo", "hi"):  # the count with fixed values, made the other way
+        value = {k: getattr(iv, end) for k, iv in ranges.items()}
+        n, pairs, method, _ = _count(_fixed(per_output, value), entry.shape)
+        if (n, pairs) != (total, total):
+            raise _Disagreement(f"the symbolic count is {total} elements and accesses, with every runtime value "
+                                f"at its {end} end {n} and {pairs}")
+    entry.elements_read = entry.elements_read_min = entry.accesses = total
+    entry.method, entry.cross_check, entry.exact = method, "isl-count with the runtime values fixed at both ends", True
+    entry.runtime = (f"more than {RUNTIME_LIMIT} runtime-value combinations: decided symbolically (isl, the values "
+                     f"as parameters): {total} elements read in every run")
+    return True
 
 
 def _fix_rts(m: IndexingMap, values: Sequence[int]) -> IndexingMap:
