@@ -300,3 +300,56 @@ def test_emulator_sees_the_reproducers_and_a_plain_copy() -> None:
     assert emulate(TILED.replace(":T(2,4)", ""), "e", 0, [], 1, 32) == "coalesced"
     assert list(itertools.chain.from_iterable(buffer_positions(Shape("f32", (2, 8), (1, 0)), [(2, 4)]))) == [
         0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15]
+
+
+# -- runtime values over two paths ---------------------------------------------------------------------------
+
+TWO_OFFSETS = """HloModule m
+ENTRY e {
+  p0 = f32[64]{0} parameter(0)
+  o = s32[] parameter(1)
+  q = s32[] parameter(2)
+  d1 = f32[8]{0} dynamic-slice(p0, o), dynamic_slice_sizes={8}
+  d2 = f32[8]{0} dynamic-slice(p0, q), dynamic_slice_sizes={8}
+  ROOT a = f32[8]{0} add(d1, d2)
+}
+"""
+
+
+def _lane_reads(o: int, q: int) -> list[set[int]]:
+    """Lane t reads p0[clamp(o) + t] and p0[clamp(q) + t] (the dynamic-slice semantics)."""
+    co, cq = max(0, min(o, 56)), max(0, min(q, 56))
+    return [{co + t, cq + t} for t in range(8)]
+
+
+def test_two_paths_with_different_offsets_are_compared() -> None:
+    # the two maps print alike ((d0) -> (d0 + rt0)); their offsets come from different
+    # parameters: lane 0 reads o and q, lane 1 o + 1 and q + 1: not one chunk per lane when o != q
+    reads = _lane_reads(0, 1)
+    assert {b - a for a in reads[0] for b in reads[1]} != {1}
+    (res, *_) = coalescing(parse_module(TWO_OFFSETS))
+    assert res.status == "not coalesced", res.format()
+    assert res.witness is not None
+    lane0 = [a for lane, _, a in res.witness["lanes"] if lane == 0]
+    assert len(set(lane0)) == 2  # lane 0 reads two addresses in the counterexample's run
+    # one offset read by both paths: every run reads one chunk per lane
+    assert all(len(r) == 1 for r in _lane_reads(5, 5))
+    (res, *_) = coalescing(parse_module(TWO_OFFSETS.replace("(p0, q)", "(p0, o)")))
+    assert res.status == "coalesced", res.format()
+
+
+def test_clamps_agree_against_enumeration() -> None:
+    from verified_indexing.hlo.coalescing import _clamps_agree
+    from verified_indexing.interval import Interval
+
+    clamps = [Interval(0, 8), Interval(0, 12), Interval(3, 5), Interval(4, 4)]
+    key = ("o", ())
+    for a, b in itertools.product(range(len(clamps)), repeat=2):
+        ia, ib = clamps[a], clamps[b]
+        possible = {(max(ia.lo, min(x, ia.hi)), max(ib.lo, min(x, ib.hi))) for x in range(-3, 17)}
+        for va in range(ia.lo, ia.hi + 1):
+            for vb in range(ib.lo, ib.hi + 1):
+                got = _clamps_agree([None, (key, ia), (key, ib)], [7, va, vb])
+                assert got == ((va, vb) in possible), (ia, ib, va, vb)
+        # another source element is independent
+        assert _clamps_agree([(key, ia), (("q", ()), ib)], [ia.hi, ib.lo])

@@ -401,17 +401,19 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
     same_warp = [(Dim(0) % warp_size, Interval(0, warp_size - 2))]
     to_address = IndexingMap([Interval(0, n - 1) for n in shape.dims], address)
     accesses: list[_Access] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, tuple[tuple[RtKey, Interval] | None, ...]]] = set()
     for m in maps:
         addr = compose(compose(threads, m), to_address)
         if addr.state != "ok":
             continue
-        text = addr.format(one_line=True)
-        if text in seen:  # one path read twice: the same addresses
+        keys = (None,) * addr.num_range_vars + tuple(_rt_key(v) for v in addr.rt_vars)
+        # one path read twice: the same addresses (the text does not show where a
+        # runtime variable's value comes from: its source is part of the key)
+        text = (addr.format(one_line=True), keys)
+        if text in seen:
             continue
         seen.add(text)
         a, _ = _as_dims(addr)
-        keys = (None,) * addr.num_range_vars + tuple(_rt_key(v) for v in addr.rt_vars)
         accesses.append(_Access(a, keys))
     if not accesses:
         return CoalescingResult(index, name, "not read", None, None, reason="no output element reads the operand")
