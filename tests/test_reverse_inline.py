@@ -32,14 +32,21 @@ def test_transposed_consumer_moves_into_its_producer() -> None:
     assert run(p, _is_input)["D"] == run(rep.program, _is_input)["D"]
 
 
-def test_partial_consumer_is_refused_with_the_unread_element() -> None:
+def test_partial_consumer_moves_under_a_predicate() -> None:
+    """B writes B[0..7], D reads B[2 i] for i < 4: the moved store is guarded (TVM's T.where) so that it
+    writes exactly D's elements (was refused: "B[1], which D never reads")."""
+    from verified_indexing.legality.cinn_ir import If
+
     p = parse_program((EX / "reverse_inline_partial.txt").read_text())
     rep = reverse_compute_inline(p, "D")
-    assert rep.status == "refused" and rep.exit_code == 1
-    w = rep.checks[-1].witness
-    assert w is not None
-    assert w["iteration"] == {"i": 1} and w["element"] == [1]
-    assert all(2 * i != 1 for i in range(4))  # D reads B[2 i]: B[1] is never read
+    assert rep.status == "inlined" and rep.exit_code == 0, rep.reason
+    assert rep.program is not None
+    guards = [s for s in rep.program.body[0].body[0].body[0].body if isinstance(s, If)]  # type: ignore[union-attr]
+    assert len(guards) == 1
+    kept = [i for i in range(8) if all(c[0].evaluate([i, i]) == c[2].evaluate([i, i]) for c in guards[0].conds)]
+    assert kept == [2 * i for i in range(4)]  # enumeration: exactly the elements D reads
+    assert run(p, _is_input)["D"] == run(rep.program, _is_input)["D"]
+    assert parse_program(format_program(rep.program)) == rep.program
 
 
 _PROGRAM = """ScheduleBlock(root)
@@ -103,8 +110,8 @@ def test_random_reverse_inlines_agree_with_enumeration_and_the_interpreter(
     load = d_store.value.lhs.lhs  # type: ignore[union-attr]
     idx: AffineExpr = b_store.indices[0]  # type: ignore[union-attr]
     written = [idx.evaluate([i, i]) for i in range(n)]
-    reads = [load.indices[0].evaluate([i, i]) for i in range(e)]
-    legal = len(set(written)) == n and len(set(reads)) == e and set(written) == set(reads)
+    reads = [load.indices[0].evaluate([i, i]) for i in range(e)]  # type: ignore[union-attr]
+    legal = len(set(written)) == n and len(set(reads)) == e and set(reads) <= set(written)  # the rest: guarded
     assert rep.status == ("inlined" if legal else "refused"), (rep.reason, store, read, n, e)
     if rep.status == "inlined":
         assert rep.program is not None
@@ -154,7 +161,7 @@ def test_random_symbolic_reverse_inlines_agree_at_every_size(pext: str, cext: st
         assert rep.program is not None
         for n in (0, 1, 2, 3, 5):
             w, r = sets(n)
-            assert len(set(w)) == len(w) and len(set(r)) == len(r) and set(w) == set(r), (n, text)
+            assert len(set(w)) == len(w) and len(set(r)) == len(r) and set(r) <= set(w), (n, text)
             inputs = {"A", "X"}
             assert run(at_sizes(p, {"N": n}), inputs).get("D") == run(at_sizes(rep.program, {"N": n}), inputs).get("D")
         return
@@ -162,4 +169,4 @@ def test_random_symbolic_reverse_inlines_agree_at_every_size(pext: str, cext: st
     assert wit is not None
     n = next(iter(wit["iterations"] if "iterations" in wit else [wit["iteration"]]))["N"]
     w, r = sets(n)
-    assert not (len(set(w)) == len(w) and len(set(r)) == len(r) and set(w) == set(r)), (n, text, wit)
+    assert not (len(set(w)) == len(w) and len(set(r)) == len(r) and set(r) <= set(w)), (n, text, wit)

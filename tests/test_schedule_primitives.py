@@ -298,3 +298,93 @@ def test_loops_that_never_run_fuse_epilogue(ri: int, rk: int, ei: int) -> None:
     p = parse_tvmscript(_EMPTY_MM.format(ri=ri, rk=rk, ei=ei), "<empty>")
     rep = fuse_reduction_epilogue(p, "D")
     _judge_empty(p, rep.status, rep.program, rep.checks[-1].witness, {"A", "B"}, "C")
+
+
+# ---------------------------------------------------------------------------
+# issue 23 item 5: ReverseComputeInline under T.where, of a predicated producer, into a reduction, in a shared nest
+# ---------------------------------------------------------------------------
+
+_REVERSE = {
+    "r1": '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi] + 1.0
+    for j in range(8):
+        with T.block("D"):
+            vj = T.axis.spatial(8, j)
+            T.where(j % 2 == 0)
+            D[vj] = C[vj // 2] * 2.0
+''',
+    "r2": '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.where(i < 8)
+            B[vi] = A[vi] + 1.0
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = B[vi] * 2.0
+''',
+    "r3": '''@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), D: T.Buffer((8, 4), "float32")):
+    B = T.alloc_buffer((8, 4))
+    for i in range(8):
+        for j in range(4):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + 1.0
+        for j in range(4):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = B[vi, 3 - vj] * 2.0
+''',
+    "reduction": '''@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), D: T.Buffer((4, 4), "float32")):
+    C = T.alloc_buffer((4, 4))
+    for i, j, k in T.grid(4, 4, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(4, 4):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi, vj], T.float32(0))
+''',
+}
+
+
+@pytest.mark.parametrize(("name", "into", "inputs"), [("r1", "C", {"A"}), ("r2", "B", {"A"}), ("r3", "B", {"A"}),
+                                                      ("reduction", "C", {"A", "B"})])
+def test_reverse_inline_programs_tvm_accepts(name: str, into: str, inputs: set[str]) -> None:
+    """r1: D[j] = C[j floordiv 2] * 2 under j mod 2 == 0 (the moved store is guarded); r2: a predicated
+    producer (was refused "must hold one store"); r3: producer and consumer in one loop nest (was unknown);
+    reduction: into a reduction producer (was refused). The interpreter checks every result."""
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    p = parse_tvmscript(_REVERSE[name], f"<{name}>")
+    rep = reverse_compute_inline(p, "D")
+    assert rep.status == "inlined", rep.reason
+    assert rep.consumers == (into,) and rep.program is not None
+    assert "ScheduleBlock(D)" not in format_program(rep.program).replace("ScheduleBlock(D__", "") or name == "reduction"
+    assert run(rep.program, inputs)["D"] == run(p, inputs)["D"]
+
+
+def test_reverse_inline_in_a_shared_nest_across_iterations_is_unknown() -> None:
+    """D reads B[i - 1, j]: written in the previous iteration of the shared loop i; moving D's store there
+    is not modelled (unknown, exit 2), never a false refusal."""
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    text = _REVERSE["r3"].replace("D[vi, vj] = B[vi, 3 - vj] * 2.0", "T.where(1 <= i)\n                "
+                                  "D[vi, vj] = B[vi - 1, vj] * 2.0")
+    rep = reverse_compute_inline(parse_tvmscript(text, "<shifted>"), "D")
+    assert rep.status == "unknown" and rep.exit_code == 2 and "not modelled" in rep.reason

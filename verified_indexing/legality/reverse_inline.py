@@ -35,21 +35,31 @@ from verified_indexing.engines import Verdict, Z3Encoder
 from verified_indexing.engines.sizes import with_sizes_in_results
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
-from verified_indexing.expr import Dim
+from verified_indexing.expr import AffineExpr, Const, Dim
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.legality._proofs import now, reads_inside
 from verified_indexing.legality.cinn_eval import tensor_of
 from verified_indexing.legality.cinn_ir import (
+    Bind,
     BlockContext,
+    Cond,
+    If,
     Load,
     ScheduleBlock,
     Stmt,
     Store,
     find_block,
+    format_conds,
     program_params,
     walk_blocks,
 )
-from verified_indexing.legality.epilogue import EVALUATION_LIMIT, _single_store, compare_programs, evaluation_size
+from verified_indexing.legality.epilogue import (
+    EVALUATION_LIMIT,
+    Reduction,
+    compare_programs,
+    evaluation_size,
+    find_reduction,
+)
 from verified_indexing.legality.inline import (
     InlineCheck,
     InlineReport,
@@ -60,8 +70,10 @@ from verified_indexing.legality.inline import (
     _frame,
     _loop_bounds,
     _map_value,
+    _only_store,
     _own_stores,
     _replace_block,
+    _shared_loops,
     _strip_guard,
     _subst_value,
     _tidy_index,
@@ -106,10 +118,12 @@ def _reverse_compute_inline(
     def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
         checks.append(InlineCheck(name, "proved", detail, engine))
 
-    cstore = _single_store(cctx, allow_guards=True)
+    cstore = _the_store(cctx)
     if cstore is None or not cctx.loops:
-        return refuse("a single store in the consumer block",
-                      f"block {block} must hold one store (after an optional axis.bind) inside loops")
+        what = (f"block {block} is not inside a loop nest" if cstore is not None else
+                f"block {block} holds {len(_own_stores(cctx))} store(s) in {len(cctx.block.body)} statement(s)")
+        return give_up("the consumer block is modelled", f"not modelled: {what}; only one store (after an "
+                       "optional axis.bind, under optional predicates) inside loops is")
     dname = tensor_of(cstore.tensor)
     writers = [c.block.name for c in contexts if c is not cctx and any(tensor_of(s.tensor) == dname
                                                                       for s in _own_stores(c))]
@@ -127,19 +141,26 @@ def _reverse_compute_inline(
                       f"block {block} reads no tensor that an earlier block computes")
     pctx = max(producers, key=lambda c: c.order)
     pname = pctx.block.name
-    pstore = _single_store(pctx, allow_guards=True)
+    red_tensor = next((tensor_of(st.tensor) for st in _own_stores(pctx)), "")
+    red = find_reduction(program, red_tensor)
+    if isinstance(red, Reduction) and pctx in (red.init, red.update):
+        # A reduction producer: the consumer moves onto the reduction's last iteration (epilogue fusion).
+        return _into_reduction(program, block, red, outputs, checks, timeout)
+    pstore = _the_store(pctx)
     if pstore is None:
-        return refuse("the producer is one store, not a reduction",
-                      f"the producer {pname} must hold one store (after an optional axis.bind)")
+        return give_up("the producer is one store, not a reduction",
+                       f"not modelled: the producer {pname} holds {len(_own_stores(pctx))} store(s) in "
+                       f"{len(pctx.block.body)} statement(s); only one store (after an optional axis.bind, under "
+                       "optional predicates) is")
     btensor = pstore.tensor
     if btensor.endswith("__reduce_init") or any(ld.tensor == btensor for ld in _value_loads(pstore.value)) or \
             [c.block.name for c in producers if c is not pctx and any(s.tensor == btensor for s in _own_stores(c))]:
-        return refuse("the producer is one store, not a reduction",
-                      f"{btensor} is a reduction or written by several blocks; its value is final only after the "
-                      "last write")
-    if not pctx.loops or any(a == b and a.kind != "size" for a, b in zip(pctx.loops, cctx.loops)):
         return give_up("the producer is one store, not a reduction",
-                       f"the producer {pname} and {block} must be in separate loop nests")
+                       f"not modelled: {btensor} is a reduction without a recognized init and update "
+                       f"({red if isinstance(red, str) else 'another shape'}), or written by several blocks")
+    if not pctx.loops:
+        return give_up("the producer is one store, not a reduction",
+                       f"not modelled: the producer {pname} is not inside a loop nest")
     ok("the producer is one store, not a reduction", f"{pname}: {btensor}[...] = ...")
     readers = [c.block.name for c in contexts if c is not cctx
                and any(ld.tensor == btensor for s in _own_stores(c) for ld in _value_loads(s.value))]
@@ -149,7 +170,7 @@ def _reverse_compute_inline(
         return refuse(f"{block} is the only reader of {btensor}, which is not an output",
                       f"{what}; it must stay materialized")
     ok(f"{block} is the only reader of {btensor}, which is not an output")
-    cf, pf = _frame(cctx), _frame(pctx)
+    cf, pf = _frame(cctx, cstore), _frame(pctx, pstore)
     bloads = [ld for ld in _value_loads(cstore.value) if ld.tensor == btensor]
     tuples = {tuple(cf.resolve(i) for i in ld.indices) for ld in bloads}
     if len(tuples) != 1:
@@ -191,11 +212,21 @@ def _reverse_compute_inline(
         if not v.proved:
             return give_up(name, v.reason, v.engine)
         ok(name, "", v.engine)
+    partial = False  # the producer writes elements the consumer never reads: the moved store is guarded
     for sub, sup, name, ctx, kind in (
         (read, write, f"{block} reads only elements {pname} writes", cctx, "unwritten"),
         (write, read, f"{block} reads every element {pname} writes", pctx, "unread"),
     ):
         v, rw = reads_inside(sub, sup, timeout, sizes=k)
+        if v.refuted and rw is not None and kind == "unread":
+            loops = [f.var for f in ctx.loops]
+            it = tuple(rw["consumer_iteration"])
+            checks.append(InlineCheck(f"{name}, or the moved store is guarded", "proved",
+                                      f"{pname}'s iteration ({_assign(loops, it)}) writes "
+                                      f"{btensor}{list(rw['element'][k:])}, which {block} never reads: the moved "
+                                      f"store is guarded by a predicate (T.where)", v.engine))
+            partial = True
+            continue
         if v.refuted and rw is not None:
             cw: dict[str, Any] = dict(rw)
             loops = [f.var for f in ctx.loops]
@@ -227,9 +258,32 @@ def _reverse_compute_inline(
     value = _map_value(value, lambda x: pstore.value if x.tensor == btensor else
                        Load(x.tensor, tuple(_tidy_index(e, pf) for e in x.indices)), lambda e: e)
     new_store = Store(cstore.tensor, new_idx, value, pstore.scope)
+    shared = _shared_loops(pctx, cctx)
+    if shared > k:
+        sv = _same_shared_iteration(write, read, k, shared, timeout)
+        sname = f"{block} reads each element in the iteration of the shared loops that {pname} writes it"
+        if not sv.proved:
+            return give_up(sname, f"not modelled: {sv.reason or sv.status}", sv.engine)
+        ok(sname, "", sv.engine)
+    guard: tuple[Cond, ...] = ()
+    if partial:
+        gv, guard = _guard(pf, pstore, cf, bloads[0], t_loops, timeout)
+        gname = (f"the predicate on the moved store holds exactly where {block} reads the element {pname} writes "
+                 "(every kept write read, every dropped write unread)")
+        if not gv.proved:
+            return give_up(gname, gv.reason or gv.status, gv.engine)
+        ok(gname, format_conds(guard, pstore.scope), gv.engine)
+    moved: Stmt = If(guard, (new_store,), pstore.scope) if guard else new_store
 
     def rewrite(sb: ScheduleBlock) -> Stmt:
-        return ScheduleBlock(sb.name, tuple(new_store if isinstance(s, Store) else s for s in sb.body))
+        def go(x: Stmt) -> Stmt:
+            if x is pstore:
+                return moved
+            if isinstance(x, If):
+                return If(x.conds, tuple(go(c) for c in x.body), x.scope)
+            return x
+
+        return ScheduleBlock(sb.name, tuple(go(x) for x in sb.body))
 
     new_program = _replace_block(program, block, lambda sb: None)
     assert new_program is not None
@@ -249,6 +303,129 @@ def _reverse_compute_inline(
     if small:
         ok("the rewritten program computes the same values", "no difference on 3 input sets", "evaluation")
     return InlineReport(block, "inlined", "all checks proved", tuple(checks), new_program, inv, (pname,))
+
+
+def _the_store(ctx: BlockContext) -> Store | None:
+    """The block's one store, after an optional ``axis.bind`` and under optional predicates inside the
+    block (a TVM ``T.where``); ``None`` for any other shape."""
+    own = _own_stores(ctx)
+    body = ctx.block.body
+    shape = [x for x in body if not isinstance(x, Bind)]
+    if len(own) != 1 or len(shape) != 1 or len(body) - len(shape) > 1 or not _only_store(shape[0]):
+        return None
+    return own[0]
+
+
+def _into_reduction(
+    program: Stmt, block: str, red: Reduction, outputs: Iterable[str] | None, checks: list[InlineCheck],
+    timeout: float,
+) -> InlineReport:
+    """ReverseComputeInline into a reduction: the consumer becomes an epilogue applied when the reduction's
+    last iteration has run (:func:`~verified_indexing.legality.epilogue.fuse_reduction_epilogue`, whose
+    checks and proofs are reported)."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+
+    rep = fuse_reduction_epilogue(program, block, outputs=outputs, timeout=timeout)
+    status = {"fused": "inlined", "illegal": "refused", "unknown": "unknown"}[rep.status]
+    all_checks = (*checks, InlineCheck("the producer is a reduction: the consumer is fused as its epilogue",
+                                       "proved", f"init {red.init.block.name}, update {red.update.block.name}"),
+                  *rep.checks)
+    return InlineReport(block, status, rep.reason, all_checks, rep.program if status == "inlined" else None,  # type: ignore[arg-type]
+                        None, (red.update.block.name,))
+
+
+def _same_shared_iteration(write: IndexingMap, read: IndexingMap, sizes: int, shared: int, timeout: float) -> Verdict:
+    """z3: every consumer iteration reads an element written in the same iteration of the shared loops (the
+    moved store then runs in that iteration, before it)."""
+    question = "the consumer reads each element in the shared iteration that writes it"
+    t0 = now()
+    enc = Z3Encoder()
+    z3 = enc.z3
+    penv, cenv = enc.map_vars(write, "p_"), enc.map_vars(read, "c_")
+    sol = enc.solver(timeout=timeout)
+    sol.add(*enc.domain(write, penv), *enc.domain(read, cenv))
+    sol.add(*[enc.expr(a, penv) == enc.expr(b, cenv) for a, b in zip(write.results, read.results)])
+    sol.add(*[penv[("d", i)] == cenv[("d", i)] for i in range(sizes)])
+    sol.add(z3.Or(*[penv[("d", i)] != cenv[("d", i)] for i in range(sizes, shared)]))
+    sol.add(*enc.side_conditions)
+    r = sol.check()
+    if r == z3.unsat:
+        return Verdict("proved", "z3", now() - t0, question)
+    if r == z3.sat:
+        m = sol.model()
+        pv = [m.eval(penv[("d", i)], model_completion=True).as_long() for i in range(write.num_dims)]
+        cv = [m.eval(cenv[("d", i)], model_completion=True).as_long() for i in range(read.num_dims)]
+        return Verdict("unknown", "z3", now() - t0, question,
+                       f"the producer's iteration {pv} writes what the consumer's iteration {cv} reads, in another "
+                       "iteration of the shared loops")
+    return Verdict("unknown", "z3", now() - t0, question, str(sol.reason_unknown()))
+
+
+def _guard(
+    pf: _Frame, pstore: Store, cf: _Frame, bload: Load, t_loops: list[AffineExpr], timeout: float
+) -> tuple[Verdict, tuple[Cond, ...]]:
+    """The predicate, over the producer's scope, under which producer iteration ``s`` writes an element
+    the consumer reads: ``t(s)`` (the read's inverse at the written element) is a consumer iteration
+    (its loop ranges and predicates) and reads that element. Comparisons every producer iteration
+    satisfies are dropped. z3 proves it exact: under it ``t(s)`` is a consumer iteration reading
+    ``p(s)`` (every kept write read), and any consumer iteration reading ``p(s)`` implies it (every
+    dropped write unread)."""
+    question = "the moved store's predicate is exact"
+    t0 = now()
+    n = len(pf.loops)
+    t_scope = t_loops + [b.substitute(dims=t_loops) for b in cf.bind_values]
+    full: list[Cond] = []
+    for f, tl in zip(cf.loops, t_loops):
+        if f.kind == "size":
+            continue
+        full.append((tl, ">=", Const(f.start)))
+        hi = f.bound.substitute(dims=t_loops) + (f.start - 1) if f.bound is not None else Const(f.start + f.extent - 1)
+        full.append((tl, "<=", hi))
+    full += [(a.substitute(dims=t_loops), op, b.substitute(dims=t_loops)) for a, op, b in cf.conds()]
+    full += [(r.substitute(dims=t_scope), "==", w) for r, w in zip(bload.indices, pstore.indices)]
+    enc = Z3Encoder()
+    z3 = enc.z3
+    xs = [enc.int_var(f"s_{f.var}") for f in pf.loops]
+    lenv: Env = {("d", i): x for i, x in enumerate(xs)}
+    senv: Env = {("d", i): x for i, x in enumerate(xs + [enc.expr(b, lenv) for b in pf.bind_values])}
+    dom = [*_loop_bounds(enc, pf, xs), *_encode_conds(enc, pf, lenv)]
+
+    def holds(c: Cond, env: Env) -> Any:
+        a, b = enc.expr(c[0], env), enc.expr(c[2], env)
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[c[1]]
+
+    kept: list[Cond] = []
+    for c in full:
+        sol = enc.solver(timeout=timeout)
+        sol.add(*dom, z3.Not(holds(c, senv)), *enc.side_conditions)
+        r = sol.check()
+        if r == z3.unsat:
+            continue
+        if r != z3.sat:
+            return Verdict("unknown", "z3", now() - t0, question, str(sol.reason_unknown())), ()
+        if c not in kept:
+            kept.append(c)
+    # (a) every kept write is read: the kept comparisons imply all of them on the producer's domain
+    sol = enc.solver(timeout=timeout)
+    sol.add(*dom, *[holds(c, senv) for c in kept], z3.Not(z3.And(*[holds(c, senv) for c in full])),
+            *enc.side_conditions)
+    ra = sol.check()
+    # (b) every dropped write is unread: a consumer iteration reading p(s) satisfies the predicate
+    ys = [(xs[i] if i < pf.sizes else enc.int_var(f"t_{f.var}")) for i, f in enumerate(cf.loops)]
+    tenv_l: Env = {("d", i): y for i, y in enumerate(ys)}
+    tenv: Env = {("d", i): y for i, y in enumerate(ys + [enc.expr(b, tenv_l) for b in cf.bind_values])}
+    sol2 = enc.solver(timeout=timeout)
+    sol2.add(*dom, *_loop_bounds(enc, cf, ys), *_encode_conds(enc, cf, tenv_l))
+    sol2.add(*[enc.expr(r, tenv) == enc.expr(w, senv) for r, w in zip(bload.indices, pstore.indices)])
+    sol2.add(z3.Not(z3.And(*[holds(c, senv) for c in kept])), *enc.side_conditions)
+    rb = sol2.check()
+    if ra == z3.unsat and rb == z3.unsat:
+        return Verdict("proved", "z3", now() - t0, question), tuple(kept)
+    if z3.sat in (ra, rb):
+        return Verdict("error", "z3", now() - t0, question, "the predicate built from the proven inverse is not "
+                       "exact (internal inconsistency)"), ()
+    del n
+    return Verdict("unknown", "z3", now() - t0, question, "z3 could not decide the predicate's exactness"), ()
 
 
 def _never_runs(
