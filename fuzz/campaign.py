@@ -17,6 +17,10 @@ and can be resumed):
 * ``hlo``      -- random HLO op chains and single ops: the property tests of the
   test suite (``tests/test_hlo_*``), each run on freshly seeded examples; their
   oracle is the numpy interpreter of HLO in ``tests/hlo_oracle.py``.
+* ``tvm``      -- random TIR functions, one of TVM's schedule primitives applied by
+  TVM and its result validated (``fuzz/tvm_area.py``; ``skip`` without TVM); TVM
+  results refuted, TVM refusals the project proves legal and TVM crashes are
+  written to the findings (``finding: true``) with program, seed and witness.
 * ``legality`` -- random fusion programs (Linalg pairs with symbolic sizes, CINN/TVM
   inline, reverse inline, fuse-epilogue, permutations): the legality property
   tests, whose oracles are the numpy interpreters of Linalg and CINN in ``tests/``
@@ -53,7 +57,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-AREAS = ("equal", "simplify", "rule", "cli", "hlo", "legality")
+AREAS = ("equal", "simplify", "rule", "cli", "hlo", "legality", "tvm")
 
 # ---------------------------------------------------------------------------------------------
 # Random maps, as text
@@ -382,8 +386,21 @@ def check_property(area: str, r: random.Random) -> dict[str, Any]:
     return {"outcome": "ok", "test": name, "checks": calls[0]}
 
 
+def check_tvm(r: random.Random) -> dict[str, Any]:
+    """The ``tvm`` area (``fuzz/tvm_area.py``): TVM's primitives on random TIR, TVM's results validated."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fuzz_tvm_area", Path(__file__).with_name("tvm_area.py"))
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    result: dict[str, Any] = mod.check_tvm(r)
+    return result
+
+
 CHECKS = {"equal": check_equal, "simplify": check_simplify, "rule": check_rule, "cli": check_cli,
-          "hlo": lambda r: check_property("hlo", r), "legality": lambda r: check_property("legality", r)}
+          "hlo": lambda r: check_property("hlo", r), "legality": lambda r: check_property("legality", r),
+          "tvm": check_tvm}
 
 
 def run_one(job: tuple[int, str, int]) -> dict[str, Any]:
@@ -468,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
                 keys = ("seed", "area", "index", "outcome", "seconds", "checks")
                 prog.write(json.dumps({k: res[k] for k in keys}) + "\n")
                 prog.flush()
-                if res["outcome"] in ("wrong", "note"):
+                if res["outcome"] in ("wrong", "note") or res.get("finding"):
                     fnd.write(json.dumps(res) + "\n")
                     fnd.flush()
         finally:

@@ -83,6 +83,10 @@ def run_validate_tvm(args: argparse.Namespace) -> int:
     timeout = args.timeout if math.isfinite(args.timeout) else 30.0
     r = validate_primitive(func, name, block, reduction=reduction, timeout=timeout)
     what = f"{r.primitive}({', '.join(r.blocks)})"
+    if r.tvm_status == "crashed":
+        print(f"validate-tvm {what}: TVM failed inside the primitive: {r.tvm_error}")
+        print(f"  the project: {r.project['status']}: {r.project['reason']}")
+        return r.exit_code
     if r.tvm_status == "refused":
         print(f"validate-tvm {what}: TVM refused: {r.tvm_error}")
         legal = r.project.get("legal")

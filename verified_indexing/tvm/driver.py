@@ -152,7 +152,8 @@ def _prim_func(tvm: Any, obj: Any) -> Any:
 class StepValidation:
     """One primitive applied by TVM and validated.
 
-    ``tvm_status`` is ``applied`` or ``refused`` (``tvm_error`` is TVM's message);
+    ``tvm_status`` is ``applied``, ``refused`` (a ``ScheduleError``) or ``crashed``
+    (any other exception inside TVM's primitive; ``tvm_error`` is TVM's message);
     ``verdict`` validates TVM's result (``proved`` / ``refuted`` / ``unknown`` /
     ``error``; ``None`` when TVM refused); ``project`` is the project's own answer
     for the primitive (``status``, ``reason``); ``tvm_recheck`` is TVM's compiled
@@ -174,6 +175,8 @@ class StepValidation:
         """``proved``, ``refuted``, ``unknown`` or ``error`` for an applied
         primitive; ``tvm-too-conservative`` for a refusal the project proves
         legal; ``refused`` for one it does not."""
+        if self.tvm_status == "crashed":
+            return "tvm-crashed"
         if self.tvm_status == "refused":
             return "tvm-too-conservative" if self.project.get("legal") else "refused"
         assert self.verdict is not None
@@ -183,7 +186,7 @@ class StepValidation:
     def exit_code(self) -> int:
         """0 proved, 1 refuted, 2 unknown (and a TVM refusal), 4 error."""
         return {"proved": 0, "refuted": 1, "unknown": 2, "error": 4, "refused": 2,
-                "tvm-too-conservative": 2}[self.outcome]
+                "tvm-too-conservative": 2, "tvm-crashed": 2}[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
         """The validation as JSON-ready data."""
@@ -285,6 +288,10 @@ def validate_primitive(
         msg = str(exc).strip().splitlines()
         text = next((ln for ln in msg if "ScheduleError" in ln or "Error" in ln), msg[-1] if msg else "")
         return StepValidation(primitive, blocks, "refused", text.strip(), before_text, None, None, project)
+    except Exception as exc:  # TVM failed inside the primitive (an internal error, not a ScheduleError)
+        msg = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+        text = f"{type(exc).__name__}: {msg[-1] if msg else ''}".strip()
+        return StepValidation(primitive, blocks, "crashed", text, before_text, None, None, project)
     after_pf = _prim_func(tvm, sch)
     after_text = after_pf.script()
     return _validate_result(tvm, pf, after_pf, before, before_text, after_text, primitive, blocks, project,
