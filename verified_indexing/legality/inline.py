@@ -376,7 +376,7 @@ class _ValueEncoder:
         if f is None:
             f = z3.Function(f"{name}/{len(args)}", *arg_sorts, self.sort)
             self.funcs[key] = f
-        return f(*args) if args else f
+        return f(*args) if args else f()  # a nullary function: its constant
 
     def value(self, v: Value, env: Env, load: Callable[[Load], Any] | None = None) -> Any:
         z3 = self.enc.z3
