@@ -26,8 +26,12 @@ and can be resumed):
   tests, whose oracles are the numpy interpreters of Linalg and CINN in ``tests/``
   (a ``legal`` verdict must agree with running both programs, a witness must
   reproduce).
+* ``coalescing`` -- random coalescing questions (concatenates of two views,
+  multi-path sums, tiled layouts, vector and warp sizes): the property tests of
+  ``tests/test_coalescing_paths.py``, whose oracle is a brute-force warp emulator
+  (the tagged interpreter's reads, addresses from a numpy-built buffer).
 
-In the two property areas one job runs one property test (chosen by the index)
+In the property areas one job runs one property test (chosen by the index)
 on ``EXAMPLES`` hypothesis examples drawn from the job's own seed; each example
 is a check, so ``--checks N`` runs about ``N / EXAMPLES`` jobs there.
 
@@ -57,7 +61,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-AREAS = ("equal", "simplify", "rule", "cli", "hlo", "legality", "tvm")
+AREAS = ("equal", "simplify", "rule", "cli", "hlo", "legality", "coalescing", "tvm")
 
 # ---------------------------------------------------------------------------------------------
 # Random maps, as text
@@ -335,6 +339,7 @@ PROPERTY_AREAS: dict[str, tuple[str, ...]] = {
     "legality": ("test_linalg_props", "test_linalg_mlir", "test_linalg", "test_legality_permutation",
                  "test_inline", "test_inline_cinn", "test_reverse_inline", "test_epilogue", "test_predicates",
                  "test_sizes_inline"),
+    "coalescing": ("test_coalescing_paths",),
 }
 
 
@@ -400,6 +405,7 @@ def check_tvm(r: random.Random) -> dict[str, Any]:
 
 CHECKS = {"equal": check_equal, "simplify": check_simplify, "rule": check_rule, "cli": check_cli,
           "hlo": lambda r: check_property("hlo", r), "legality": lambda r: check_property("legality", r),
+          "coalescing": lambda r: check_property("coalescing", r),
           "tvm": check_tvm}
 
 
