@@ -26,10 +26,19 @@ CLAIMS holds XLA's printouts (per operand: 'operand id = K', the map, and its
 'runtime variables:' section; 'fusion NAME' lines choose the fusion) or JSON
 ({"claims": [{"fusion": ..., "operand": K, "map": ..., "runtime_variables":
 [{"rt": 0, "instruction": ..., "map": ...}]}]}). Each claim is checked against
-the proven maps of our analysis: the relation, then the range variables
-pointwise, then each runtime variable's binding. Exit code 0 when every claim
-is proved, 1 when one is refuted (with a counterexample the evaluator
-confirmed), 2 when one is a mismatch or unknown, 3 bad input.
+the proven maps of our analysis (the claims for one operand together): runtime
+variables bound to a constant, an iota or a clamp of those are folded in
+(clamped as XLA's emitters clamp), then the reads are compared, then the range
+variables pointwise, then each remaining runtime variable's binding. Also read:
+'operand id = K (d0) -> ...' on one line, 'KNOWN EMPTY', 'unknown indexing',
+'instruction NAME' (that instruction's operands; a module without fusions: its
+root's), 'producer NAME' (grouped by producer: the root to NAME), 'physical'
+(physical-layout indices). Verdicts: proved (the same reads), over-approximates
+(every read claimed, and an element the output never reads), refuted (a read
+missed, a wrong binding or loop, with a witness the evaluator confirmed),
+unknown (with the reason). Exit code 0 when every claim is proved, 1 when one
+is refuted, 2 when one is unknown, 5 when one over-approximates (and none is
+worse), 3 bad input.
 """
 
 
@@ -51,7 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from verified_indexing.hlo.audit import audit, format_audit, parse_claims
+    from verified_indexing.hlo.audit import audit, exit_code, format_audit, parse_claims
     from verified_indexing.hlo.report import load_hlo
 
     given = input_args(args)
@@ -68,11 +77,4 @@ def run(args: argparse.Namespace) -> int:
         print_json({"results": [r.to_json() for r in results]})
     else:
         print(format_audit(results))
-    statuses = {r.status for r in results}
-    if "error" in statuses:
-        return 3
-    if "refuted" in statuses:
-        return 1
-    if statuses - {"proved"}:
-        return 2
-    return 0
+    return exit_code({r.status for r in results})

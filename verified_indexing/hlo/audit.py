@@ -1,31 +1,44 @@
-"""Auditing XLA's claims: an indexing map XLA printed for a fusion, checked
-against our (proven) analysis of the same module.
+"""Auditing XLA's claims: the indexing maps XLA printed, checked against our
+(proven) analysis of the same module.
 
-A claim is what XLA prints for one operand of a fusion (``operand id = K``): an
-indexing map, and its ``runtime variables:`` section binding each ``rtN`` to an
-instruction and a map giving the element of that instruction that holds the
-value. :func:`audit` checks it in three steps, each a proof or a refutation with
-a counterexample the evaluator confirmed:
+A claim is what XLA prints for one operand (``operand id = K``; the map on the
+same or the next lines; ``KNOWN EMPTY``; ``unknown indexing``): an indexing map
+and its ``runtime variables:`` section binding each ``rtN`` to an instruction
+and a map giving the element of that instruction that holds the value. The
+operands are a fusion's parameters, or (``instruction NAME``, or a module
+without fusions: its root) one instruction's operands, whatever they are (a
+reduce-window's init value); grouped-by-producer printouts (``producer NAME``,
+``hlo: NAME``, the instruction's text, or ``NAME:``) give the maps from the
+root's output to an instruction of the fusion; ``physical`` claims are
+between physical-layout indices.
 
-1. **relation**: the claim relates each output index to the same elements as our
-   map (range variables existential). A refutation names an output index and the
-   element claimed but never read, or read but not claimed.
-2. **range variables**: XLA keeps range variables as loop variables, so their
-   exact set matters: with the same numbers of variables the maps must be equal
-   pointwise. A refutation names a range-variable value one map admits and the
-   other drops (or where they read different elements).
-3. **runtime variables**: each ``rtN`` must be bound to the instruction our
-   analysis traces it to (or one on the chain of value-preserving instructions
-   traced through) by a pointwise-equal map. A refutation names the point where
-   the claimed and the actual element holding the offset differ.
+Runtime variables are compared by what they stand for: one bound (on either
+side) to a value known before the program runs -- an integer constant, an
+iota, a clamp of those, through bitcasts, broadcasts, reshapes, slices,
+transposes and widening converts -- is replaced by that value clamped to the
+variable's bounds (the clamp XLA's emitters apply to a dynamic offset). The
+claims for one operand are then decided together, their reads (range variables
+existential, runtime variables as inputs) against ours, by isl:
 
-Statuses: ``proved``, ``refuted``, ``mismatch`` (the maps are not comparable step by
-step, e.g. different numbers of range variables; no counterexample is claimed),
-``unknown`` (our analysis has no exact map to compare with), ``error``.
+* ``proved``: the same reads; then each claim's range variables pointwise
+  (XLA keeps them as loop variables: a loop running other iterations is
+  refuted) and the bindings of the runtime variables left (a wrong binding is
+  refuted).
+* ``over-approximates``: every read claimed (a sound superset), and an element
+  claimed that the output never reads (the witness).
+* ``refuted``: a read the claims miss (the output element, the element missed,
+  the runtime values), a wrong binding, or a loop difference.
+* ``unknown``: with the reason (our map over-approximates or some path is
+  unknown, so a difference may not be real; not comparable).
+
+Every witness is re-checked by the plain evaluator before it is reported. A
+wrong claim is never ``over-approximates``; a superset is never ``refuted``.
 
 The claims file (text) is a sequence of blocks::
 
     fusion NAME               (or: computation NAME; optional for a module with one fusion)
+    instruction NAME          (optional: the operands of this instruction)
+    physical                  (optional: physical-layout indices; 'logical' switches back)
     input-to-output           (optional: from parameter K to output N; default output-to-input)
     output N                  (optional, default 0)
     operand id = K
@@ -37,31 +50,64 @@ The claims file (text) is a sequence of blocks::
       (d0, d1) -> (),
       domain:
       ...
+    producer NAME             (then the maps from the root to NAME, no operand line)
+    (d0) -> (d0), domain: d0 in [0, 9]
 
 Lines starting with ``//`` or ``#`` are comments. JSON: ``{"claims": [{"fusion":
 ..., "output": 0, "operand": K, "map": "...", "runtime_variables": [{"rt": 0,
-"instruction": "p1", "map": "..."}]}]}`` (or the list alone).
+"instruction": "p1", "map": "..."}]}]}`` (or the list alone; also ``instruction``,
+``producer``, ``physical``; ``"map": "unknown indexing"``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from verified_indexing.engines import prove_equal, prove_pointwise_equal, prove_subset
+from verified_indexing.engines import prove_equal, prove_pointwise_equal
 from verified_indexing.engines.verdict import Counterexample, Verdict
 from verified_indexing.errors import MapError, ParseError, UnsupportedError, VerifiedIndexingError
-from verified_indexing.hlo.fusion import AccessMap, _trace_step, input_to_output_maps, output_to_input_maps
-from verified_indexing.hlo.ir import Computation, Module
+from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym, emax, emin
+from verified_indexing.hlo.fusion import (
+    AccessMap,
+    ComputationIndexing,
+    TargetIndexing,
+    _trace_step,
+    input_to_output_maps,
+    output_to_input_maps,
+    trace_origins,
+)
+from verified_indexing.hlo.ir import Computation, Instruction, Module
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval
-from verified_indexing.syntax import parse_indexing_map
+from verified_indexing.syntax import format_expr, parse_indexing_map
 
 __all__ = [
-    "Claim", "RuntimeBinding", "AuditResult", "parse_claims", "audit", "format_audit", "split_runtime_variables",
+    "Claim", "RuntimeBinding", "AuditResult", "parse_claims", "audit", "audit_claim", "format_audit",
+    "split_runtime_variables", "evaluate_binding", "STATUSES", "exit_code",
 ]
+
+#: The verdicts of a claim (and ``error``: the claim names nothing in the module).
+STATUSES = ("proved", "over-approximates", "refuted", "unknown", "error")
+
+
+def exit_code(statuses: set[str]) -> int:
+    """The command's exit status: 3 an error, 1 a refutation, 2 an unknown, 5 an
+    over-approximation (and nothing worse), 0 every claim proved."""
+    if "error" in statuses:
+        return 3
+    if "refuted" in statuses:
+        return 1
+    if "unknown" in statuses or statuses - {"proved", "over-approximates"}:
+        return 2
+    if "over-approximates" in statuses:
+        return 5
+    return 0
 
 
 @dataclass(frozen=True)
@@ -86,21 +132,35 @@ class Claim:
     #: ``output-to-input`` (operand = the parameter read) or ``input-to-output``
     #: (operand = the parameter mapped from, output = the root output mapped to).
     direction: str = "output-to-input"
+    #: ``map`` (the map, KNOWN EMPTY included) or ``unknown`` (XLA's ``unknown indexing``).
+    kind: str = "map"
+    #: A per-instruction claim: ``operand`` numbers this instruction's operands
+    #: (XLA's indexing of one instruction; its operands need not be parameters).
+    instruction: str | None = None
+    #: A grouped-by-producer claim: the map from the root's output to this instruction's output.
+    producer: str | None = None
+    #: Physical-layout indices (each shape's dimensions in its layout's major-to-minor order).
+    physical: bool = False
 
     def label(self) -> str:
         where = f"fusion {self.fusion}" if self.fusion else ""
         if self.computation:
             where = f"computation {self.computation}"
-        parts = [p for p in (where, f"output {self.output}" if self.output else "", f"operand {self.operand}") if p]
+        if self.instruction:
+            where = f"{where + ', ' if where else ''}instruction {self.instruction}"
+        what = f"producer {self.producer}" if self.producer is not None else f"operand {self.operand}"
+        parts = [p for p in (where, f"output {self.output}" if self.output else "", what) if p]
         if self.direction != "output-to-input":
             parts.append(self.direction)
+        if self.physical:
+            parts.append("physical layout")
         return ", ".join(parts)
 
 
 @dataclass
 class AuditResult:
     claim: Claim
-    status: str  # proved | refuted | mismatch | unknown | error
+    status: str  # proved | over-approximates | refuted | unknown | error
     steps: list[tuple[str, str]] = field(default_factory=list)  # (step, what happened)
     witness: list[str] = field(default_factory=list)
     ours: list[AccessMap] = field(default_factory=list)
@@ -130,7 +190,18 @@ class AuditResult:
 _HEADER_RE = re.compile(r"^\s*(fusion|computation)\s+%?([\w.\-]+)\s*:?\s*$")
 _OUTPUT_RE = re.compile(r"^\s*output\s+(?:id\s*=\s*)?(\d+)\s*:?\s*$")
 _DIRECTION_RE = re.compile(r"^\s*(?:direction\s*[:=]?\s*)?(output-to-input|input-to-output)\s*:?\s*$")
-_OPERAND_RE = re.compile(r"^\s*(?:operand id\s*=\s*|operand\s+)(\d+)\s*:?\s*$")
+_OPERAND_RE = re.compile(r"^\s*(?:operand id\s*=\s*|operand\s+)(\d+)\s*:?\s*(.*?)\s*$")
+_INSTRUCTION_RE = re.compile(r"^\s*instruction\s+%?([\w.\-]+)\s*:?\s*$")
+# Grouped by producer: "producer NAME", "hlo: %NAME = ...", an instruction's text alone, or "NAME:".
+_PRODUCER_RE = re.compile(
+    r"^\s*(?:producer\s+%?([\w.\-]+)\s*:?|hlo\s*:\s*(?:ROOT\s+)?%?([\w.\-]+)(?:\s*=.*)?"
+    r"|(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*\S+\[[^\]]*\]\S*\s+[\w\-]+\(.*"
+    r"|%?((?!domain\b|rt\d|runtime\b|operand\b)[A-Za-z_][\w.\-]*)\s*:)\s*$"
+)
+_PHYSICAL_RE = re.compile(r"^\s*(physical|logical)(?:\s+layout)?\s*:?\s*$|^\s*use_physical_layout\s*[=:]\s*"
+                          r"(true|false)\s*$", re.IGNORECASE)
+_NOT_A_MAP_RE = re.compile(r"^\s*(unknown indexing|undefined indexing( map)?|UNDEFINED)\s*,?\s*$", re.IGNORECASE)
+_KNOWN_EMPTY_RE = re.compile(r"^\s*KNOWN EMPTY\s*,?\s*$")
 _RT_RE = re.compile(r"^\s*rt(\d+)\s*:\s*(.*?)\s*$")
 _RT_SECTION_RE = re.compile(r"^\s*runtime variables\s*:\s*$")
 # Where a map starts: "(d0, d1)", optional "[s0]" and "{rt0}", then "->".
@@ -159,6 +230,9 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
     computation: str | None = None
     output = 0
     direction = "output-to-input"
+    instruction: str | None = None
+    producer: str | None = None
+    physical = False
     i = 0
 
     def block(start: int) -> tuple[str, int, int]:
@@ -170,7 +244,9 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
             if j > start and (
                 _HEADER_RE.match(ln) or _OUTPUT_RE.match(ln) or _OPERAND_RE.match(ln) or _RT_RE.match(ln)
                 or _DIRECTION_RE.match(ln) or _MAP_START_RE.match(ln.lstrip())
-                or _RT_SECTION_RE.match(ln) or not ln.strip()
+                or _RT_SECTION_RE.match(ln) or not ln.strip() or _INSTRUCTION_RE.match(ln)
+                or _PHYSICAL_RE.match(ln) or _KNOWN_EMPTY_RE.match(ln) or _NOT_A_MAP_RE.match(ln)
+                or (_PRODUCER_RE.match(ln) and not _RT_RE.match(ln))
             ):
                 break
             j += 1
@@ -191,7 +267,15 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
             continue
         if m := _HEADER_RE.match(ln):
             fusion, computation = (m.group(2), None) if m.group(1) == "fusion" else (None, m.group(2))
-            output = 0
+            output, instruction, producer, physical = 0, None, None, False
+            i += 1
+            continue
+        if m := _INSTRUCTION_RE.match(ln):
+            instruction, producer, output = m.group(1), None, 0
+            i += 1
+            continue
+        if m := _PHYSICAL_RE.match(ln):
+            physical = (m.group(1) or "").lower() == "physical" or (m.group(2) or "").lower() == "true"
             i += 1
             continue
         if m := _DIRECTION_RE.match(ln):
@@ -203,20 +287,38 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
             i += 1
             continue
         operand_line = i
-        if m := _OPERAND_RE.match(ln):
+        inline_at = -1
+        if (m := _OPERAND_RE.match(ln)) and not _PRODUCER_RE.match(ln):
             operand = int(m.group(1))
-            i += 1
-            while i < len(lines) and not lines[i].strip():
+            producer = None
+            if m.group(2):  # "operand id = 0 (d0) -> ..." : the map on the same line
+                inline_at = m.start(2)
+            else:
                 i += 1
-        elif claims and ln.lstrip().startswith("(") and claims[-1].fusion == fusion and \
-                claims[-1].computation == computation:
+                while i < len(lines) and not lines[i].strip():
+                    i += 1
+        elif m := _PRODUCER_RE.match(ln):
+            producer = next(g for g in m.groups() if g)
+            operand = -1
+            i += 1
+            continue
+        elif producer is not None:
+            operand = -1  # the maps of a producer
+        elif claims and (ln.lstrip().startswith("(") or _KNOWN_EMPTY_RE.match(ln) or _NOT_A_MAP_RE.match(ln)) \
+                and claims[-1].fusion == fusion and claims[-1].computation == computation:
             operand = claims[-1].operand  # another map of the same operand's set
         else:
-            raise ParseError("expected 'operand id = K' before a claimed map", text, offsets[i], len(ln), source)
+            raise ParseError("expected 'operand id = K' (or a producer: 'producer NAME') before a claimed map", text,
+                             offsets[i], len(ln), source)
         if i >= len(lines):
             raise ParseError("a claim without its map", text, offsets[operand_line], 1, source)
         body, at, i = block(i)
-        claim = Claim(operand, parse_map(body, at), [], fusion, computation, output, operand_line + 1, direction)
+        if inline_at >= 0:
+            body, at = body[inline_at:], at + inline_at
+        kind = "unknown" if _NOT_A_MAP_RE.match(body.strip().splitlines()[0] if body.strip() else "") else "map"
+        claimed = IndexingMap.undefined() if kind == "unknown" else parse_map(body, at)
+        claim = Claim(operand, claimed, [], fusion, computation, output, operand_line + 1, direction, kind,
+                      instruction, producer, physical)
         while i < len(lines) and not lines[i].strip():
             i += 1
         if i < len(lines) and _RT_SECTION_RE.match(lines[i]):
@@ -277,17 +379,23 @@ def _claims_from_json(text: str, source: str) -> list[Claim]:
         raise VerifiedIndexingError(f"{source}: expected a list of claims or {{\"claims\": [...]}}")
     claims = []
     for n, item in enumerate(items):
-        if not isinstance(item, dict) or "map" not in item or "operand" not in item:
-            raise VerifiedIndexingError(f"{source}: claim {n}: expected an object with 'operand' and 'map'")
+        if not isinstance(item, dict) or "map" not in item or ("operand" not in item and "producer" not in item):
+            raise VerifiedIndexingError(f"{source}: claim {n}: expected an object with 'operand' (or 'producer') "
+                                        "and 'map'")
         bindings = [
             RuntimeBinding(int(b.get("rt", k)), _instruction_name(str(b["instruction"])),
                            parse_indexing_map(str(b["map"]), f"{source}: claim {n} rt{k}"))
             for k, b in enumerate(item.get("runtime_variables", []))
         ]
+        text_map = str(item["map"])
+        kind = "unknown" if _NOT_A_MAP_RE.match(text_map) else "map"
         claims.append(
-            Claim(int(item["operand"]), parse_indexing_map(str(item["map"]), f"{source}: claim {n}"), bindings,
-                  item.get("fusion"), item.get("computation"), int(item.get("output", 0)), n + 1,
-                  str(item.get("direction", "output-to-input")))
+            Claim(int(item["operand"]) if item.get("operand") is not None else -1,
+                  IndexingMap.undefined() if kind == "unknown" else parse_indexing_map(text_map,
+                                                                                        f"{source}: claim {n}"),
+                  bindings, item.get("fusion"), item.get("computation"), int(item.get("output", 0)), n + 1,
+                  str(item.get("direction", "output-to-input")), kind, item.get("instruction"), item.get("producer"),
+                  bool(item.get("physical", False)))
         )
     return claims
 
@@ -399,111 +507,6 @@ def _compare_binding(
     return verdict.status, f"rt{k}: {verdict.reason}", [], verdict
 
 
-def audit_claim(
-    module: Module, claim: Claim, cache: dict[Any, Any] | None = None, alone: bool = True
-) -> AuditResult:
-    """Check one claim (see the module docstring for the steps); ``alone``: no
-    other claim stands for the same operand (then a read the claim misses is a
-    refutation, not a matter of coverage)."""
-    comp = _resolve(module, claim)
-    cache = cache if cache is not None else {}
-    forward = claim.direction == "input-to-output"
-    if claim.direction not in ("output-to-input", "input-to-output"):
-        return AuditResult(claim, "error", [("direction", f"unknown direction {claim.direction!r}")])
-    key: Any = (comp.name, claim.direction, claim.operand if forward else claim.output)
-    if key not in cache:
-        try:
-            cache[key] = (
-                input_to_output_maps(comp, claim.operand, module=module)
-                if forward
-                else output_to_input_maps(comp, output_index=claim.output, module=module)
-            )
-        except UnsupportedError as exc:
-            return AuditResult(claim, "unknown", [("relation", f"the analysis has no map: {exc}")])
-    result = cache[key]
-    if forward:
-        targets = [t for t in result.targets if t.index == claim.output]
-    else:
-        targets = [t for t in result.targets if t.index == claim.operand and t.element is None]
-    if not targets:
-        what = f"output {claim.output}" if forward else f"array parameter {claim.operand}"
-        return AuditResult(claim, "error", [("operand", f"{comp.name} has no {what}")])
-    target = targets[0]
-    ours = list(target.maps)
-    res = AuditResult(claim, "unknown", ours=ours)
-    if not ours:
-        res.steps.append(("relation", "the analysis has no map for this operand: unknown indexing through "
-                          + ", ".join(target.unsupported)))
-        return res
-    # 1. the relation
-    verdicts = [prove_equal(claim.map, a.map, cache=None) for a in ours]
-    match = next((a for a, v in zip(ours, verdicts) if v.proved), None)
-    res.matched = match
-    if match is None:
-        return _no_match(res, claim, ours, verdicts, target.unsupported, alone)
-    exactness = "" if not match.over_approximation else " (our map is an over-approximation)"
-    res.steps.append(("relation", f"proved ({verdicts[ours.index(match)].engine}){exactness}"))
-    # 2. range variables, pointwise (against the composition with every loop variable kept when
-    # XLA's claim keeps range variables our simplified map does without)
-    pointwise_with = match
-    if claim.map.num_range_vars != match.map.num_range_vars and forward:
-        res.status = "mismatch"
-        res.steps.append(("range variables", f"the claim keeps {claim.map.num_range_vars} range variables, the "
-                          f"analysis {match.map.num_range_vars}: no pointwise comparison (input to output)"))
-        return res
-    if claim.map.num_range_vars != match.map.num_range_vars:
-        loops_key = (comp.name, claim.output, "loops")
-        if loops_key not in cache:
-            cache[loops_key] = output_to_input_maps(comp, output_index=claim.output, module=module, keep_loops=True)
-        loop_targets = [t for t in cache[loops_key].targets if t.index == claim.operand and t.element is None]
-        candidates = [
-            a for a in (loop_targets[0].maps if loop_targets else [])
-            if a.map.num_range_vars == claim.map.num_range_vars and a.verdict is not None and a.verdict.proved
-            and prove_equal(claim.map, a.map, cache=None).proved
-        ]
-        if not candidates:
-            res.status = "mismatch"
-            res.steps.append(("range variables", f"the claim keeps {claim.map.num_range_vars} range variables, the "
-                              f"analysis {match.map.num_range_vars} (and no composition with the claim's loops has "
-                              "as many): no pointwise comparison"))
-            return res
-        pointwise_with = candidates[0]
-        res.steps.append(("range variables", "compared with the composition keeping every loop variable: "
-                          + pointwise_with.map.format(one_line=True)))
-    if claim.map.num_range_vars:
-        pv = prove_pointwise_equal(claim.map, pointwise_with.map, cache=None)
-        if pv.refuted:
-            res.status = "refuted"
-            res.steps.append(("range variables", "the range variables differ pointwise (a loop runs other "
-                              "iterations or reads other elements)"))
-            res.witness, res.counterexample = _witness(pv), pv.counterexample
-            return res
-        if not pv.proved:
-            res.steps.append(("range variables", f"{pv.status}: {pv.reason}"))
-            return res
-        res.steps.append(("range variables", f"proved pointwise ({pv.engine})"))
-    # 3. runtime variables
-    by_index = {b.index: b for b in claim.bindings}
-    for k in range(claim.map.num_rt_vars):
-        if k not in by_index:
-            res.steps.append(("runtime variables", f"rt{k}: no binding given (not checked)"))
-            continue
-        status, text, witness, bv = _compare_binding(comp, by_index[k], match.map, k)
-        res.steps.append(("runtime variables", text))
-        if status != "proved":
-            res.status = status
-            res.witness = witness
-            res.counterexample = bv.counterexample if bv is not None else None
-            return res
-    extra = sorted(set(by_index) - set(range(claim.map.num_rt_vars)))
-    if extra:
-        res.status = "error"
-        res.steps.append(("runtime variables", f"bindings for undeclared runtime variables: rt{extra[0]}"))
-        return res
-    res.status = "proved"
-    return res
-
-
 def _read_at(b: IndexingMap, values: dict[str, int], element: tuple[int, ...]) -> bool | None:
     """Whether ``b`` reads ``element`` at the dims and runtime variables ``values``
     (some range-variable value): enumerated; None when it cannot tell."""
@@ -526,126 +529,699 @@ def _read_at(b: IndexingMap, values: dict[str, int], element: tuple[int, ...]) -
         return None
 
 
-def _no_match(
-    res: AuditResult, claim: Claim, ours: list[AccessMap], verdicts: list[Verdict], unknown: list[str], alone: bool
-) -> AuditResult:
-    """The claim equals none of our maps: a refutation only with a confirmed
-    element (claimed and read by none of our maps; or, for a claim standing alone
-    against one exact map of ours, read by it and not claimed)."""
-    if not any(v.refuted for v in verdicts):
-        reasons = "; ".join(dict.fromkeys(v.reason for v in verdicts if v.reason))
-        res.status = "mismatch"
-        res.steps.append(("relation", f"not comparable: {reasons}"))
-        return res
-    if unknown:
-        res.steps.append(("relation", "differs from our maps, but some paths are unknown: " + ", ".join(unknown)))
-        return res
-    # A claimed read that none of our maps makes.
-    for a in ours:
-        sub = prove_subset(claim.map, a.map, cache=None)
-        ce = sub.counterexample
-        if not sub.refuted or ce is None or ce.source is None:
+# -- what the analysis says for a claim's target -------------------------------------------------
+
+
+@dataclass
+class _Target:
+    """Our side of a claim: the computation whose instruction names the bindings
+    use, our maps (exact or marked over-approximations), the ops hiding other
+    paths, and the shapes of the source and of the target (for ``unknown
+    indexing`` claims)."""
+
+    comp: Computation
+    maps: list[AccessMap]
+    unsupported: list[str]
+    source_dims: tuple[int, ...] | None
+    target_dims: tuple[int, ...] | None
+    #: A fusion computation the range-variable step may re-analyse keeping every loop variable.
+    loops: Computation | None = None
+
+
+def _resolve_instruction(module: Module, claim: Claim) -> tuple[Computation, Instruction] | None:
+    """The instruction a per-instruction claim is about (None: the claim is about a
+    computation's parameters)."""
+    if claim.instruction is not None:
+        comps = [module.computations[claim.computation]] if claim.computation in module.computations else (
+            [module.entry, *module.computations.values()] if claim.computation is None else []
+        )
+        for comp in comps:
+            if claim.instruction in comp.by_name:
+                return comp, comp.by_name[claim.instruction]
+        raise VerifiedIndexingError(f"claim at line {claim.line}: no instruction {claim.instruction!r} in module "
+                                    f"{module.name!r}")
+    if claim.fusion is None and claim.computation is None and claim.producer is None and not module.fusions():
+        root = module.entry.root
+        if root.opcode not in ("fusion", "tuple", "parameter"):
+            return module.entry, root
+    return None
+
+
+def _with_producer_as_parameter(comp: Computation, name: str) -> tuple[Computation, int]:
+    """``comp`` with instruction ``name`` turned into a fresh parameter: the maps
+    to that parameter are the maps from the root to ``name`` (XLA's grouped
+    indexing by producer)."""
+    inst = comp.by_name[name]
+    if inst.opcode == "parameter":
+        return comp, inst.parameter_number or 0
+    number = 1 + max((p.parameter_number or 0 for p in comp.parameters()), default=-1)
+    param = Instruction(name, "parameter", inst.shape, parameter_number=number, is_root=inst.is_root,
+                        offset=inst.offset, source_text=inst.source_text, source_name=inst.source_name)
+    return Computation(f"{comp.name}/{name}", [param if i.name == name else i for i in comp.instructions]), number
+
+
+def _target(module: Module, claim: Claim, cache: dict[Any, Any]) -> _Target:
+    """Our maps for ``claim`` (raises :class:`UnsupportedError` when the analysis
+    has none, :class:`VerifiedIndexingError` when the claim names nothing)."""
+    from verified_indexing.hlo.fusion import _approx, _single_instruction, to_physical
+    from verified_indexing.hlo.ops import output_to_input
+
+    forward = claim.direction == "input-to-output"
+    picked = _resolve_instruction(module, claim)
+    if picked is not None:
+        comp, inst = picked
+        if forward:
+            raise UnsupportedError("input-to-output claims of a single instruction are not audited (name a fusion)")
+        if claim.operand >= len(inst.operands):
+            raise VerifiedIndexingError(f"claim at line {claim.line}: {inst.name} has {len(inst.operands)} operands, "
+                                        f"no operand {claim.operand}")
+        key: Any = ("instruction", comp.name, inst.name, claim.output, claim.physical)
+        if key not in cache:
+            per_op = output_to_input(inst, comp, claim.output)
+            targets = []
+            for k, (name, m) in enumerate(zip(inst.operands, per_op)):
+                shape = comp.by_name[name].shape
+                t = TargetIndexing(k, name, shape)
+                t.maps.append(AccessMap(trace_origins(m, comp), 1, None, [], _approx(inst, comp, k, module)))
+                targets.append(t)
+            result = ComputationIndexing(comp.name, "output-to-input", claim.output, targets, [], False)
+            if claim.physical:
+                result = to_physical(result, _single_instruction(comp, inst))
+            cache[key] = result
+        t = cache[key].targets[claim.operand]
+        out_shape = inst.shape.tuple_shapes[claim.output] if inst.shape.is_tuple else inst.shape
+        src = tuple(out_shape.dims) if not out_shape.is_tuple else None
+        if claim.physical and src is not None:
+            src = tuple(out_shape.dims[d] for d in reversed(out_shape.minor_to_major()))
+        tgt = None if t.shape.is_tuple else tuple(t.shape.dims)
+        if claim.physical and tgt is not None:
+            tgt = tuple(t.shape.dims[d] for d in reversed(t.shape.minor_to_major()))
+        return _Target(comp, list(t.maps), list(t.unsupported), src, tgt)
+    comp = _resolve(module, claim)
+    analysed, number = comp, claim.operand
+    if claim.producer is not None:
+        if claim.producer not in comp.by_name:
+            raise VerifiedIndexingError(f"claim at line {claim.line}: no instruction {claim.producer!r} in {comp.name}")
+        analysed, number = _with_producer_as_parameter(comp, claim.producer)
+    key = (analysed.name, claim.direction, number if forward else claim.output, claim.physical)
+    if key not in cache:
+        result = (
+            input_to_output_maps(analysed, number, module=module)
+            if forward
+            else output_to_input_maps(analysed, output_index=claim.output, module=module)
+        )
+        cache[key] = to_physical(result, analysed) if claim.physical else result
+    result = cache[key]
+    if forward:
+        targets = [t for t in result.targets if t.index == claim.output]
+    else:
+        targets = [t for t in result.targets if t.index == number and t.element is None]
+    if not targets:
+        what = f"output {claim.output}" if forward else f"array parameter {claim.operand}"
+        raise VerifiedIndexingError(f"claim at line {claim.line}: {comp.name} has no {what}")
+    t = targets[0]
+    root = analysed.root
+    out_shape = root.shape.tuple_shapes[claim.output] if root.shape.is_tuple and not forward else root.shape
+    param = next((p for p in analysed.parameters() if p.parameter_number == number), None)
+    src_shape = (param.shape if param is not None else None) if forward else out_shape
+    src = None if src_shape is None or src_shape.is_tuple else tuple(src_shape.dims)
+    tgt = None if t.shape.is_tuple else tuple(t.shape.dims)
+    if claim.physical:
+        src = None if src is None or src_shape is None else tuple(
+            src_shape.dims[d] for d in reversed(src_shape.minor_to_major()))
+        tgt = None if tgt is None else tuple(t.shape.dims[d] for d in reversed(t.shape.minor_to_major()))
+    loops = analysed if (not forward and not claim.physical) else None
+    return _Target(comp, list(t.maps), list(t.unsupported), src, tgt, loops)
+
+
+# -- runtime variables folded: a constant, an iota, a clamp ---------------------------------------
+
+#: A value as pieces: (constraints on the owner's variables, the value there).
+_Pieces = list[tuple[list[tuple[AffineExpr, Interval]], AffineExpr]]
+
+_MAX_CONSTANT_PIECES = 256
+_WIDE_INTS = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+
+
+def _literal_values(inst: Instruction) -> list[int] | None:
+    """The integers of an integer constant, row-major (None when not one)."""
+    if inst.shape.is_tuple or inst.shape.element_type not in _WIDE_INTS or inst.literal is None:
+        return None
+    text = inst.literal.strip()
+    if not re.fullmatch(r"[\s{},\-\d]*", text):
+        return None
+    values = [int(x) for x in re.findall(r"-?\d+", text)]
+    return values if len(values) == inst.shape.num_elements() else None
+
+
+def evaluate_binding(comp: Computation, name: str, index: list[AffineExpr], depth: int = 0) -> _Pieces | None:
+    """The value of element ``index`` (expressions of the owner map's dims and
+    range variables) of instruction ``name`` of ``comp``, when it is known
+    before the program runs: an integer constant (a table: one piece per
+    element), an iota (its index along the iota dimension), a ``clamp`` of such
+    values (``min(max(x, lo), hi)``, HLO's clamp), through instructions that move
+    values unchanged (bitcast, broadcast, reshape, slice, transpose, ...) and
+    integer converts that keep every value. None otherwise."""
+    inst = comp.by_name.get(name)
+    if inst is None or depth > len(comp.instructions) or any(
+        isinstance(v, RtSym) for e in index for v in _variables(e)
+    ):
+        return None
+    step = _trace_step(comp, name)
+    if step is not None:
+        operand, m = step
+        return evaluate_binding(comp, operand, [r.substitute(dims=index) for r in m.results], depth + 1)
+    if inst.opcode == "constant":
+        values = _literal_values(inst)
+        if values is None or len(index) != inst.shape.rank:
+            return None
+        if len(set(values)) == 1:
+            return [([], Const(values[0]))]
+        if all(isinstance(e, Const) for e in index):
+            flat = 0
+            for e, size in zip(index, inst.shape.dims):
+                if not 0 <= e.evaluate() < size:
+                    return None
+                flat = flat * size + e.evaluate()
+            return [([], Const(values[flat]))]
+        if len(values) > _MAX_CONSTANT_PIECES:
+            return None
+        pieces: _Pieces = []
+        for flat, value in enumerate(values):
+            at, rest = [], flat
+            for size in reversed(inst.shape.dims):
+                at.append(rest % size)
+                rest //= size
+            at.reverse()
+            pieces.append(([(e, Interval(x, x)) for e, x in zip(index, at)], Const(value)))
+        return pieces
+    if inst.opcode == "iota":
+        if inst.shape.element_type not in _WIDE_INTS or inst.iota_dimension is None or len(index) != inst.shape.rank:
+            return None
+        size = inst.shape.dims[inst.iota_dimension]
+        bits = _WIDE_INTS[inst.shape.element_type] - (0 if inst.shape.element_type.startswith("u") else 1)
+        if size - 1 >= 2**bits:
+            return None
+        return [([], index[inst.iota_dimension])]
+    if inst.opcode == "convert" and len(inst.operands) == 1:
+        src = comp.by_name.get(inst.operands[0])
+        to, frm = inst.shape.element_type, src.shape.element_type if src is not None else ""
+        if to in _WIDE_INTS and frm in _WIDE_INTS and _WIDE_INTS[to] > _WIDE_INTS[frm] and to.startswith("s"):
+            return evaluate_binding(comp, inst.operands[0], index, depth + 1)
+        return None
+    if inst.opcode == "clamp" and len(inst.operands) == 3:
+        parts = []
+        for operand in inst.operands:
+            op = comp.by_name.get(operand)
+            if op is None or op.shape.is_tuple:
+                return None
+            parts.append(evaluate_binding(comp, operand, [] if not op.shape.dims else index, depth + 1))
+        if any(p is None for p in parts) or math.prod(len(p or []) for p in parts) > _MAX_CONSTANT_PIECES:
+            return None
+        lo, x, hi = parts
+        return [
+            ([*cl, *cx, *ch], emin(emax(ex, el), eh))
+            for (cl, el), (cx, ex), (ch, eh) in itertools.product(lo or [], x or [], hi or [])
+        ]
+    return None
+
+
+def _variables(e: AffineExpr) -> list[AffineExpr]:
+    out: list[AffineExpr] = []
+
+    def go(x: AffineExpr) -> AffineExpr:
+        if isinstance(x, (Dim, Sym, RtSym)):
+            out.append(x)
+            return x
+        return x.map_children(go)
+
+    go(e)
+    return out
+
+
+def _fold(m: IndexingMap, values: dict[int, _Pieces]) -> list[IndexingMap]:
+    """``m`` with each runtime variable ``k`` of ``values`` replaced by its value
+    clamped to the variable's bounds (XLA's emitters clamp a runtime offset
+    into them): one map per combination of pieces. The other runtime variables
+    stay, renumbered, their origins re-expressed."""
+    if not values or m.state != "ok":
+        return [m]
+    keep = [k for k in range(m.num_rt_vars) if k not in values]
+    out = []
+    for combo in itertools.product(*(values[k] for k in sorted(values))):
+        chosen = dict(zip(sorted(values), combo))
+        subst: list[AffineExpr] = []
+        extra: list[tuple[AffineExpr, Interval]] = []
+        for k in range(m.num_rt_vars):
+            if k in chosen:
+                cons, expr = chosen[k]
+                b = m.rt_vars[k].bounds
+                subst.append(emin(emax(expr, Const(b.lo)), Const(b.hi)))
+                extra.extend(cons)
+            else:
+                subst.append(RtSym(keep.index(k)))
+        plain = [Variable(m.rt_vars[k].bounds) for k in keep]
+        rts = []
+        for k in keep:
+            v = m.rt_vars[k]
+            om = getattr(v.origin, "map", None)
+            origin = v.origin
+            if isinstance(om, IndexingMap) and om.state == "ok" and om.num_rt_vars == m.num_rt_vars \
+                    and dataclasses.is_dataclass(origin) and not isinstance(origin, type):
+                new_om = IndexingMap(om.dims, [r.substitute(rts=subst) for r in om.results], om.range_vars, plain)
+                origin = dataclasses.replace(origin, map=new_om)
+            rts.append(Variable(v.bounds, None, origin))
+        cons_all = [(e.substitute(rts=subst), iv) for e, iv in m.constraints] + extra
+        out.append(IndexingMap(m.dims, [r.substitute(rts=subst) for r in m.results], m.range_vars, rts, cons_all))
+    return [x for x in out if not x.is_known_empty] or [IndexingMap.known_empty()]
+
+
+_Known = tuple[str, "_Pieces", Interval]
+
+
+def _fold_ours(target: _Target, a: AccessMap, known: list[_Known] | None = None) -> tuple[list[IndexingMap], list[str]]:
+    """Our map with every runtime variable whose value is known folded in, and
+    the folds in words (each fold also appended to ``known``: its name, value
+    and bounds, for the witnesses)."""
+    m = a.map
+    values: dict[int, _Pieces] = {}
+    notes = []
+    for k, v in enumerate(m.rt_vars):
+        name = getattr(v.origin, "operand_name", None)
+        om = getattr(v.origin, "map", None)
+        if not isinstance(name, str) or not isinstance(om, IndexingMap) or om.state != "ok":
             continue
-        values = dict(ce.values)
-        if all(_read_at(b.map, values, ce.source) is False for b in ours if b is not a):
+        pieces = evaluate_binding(target.comp, name, list(om.results))
+        if pieces is not None:
+            values[k] = pieces
+            where = ", ".join(format_expr(r, m.var_name) for r in om.results)
+            if known is not None:
+                known.append((f"rt{k} = {name}[{where}]", pieces, v.bounds))
+            notes.append(f"rt{k} = {name}[{where}] is known: "
+                         + (format_expr(pieces[0][1], m.var_name) if len(pieces) == 1 else f"{len(pieces)} pieces")
+                         + f", clamped to [{v.bounds.lo}, {v.bounds.hi}]")
+    return _fold(m, values), notes
+
+
+def _fold_claim(target: _Target, claim: Claim) -> tuple[list[IndexingMap], list[RuntimeBinding], list[str]]:
+    """The claim's map with every runtime variable bound to a known value folded
+    in (clamped to the claimed bounds), the other bindings renumbered."""
+    m = claim.map
+    values: dict[int, _Pieces] = {}
+    notes = []
+    for b in claim.bindings:
+        if b.index >= m.num_rt_vars or b.map.state != "ok" or b.map.num_dims != m.num_dims \
+                or b.map.num_range_vars not in (0, m.num_range_vars) or b.map.num_rt_vars:
+            continue
+        pieces = evaluate_binding(target.comp, b.instruction, list(b.map.results))
+        if pieces is not None:
+            values[b.index] = pieces
+            notes.append(f"claimed rt{b.index} = {b.instruction}[...] is known: folded in")
+    keep = [k for k in range(m.num_rt_vars) if k not in values]
+    rest = [RuntimeBinding(keep.index(b.index), b.instruction, b.map) for b in claim.bindings if b.index in keep]
+    return _fold(m, values), rest, notes
+
+
+# -- deciding a claim (or a set of claims for one operand) ----------------------------------------
+
+
+def _isl_union(maps: list[IndexingMap], ctx: Any) -> Any:
+    from verified_indexing.engines.isl import to_isl_map
+
+    union = None
+    for m in maps:
+        if m.is_known_empty:
+            continue
+        r = to_isl_map(m, ctx=ctx)
+        union = r if union is None else union.union(r)
+    return union
+
+
+def _sample(rel: Any, nd: int, nrt: int, nres: int) -> tuple[dict[str, int], tuple[int, ...]]:
+    from verified_indexing.engines.isl import point_values
+
+    values = point_values(rel.wrap().lexmin().sample_point(), nd + nrt + nres)
+    names = [f"d{i}" for i in range(nd)] + [f"rt{k}" for k in range(nrt)]
+    return dict(zip(names, values[: nd + nrt])), tuple(values[nd + nrt:])
+
+
+def _universal(dims: tuple[int, ...] | None, target_dims: tuple[int, ...] | None,
+               like: IndexingMap | None) -> IndexingMap | None:
+    """``unknown indexing``: every output index may read every element."""
+    if target_dims is None or (like is None and dims is None):
+        return None
+    dvars = list(like.dims) if like is not None else [Variable(Interval(0, n - 1)) for n in dims or ()]
+    rts = [Variable(v.bounds) for v in like.rt_vars] if like is not None else []
+    return IndexingMap(dvars, [Sym(i) for i in range(len(target_dims))],
+                       [Variable(Interval(0, n - 1)) for n in target_dims], rts)
+
+
+def _runtime_values(known: list[_Known], values: dict[str, int]) -> list[str]:
+    """The folded runtime variables' values at a witness's output index."""
+    dims = [values[f"d{i}"] for i in range(sum(1 for k in values if k.startswith("d")))]
+    out = []
+    for label, pieces, bounds in known:
+        for cons, expr in pieces:
+            try:
+                if all(e.evaluate(dims) in iv for e, iv in cons):
+                    v = expr.evaluate(dims)
+                    out.append(f"  runtime value: {label} = {v}, clamped to [{bounds.lo}, {bounds.hi}]: "
+                               f"{max(bounds.lo, min(v, bounds.hi))}")
+                    break
+            except (IndexError, ZeroDivisionError):  # the value depends on a range variable
+                break
+    return out
+
+
+def _decide(
+    results: list[AuditResult], target: _Target, module: Module, cache: dict[Any, Any]
+) -> list[AuditResult]:
+    """Decide the claims of ``results`` (one operand's set) against ``target``:
+    each result gets its status; a missed read of the set is reported once."""
+    claims = [r.claim for r in results]
+    ours_folded: list[tuple[AccessMap, list[IndexingMap]]] = []
+    fold_notes: list[str] = []
+    known: list[_Known] = []
+    for a in target.maps:
+        maps, notes = _fold_ours(target, a, known)
+        ours_folded.append((a, maps))
+        fold_notes.extend(notes)
+    for r in results:
+        r.ours = list(target.maps)
+        if fold_notes:
+            r.steps.append(("runtime variables", "; ".join(dict.fromkeys(fold_notes))))
+    like = next((m for _, ms in ours_folded for m in ms if m.state == "ok"), None)
+    claim_maps: list[list[IndexingMap]] = []
+    rest_bindings: list[list[RuntimeBinding]] = []
+    for r in results:
+        c = r.claim
+        if c.kind == "unknown":
+            u = _universal(target.source_dims, target.target_dims, like)
+            if u is None:
+                return _all(results, "unknown", "relation", "the claim is 'unknown indexing' and the analysis has no "
+                            "map to compare with")
+            claim_maps.append([u])
+            rest_bindings.append([])
+            continue
+        if c.map.is_undefined:
+            return _all(results, "unknown", "relation", "the claimed map is UNDEFINED")
+        maps, rest, notes = _fold_claim(target, c)
+        if notes:
+            r.steps.append(("runtime variables", "; ".join(notes)))
+        claim_maps.append(maps)
+        rest_bindings.append(rest)
+    all_ok = [m for ms in claim_maps for m in ms if m.state == "ok"] + [
+        m for _, ms in ours_folded for m in ms if m.state == "ok"]
+    spaces = {(m.num_dims, m.num_rt_vars, m.num_results) for m in all_ok}
+    if len(spaces) > 1:
+        ours_s = sorted({(m.num_dims, m.num_rt_vars, m.num_results) for _, ms in ours_folded for m in ms
+                         if m.state == "ok"})
+        return _all(results, "unknown", "relation", "not comparable: the claim and the analysis have different "
+                    f"numbers of dims, runtime variables or results (ours: {ours_s}; runtime variables whose value "
+                    "is not known before the program runs are not folded)")
+    if not spaces:  # nothing read on either side
+        if target.unsupported:
+            return _all(results, "unknown", "relation", "the analysis has no map: unknown indexing through "
+                        + ", ".join(target.unsupported))
+        return _all(results, "proved", "relation", "proved: neither the claim nor the analysis reads an element")
+    nd, nrt, nres = next(iter(spaces))
+    import islpy as isl
+
+    ctx = isl.Context()
+    c_rel = _isl_union([m for ms in claim_maps for m in ms], ctx)
+    exact = [ms for a, ms in ours_folded if not a.over_approximation]
+    approx_reasons = [x for a, _ in ours_folded for x in a.over_approximation]
+    # 1. a read the claims miss (from an exact map of ours: a read that happens)
+    for ms in exact:
+        o_rel = _isl_union(ms, ctx)
+        if o_rel is None:
+            continue
+        missed = o_rel if c_rel is None else o_rel.subtract(c_rel)
+        if missed.is_empty():
+            continue
+        values, element = _sample(missed, nd, nrt, nres)
+        if not any(_read_at(m, values, element) for m in ms) or any(
+            _read_at(m, values, element) is not False for cm in claim_maps for m in cm if m.state == "ok"
+        ):
+            return _all(results, "unknown", "relation", "a read the claim seems to miss was not confirmed by the "
+                        "evaluator")
+        witness = _missed_witness(values, element) + _runtime_values(known, values)
+        verdict_text = "the claim misses a read of the output"
+        if len(results) == 1:
+            res = results[0]
+            res.status, res.witness = "refuted", witness
+            res.counterexample = Counterexample("relation", tuple(values.items()), None, element)
+            res.steps.append(("relation", verdict_text))
+            return results
+        for res in results:
+            _individual(res, claim_maps[results.index(res)], ours_folded, ctx, "refuted")
+        cover = AuditResult(claims[0], "refuted", ours=list(target.maps))
+        cover.steps.append(("coverage", verdict_text + " (none of the claims for this operand reads it)"))
+        cover.witness = witness
+        cover.counterexample = Counterexample("relation", tuple(values.items()), None, element)
+        return [*results, cover]
+    # 2. every exact read is claimed: an element claimed that nothing reads
+    o_all = _isl_union([m for _, ms in ours_folded for m in ms], ctx)
+    approximate_left = bool(approx_reasons)
+    if target.unsupported:
+        return _all(results, "unknown", "relation", "the claim holds every read of the analysis' maps, but some "
+                    "paths are unknown: " + ", ".join(target.unsupported))
+    if c_rel is not None:
+        extra = c_rel if o_all is None else c_rel.subtract(o_all)
+        if not extra.is_empty():
+            values, element = _sample(extra, nd, nrt, nres)
+            if any(_read_at(m, values, element) is not False for _, ms in ours_folded for m in ms
+                   if m.state == "ok") or not any(_read_at(m, values, element) for cm in claim_maps for m in cm
+                                                  if m.state == "ok"):
+                return _all(results, "unknown", "relation", "an extra element the claim seems to read was not "
+                            "confirmed by the evaluator")
+            # (our over-approximations hold every read: a claim holding them is sound too)
+            witness = _extra_witness(values, element) + _runtime_values(known, values)
+            for n, res in enumerate(results):
+                own = _individual(res, claim_maps[n], ours_folded, ctx, "over-approximates")
+                if res.status != "proved":
+                    res.status = "over-approximates"
+                    res.steps.append(("relation", "a sound superset: the claim holds every read"
+                                      + (" (with the other claims for this operand)" if len(results) > 1 else "")))
+                    res.witness = (own + _runtime_values(known, values)) if own else witness
+                    if res.counterexample is None:
+                        res.counterexample = Counterexample("relation", tuple(values.items()), element, None)
+            return results
+    if approximate_left:
+        return _all(results, "unknown", "relation", "the claim equals the analysis' over-approximation ("
+                    + "; ".join(dict.fromkeys(approx_reasons)) + "): the exact reads are not known")
+    # 3. the same reads: range variables pointwise, then the runtime-variable bindings
+    for n, res in enumerate(results):
+        res.steps.append(("relation", "proved: the claim reads exactly the elements the analysis reads"
+                          + (" (with the other claims for this operand)" if len(results) > 1 else "")))
+        res.status = "proved"
+        if res.claim.kind != "map":
+            continue
+        _pointwise_and_bindings(res, claim_maps[n], rest_bindings[n], ours_folded, target, module, cache)
+    return results
+
+
+def _all(results: list[AuditResult], status: str, step: str, text: str) -> list[AuditResult]:
+    for r in results:
+        r.status = status
+        r.steps.append((step, text))
+    return results
+
+
+def _missed_witness(values: dict[str, int], element: tuple[int, ...]) -> list[str]:
+    at = ", ".join(f"{k} = {x}" for k, x in values.items())
+    dims = ", ".join(str(x) for k, x in values.items() if k.startswith("d"))
+    rts = ", ".join(f"{k} = {x}" for k, x in values.items() if k.startswith("rt"))
+    return [f"at {at}:", f"  the analysis: output ({dims}) reads element ({', '.join(map(str, element))})"
+            + (f" (runtime values {rts})" if rts else ""),
+            "  the claim: no range-variable value makes that output read it"]
+
+
+def _extra_witness(values: dict[str, int], element: tuple[int, ...]) -> list[str]:
+    at = ", ".join(f"{k} = {x}" for k, x in values.items())
+    dims = ", ".join(str(x) for k, x in values.items() if k.startswith("d"))
+    return [f"at {at}:", f"  claimed: output ({dims}) reads element ({', '.join(map(str, element))})",
+            "  the analysis: the output never reads it"]
+
+
+def _individual(res: AuditResult, maps: list[IndexingMap], ours_folded: list[tuple[AccessMap, list[IndexingMap]]],
+                ctx: Any, otherwise: str) -> list[str]:
+    """A claim of a set: ``proved`` when it equals one exact map of ours, else
+    ``otherwise`` with its own witness (an element it reads that we do not)."""
+    if len(maps) == 1 and maps[0].state == "ok":
+        for a, ms in ours_folded:
+            if not a.over_approximation and len(ms) == 1 and ms[0].state == "ok" and \
+                    (ms[0].num_dims, ms[0].num_rt_vars, ms[0].num_results) == \
+                    (maps[0].num_dims, maps[0].num_rt_vars, maps[0].num_results) and \
+                    prove_equal(maps[0], ms[0], cache=None).proved:
+                res.status = "proved"
+                res.matched = a
+                res.steps.append(("relation", "proved: equal to one of the analysis' maps"))
+                return []
+    res.status = otherwise
+    c = _isl_union(maps, ctx)
+    o = _isl_union([m for _, ms in ours_folded for m in ms], ctx)
+    if c is not None:
+        extra = c if o is None else c.subtract(o)
+        if not extra.is_empty():
+            m0 = next(m for m in maps if m.state == "ok")
+            values, element = _sample(extra, m0.num_dims, m0.num_rt_vars, m0.num_results)
+            if any(_read_at(m, values, element) for m in maps) and all(
+                _read_at(m, values, element) is False for _, ms in ours_folded for m in ms if m.state == "ok"
+            ):
+                res.counterexample = Counterexample("relation", tuple(values.items()), element, None)
+                res.witness = _extra_witness(values, element)
+                res.steps.append(("relation", "the claim reads an element the output never reads"))
+                return res.witness
+    res.steps.append(("relation", "part of a set of claims (decided together)"))
+    return []
+
+
+def _pointwise_and_bindings(
+    res: AuditResult, maps: list[IndexingMap], bindings: list[RuntimeBinding],
+    ours_folded: list[tuple[AccessMap, list[IndexingMap]]], target: _Target, module: Module, cache: dict[Any, Any]
+) -> None:
+    """After the relation is proved: the range variables pointwise (XLA keeps
+    them as loop variables) and the bindings of the runtime variables left."""
+    claim = res.claim
+    if len(maps) != 1 or maps[0].state != "ok":
+        return
+    cm = maps[0]
+    match = None
+    for a, ms in ours_folded:
+        if len(ms) == 1 and ms[0].state == "ok" and (ms[0].num_dims, ms[0].num_rt_vars, ms[0].num_results) == (
+                cm.num_dims, cm.num_rt_vars, cm.num_results) and prove_equal(cm, ms[0], cache=None).proved:
+            match = (a, ms[0])
+            break
+    if match is None:
+        if cm.num_rt_vars:
+            res.status = "unknown"
+            res.steps.append(("runtime variables", "the claim equals the union of several of our maps: the "
+                              "bindings of its runtime variables are not compared"))
+        else:
+            res.steps.append(("range variables", "the claim equals the union of several of our maps: its range "
+                              "variables are not compared"))
+        return
+    a, om = match
+    res.matched = a
+    pointwise_with: IndexingMap | None = om
+    if cm.num_range_vars != om.num_range_vars:
+        pointwise_with = None
+        if target.loops is not None and not om.num_rt_vars and not a.map.num_rt_vars:
+            key = (target.loops.name, claim.output, "loops")
+            if key not in cache:
+                try:
+                    cache[key] = output_to_input_maps(target.loops, output_index=claim.output, module=module,
+                                                      keep_loops=True)
+                except UnsupportedError:
+                    cache[key] = None
+            loop_targets = [] if cache[key] is None else [
+                t for t in cache[key].targets if t.index == claim.operand and t.element is None]
+            candidates = [
+                x.map for x in (loop_targets[0].maps if loop_targets else [])
+                if x.map.num_range_vars == cm.num_range_vars and x.map.num_rt_vars == 0 and x.verdict is not None
+                and x.verdict.proved and prove_equal(cm, x.map, cache=None).proved
+            ]
+            pointwise_with = candidates[0] if candidates else None
+        if pointwise_with is None:
+            res.steps.append(("range variables", f"the claim keeps {cm.num_range_vars} range variables, the "
+                              f"analysis {om.num_range_vars}: the same reads, the loops not compared pointwise"))
+        else:
+            res.steps.append(("range variables", "compared with the composition keeping every loop variable: "
+                              + pointwise_with.format(one_line=True)))
+    if pointwise_with is not None and cm.num_range_vars:
+        pv = prove_pointwise_equal(cm, pointwise_with, cache=None)
+        if pv.refuted:
             res.status = "refuted"
-            res.steps.append(("relation", "the claim reads an element none of the analysis' maps reads"))
-            res.witness, res.counterexample = _witness(sub), ce
-            return res
-    # Only reads the claim misses.
-    if alone and len(ours) == 1 and not ours[0].over_approximation:
-        sub = prove_subset(ours[0].map, claim.map, cache=None)
-        ce = sub.counterexample
-        if sub.refuted and ce is not None:
-            swapped = {"source": "target", "target": "source"}.get(ce.in_domain, ce.in_domain)
-            res.counterexample = Counterexample(
-                ce.kind, ce.values, ce.target, ce.source, ce.subexpressions, swapped, ce.other_values, ce.note
-            )
-            res.status = "refuted"
-            res.steps.append(("relation", "the claim misses an element the analysis reads"))
-            res.witness = _witness_of(res.counterexample)
-            return res
-    res.status = "unknown" if any(a.over_approximation for a in ours) else "mismatch"
-    if _equals_union(claim.map, [a.map for a in ours]):
-        res.steps.append(("relation", f"the claim equals the union of our {len(ours)} maps (isl), which we keep "
-                          "apart: the range variables are not compared"))
-        return res
-    res.steps.append(("relation", f"the claim equals none of our {len(ours)} maps and claims no element they do not "
-                      "read (another claim may hold the rest: see the coverage)"))
-    return res
-
-
-def _equals_union(m: IndexingMap, maps: list[IndexingMap]) -> bool:
-    """``m``'s relation is the union of ``maps``' (isl; False when it cannot tell)."""
-    try:
-        from verified_indexing.engines.isl import to_isl_map
-
-        if any((x.num_dims, x.num_rt_vars, x.num_results) != (m.num_dims, m.num_rt_vars, m.num_results)
-               or x.state != "ok" for x in maps) or m.state != "ok":
-            return False
-        union = to_isl_map(maps[0])
-        for x in maps[1:]:
-            union = union.union(to_isl_map(x, ctx=union.get_ctx()))
-        return bool(to_isl_map(m, ctx=union.get_ctx()).is_equal(union))
-    except Exception:  # an isl limit or error: no claim either way
-        return False
+            res.steps.append(("range variables", "the range variables differ pointwise (a loop runs other "
+                              "iterations or reads other elements)"))
+            res.witness, res.counterexample = _witness(pv), pv.counterexample
+            return
+        if not pv.proved:
+            res.status = "unknown"
+            res.steps.append(("range variables", f"{pv.status}: {pv.reason}"))
+            return
+        res.steps.append(("range variables", f"proved pointwise ({pv.engine})"))
+    by_index = {b.index: b for b in bindings}
+    for k in range(cm.num_rt_vars):
+        if k not in by_index:
+            res.steps.append(("runtime variables", f"rt{k}: no binding given (not checked)"))
+            continue
+        status, text, witness, bv = _compare_binding(target.comp, by_index[k], om, k)
+        res.steps.append(("runtime variables", text))
+        if status != "proved":
+            res.status = "unknown" if status not in ("refuted", "proved") else status
+            res.witness = witness
+            res.counterexample = bv.counterexample if bv is not None else None
+            return
+    extra = sorted(set(by_index) - set(range(cm.num_rt_vars)))
+    if extra:
+        res.status = "error"
+        res.steps.append(("runtime variables", f"bindings for undeclared runtime variables: rt{extra[0]}"))
 
 
 def audit(module: Module, claims: list[Claim]) -> list[AuditResult]:
-    """Each claim checked (:func:`audit_claim`), then, per operand with claims,
-    **coverage**: every map of ours must be among the claimed maps (XLA prints the
-    whole set of maps for an operand). A map of ours no claim equals is a read the
-    claims miss: refuted with a witness when one claim stands for the operand
-    (an element we read and the claim does not), a mismatch with several; not
-    a refutation when our map is an over-approximation (unknown)."""
+    """Decide each claim; the claims for the same operand (XLA prints a set of
+    maps per operand) are decided together, as the union of their reads:
+    ``proved`` (the same reads; then each claim's range variables pointwise and
+    its runtime-variable bindings), ``over-approximates`` (every read claimed,
+    and an element claimed that the output never reads), ``refuted`` (a read
+    missed -- or a wrong binding, or a loop running other iterations -- with a
+    witness the evaluator confirmed), ``unknown`` with the reason, ``error``."""
     cache: dict[Any, Any] = {}
-    sizes: dict[tuple[Any, ...], int] = {}
+    groups: dict[tuple[Any, ...], list[Claim]] = {}
     for cl in claims:
-        k = (cl.fusion, cl.computation, cl.direction, cl.operand, cl.output)
-        sizes[k] = sizes.get(k, 0) + 1
-    results = [
-        audit_claim(module, c, cache, sizes[(c.fusion, c.computation, c.direction, c.operand, c.output)] == 1)
-        for c in claims
-    ]
-    groups: dict[tuple[Any, ...], list[AuditResult]] = {}
-    for r in results:
-        cl = r.claim
-        groups.setdefault((cl.fusion, cl.computation, cl.direction, cl.operand, cl.output), []).append(r)
+        groups.setdefault(_group_key(cl), []).append(cl)
+    decided: dict[int, list[AuditResult]] = {}
     for group in groups.values():
-        ours = group[0].ours
-        if not ours or any(r.matched is None for r in group):
-            continue  # a claim that matched none of our maps is reported already
-        matched = [r.matched for r in group]
-        for a in ours:
-            if any(m is a for m in matched):
-                continue
-            first = group[0].claim
-            out = AuditResult(first, "mismatch", ours=[a])
-            text = f"the analysis' map {a.map.format(one_line=True)} is not among the claimed maps"
-            if a.over_approximation:
-                out.status = "unknown"
-                out.steps.append(("coverage", text + " (it is an over-approximation: "
-                                  + "; ".join(a.over_approximation) + ")"))
-            elif len(group) == 1:
-                sub = prove_subset(a.map, first.map, cache=None)
-                if sub.refuted:
-                    out.status = "refuted"
-                    out.steps.append(("coverage", text + ": it reads elements the claim does not"))
-                    ce = sub.counterexample
-                    if ce is not None:
-                        # Swap the sides: the subset question had the analysis as its source.
-                        swapped = {"source": "target", "target": "source"}.get(ce.in_domain, ce.in_domain)
-                        out.counterexample = Counterexample(
-                            ce.kind, ce.values, ce.target, ce.source, ce.subexpressions, swapped, ce.other_values,
-                            ce.note,
-                        )
-                        out.witness = _witness_of(out.counterexample)
-                else:
-                    out.steps.append(("coverage", text))
+        results = [AuditResult(c, "unknown") for c in group]
+        first = group[0]
+        if first.direction not in ("output-to-input", "input-to-output"):
+            out = _all(results, "error", "direction", f"unknown direction {first.direction!r}")
+        else:
+            try:
+                target = _target(module, first, cache)
+            except UnsupportedError as exc:
+                out = _all(results, "unknown", "relation", f"the analysis has no map: {exc}")
+            except VerifiedIndexingError as exc:
+                if _resolve_fails(module, first):
+                    raise
+                out = _all(results, "error", "operand", str(exc))
             else:
-                out.steps.append(("coverage", text))
-            results.append(out)
-    return results
+                if not target.maps and target.unsupported and not any(c.map.is_known_empty for c in group):
+                    out = _all(results, "unknown", "relation", "the analysis has no map for this operand: unknown "
+                               "indexing through " + ", ".join(target.unsupported))
+                else:
+                    out = _decide(results, target, module, cache)
+        decided[id(first)] = out
+    ordered: list[AuditResult] = []
+    extra: list[AuditResult] = []
+    for group in groups.values():
+        out = decided[id(group[0])]
+        ordered.extend(out[: len(group)])
+        extra.extend(out[len(group):])
+    by_claim = {id(r.claim): r for r in ordered}
+    return [by_claim[id(c)] for c in claims] + extra
+
+
+def _group_key(c: Claim) -> tuple[Any, ...]:
+    return (c.fusion, c.computation, c.instruction, c.producer, c.physical, c.direction, c.operand, c.output)
+
+
+def _resolve_fails(module: Module, claim: Claim) -> bool:
+    """True when the claim's fusion or computation cannot be chosen (bad input)."""
+    if claim.instruction is not None:
+        return False
+    try:
+        _resolve(module, claim)
+    except VerifiedIndexingError:
+        return True
+    return False
+
+
+def audit_claim(module: Module, claim: Claim) -> AuditResult:
+    """One claim decided alone (see :func:`audit`)."""
+    return audit(module, [claim])[0]
 
 
 def format_audit(results: list[AuditResult]) -> str:
