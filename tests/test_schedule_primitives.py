@@ -388,3 +388,68 @@ def test_reverse_inline_in_a_shared_nest_across_iterations_is_unknown() -> None:
                                   "D[vi, vj] = B[vi - 1, vj] * 2.0")
     rep = reverse_compute_inline(parse_tvmscript(text, "<shifted>"), "D")
     assert rep.status == "unknown" and rep.exit_code == 2 and "not modelled" in rep.reason
+
+
+_TVM_RELU_FUSED = '''@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), D: T.Buffer((4, 4), "float32")):
+    for i, j, k in T.grid(4, 4, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                D[vi, vj] = T.float32(0)
+            D[vi, vj] = T.max(D[vi, vj] + A[vi, vk] * B[vk, vj], T.float32(0))
+'''
+
+
+def test_tvms_relu_at_every_reduction_step_is_refuted_with_the_element_and_both_values() -> None:
+    """TVM's fuse_reduction_epilogue of a ReLU applies it at every reduction step. The witness is recomputed
+    here by hand from the documented input rule: max(sum, 0) against the step-wise clamped sum."""
+    import zlib
+
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    p = parse_tvmscript(_EMPTY_MM.format(ri=4, rk=4, ei=4), "<matmul relu>")
+    rep = fuse_reduction_epilogue(p, "D", fused=parse_tvmscript(_TVM_RELU_FUSED, "<tvm>"))
+    assert rep.status == "illegal" and rep.exit_code == 1
+    w = rep.checks[-1].witness
+    assert w is not None and w["sizes"] == {"i": 4, "j": 4, "k": 4}
+
+    def x(name: str, idx: tuple[int, int]) -> int:
+        return zlib.crc32(f"{name}{list(idx)}{w['seed']}".encode()) % 7 - 3
+
+    i, j = w["element"]
+    total, stepwise = 0, 0
+    for k in range(4):
+        total += x("A", (i, k)) * x("B", (k, j))
+        stepwise = max(stepwise + x("A", (i, k)) * x("B", (k, j)), 0)
+    assert (str(max(total, 0)), str(stepwise)) == (w["original"], w["fused"]) and max(total, 0) != stepwise
+
+
+def test_a_predicated_epilogue_is_unknown_not_refused() -> None:
+    """Predicated epilogues are not modelled: unknown (exit 2) naming the predicate, never 'illegal' with
+    'must hold one store' (issue 23 item 6)."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    text = _EMPTY_MM.format(ri=4, rk=4, ei=4).replace(
+        "D[vi, vj] = T.max(", "T.where(i < 3)\n            D[vi, vj] = T.max(")
+    rep = fuse_reduction_epilogue(parse_tvmscript(text, "<where>"), "D")
+    assert rep.status == "unknown" and rep.exit_code == 2 and "predicate" in rep.reason
+
+
+@pytest.mark.parametrize(("read", "legal"), [("B[0]", True), ("B[1]", False)])
+def test_a_block_outside_any_loop_is_inlined(read: str, legal: bool) -> None:
+    """Was refused with 'not inside a loop nest (nothing to invert)', a false reason: a scalar store has a
+    (constant) inverse."""
+    text = ("ScheduleBlock(root)\n{\n  ScheduleBlock(B)\n  {\n    B[0] = exp(A[0])\n  }\n  serial for (i, 0, 4)\n"
+            "  {\n    ScheduleBlock(C)\n    {\n      i0 = axis.bind(i)\n      C[i0] = (" + read + " * 2)\n    }\n  }\n}")
+    p = parse_program(text)
+    rep = compute_inline(p, "B")
+    if legal:
+        assert rep.status == "inlined" and rep.program is not None, rep.reason
+        assert run(rep.program, {"A"})["C"] == run(p, {"A"})["C"]
+    else:
+        assert rep.status == "refused"
+        with pytest.raises(KeyError):
+            run(p, {"A"})  # the interpreter: C reads B[1], which nothing writes

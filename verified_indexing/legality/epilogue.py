@@ -397,8 +397,14 @@ def fuse_reduction_epilogue(
         return give_up("the loop structure is modelled", "symbolic sizes are not modelled in epilogue fusion yet")
     estore = _single_store(ectx)
     if estore is None or not ectx.loops:
-        return refuse("the epilogue is one store in a loop nest",
-                      f"block {block} must hold one store (after an optional axis.bind) inside loops")
+        own = _own_stores(ectx)
+        what = ("is not inside a loop nest" if estore is not None
+                else "is under a predicate (T.where or if)" if ectx.guards or (len(own) == 1 and any(
+                    not isinstance(x, (Bind, Store)) for x in ectx.block.body))
+                else f"holds {len(own)} store(s) in {len(ectx.block.body)} statement(s)")
+        return give_up("the epilogue is one store in a loop nest",
+                       f"not modelled: block {block} {what}; only one store (after an optional axis.bind) inside "
+                       "loops is")
     dname = estore.tensor
     # The reduction: the tensor the epilogue reads that has an init block.
     red: Reduction | None = None

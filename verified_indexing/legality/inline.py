@@ -900,8 +900,6 @@ def _compute_inline(
             checks.append(InlineCheck("the loop structure is modelled", "unknown", why))
             return InlineReport(block, "unknown", f"unsupported: {why}", tuple(checks))
     pf = _frame(pctx, pstore)
-    if len(pctx.loops) == 0:
-        return refuse("store indices are injective", f"block {block} is not inside a loop nest (nothing to invert)")
     write = pf.domain(pf.resolve(i) for i in pstore.indices)
     k = pf.sizes
     size_names = [f.var for f in pctx.loops[:k]]
