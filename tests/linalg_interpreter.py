@@ -41,6 +41,11 @@ _UN = {
 _CMP = {"olt": lambda a, b: a < b, "ogt": lambda a, b: a > b, "oeq": lambda a, b: a == b, "eq": lambda a, b: a == b,
         "slt": lambda a, b: a < b, "sgt": lambda a, b: a > b, "ne": lambda a, b: a != b, "oge": lambda a, b: a >= b}
 _SSA = re.compile(r"%[\w.$-]+")
+# Conversions: the value rounded to the target type (numpy's float16/float32 round to nearest even, as
+# arith.truncf does by default); integers truncate toward zero as fptosi does.
+_CASTS = ("arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci")
+_ROUND = {"f16": lambda a: float(np.float16(a)), "f32": lambda a: float(np.float32(a)), "f64": float,
+          "i32": lambda a: float(int(a)), "i64": lambda a: float(int(a))}
 
 
 def loop_sizes(op: GenericOp, env: Mapping[str, Any]) -> list[int]:
@@ -106,6 +111,11 @@ def eval_payload(op: GenericOp, args: list[float], it: tuple[int, ...], env_oute
             out = _CMP[pred](get(operands[0]), get(operands[1]))
         elif opname == "arith.select":
             out = get(operands[1]) if get(operands[0]) else get(operands[2])
+        elif opname in _CASTS:
+            to = rhs.rsplit(" to ", 1)[1].strip()
+            if to not in _ROUND:
+                raise NotImplementedError(f"interpreter: {opname} to {to}")
+            out = _ROUND[to](get(operands[0]))
         elif opname in _BIN:
             out = _BIN[opname](get(operands[0]), get(operands[1]))
         elif opname in _UN:

@@ -74,7 +74,7 @@ def agrees_at(rep: FusionReport, sizes: dict[str, int], seed: int = 0) -> bool:
     """The fused op, read back and interpreted, equals the pair's consumer results."""
     text = fused_generic_text(rep)
     assert text is not None
-    (fused,) = parse_linalg(text)
+    (fused,) = parse_linalg(text, strict=True)  # as MLIR reads it: no ins( : ), well-typed
     env = _env(rep, sizes, seed)
     pair = run_ops([rep.producer, rep.consumer], dict(env))
     got = run_ops([fused], dict(env))

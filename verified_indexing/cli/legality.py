@@ -100,6 +100,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--fused", metavar="FILE", help="check this fused program instead of generating one")
     p.add_argument("--output", metavar="TENSOR", action="append", help="a program output tensor (repeatable)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run_fuse_epilogue)
 
     p = sub.add_parser(
@@ -115,6 +116,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--block", metavar="NAME", required=True, help="the consumer block to move")
     p.add_argument("--output", metavar="TENSOR", action="append", help="a program output tensor (repeatable)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run_reverse_inline)
 
     p = sub.add_parser(
@@ -157,9 +159,10 @@ def run_fuse(args: argparse.Namespace) -> int:
     module = parse_linalg_module(text, source)
     ops = list(module.ops)
     notes = [f"skipped {s.op} ({s.name}, line {s.line}): {s.reason}" for s in module.skipped]
-    if not ops:
-        raise VerifiedIndexingError("no modelled linalg op in the input" + "".join(f"; {n}" for n in notes))
     prod, cons = _name(args.producer), _name(args.consumer)
+    if not ops and (prod is not None or cons is not None or not module.skipped):
+        # No linalg op at all is not MLIR for this command (bad input); one op and no pair is an answer (below).
+        raise VerifiedIndexingError("no modelled linalg op in the input" + "".join(f"; {n}" for n in notes))
     by_name = {op.name: op for op in ops}
     for n in (prod, cons):
         if n is not None and n not in by_name:
@@ -169,8 +172,22 @@ def run_fuse(args: argparse.Namespace) -> int:
         for p, c, k in fusion_candidates(ops)
         if (prod is None or p.name == prod) and (cons is None or c.name == cons)
     ]
-    if not cands:
+    if not cands and (prod is not None or cons is not None):
         raise VerifiedIndexingError("no producer-consumer pair of linalg ops matches")
+    if not cands:
+        # Nothing to fuse is an answer, not bad input (a chunk holding one op); with
+        # linalg ops not modelled, pairs through them are not decided: unknown.
+        line = (f"no producer-consumer pair of linalg ops ({len(ops)} linalg op{'s' if len(ops) != 1 else ''} "
+                "read): nothing to fuse")
+        if module.skipped:
+            line += f"; {len(module.skipped)} linalg op(s) not modelled: pairs through them are not decided"
+        if args.json:
+            for n in notes:
+                print(f"note: {n}", file=sys.stderr)
+            print_json({"results": [], "note": line})
+        else:
+            print("\n".join([*notes, line]))
+        return 2 if module.skipped else 0
     reports = [check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k)) for p, c, k in cands]
     if args.json:
         for n in notes:

@@ -87,6 +87,8 @@ __all__ = [
     "SIZE_MAX",
     "semantics",
     "parse_linalg",
+    "pair_type_errors",
+    "undefined_sizes",
     "GenericOp",
     "Operand",
     "loop_bounds",
@@ -818,14 +820,26 @@ def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, 
     uses after the producer anywhere but in the consumer's operand
     ``operand_index``: another op's operand, a ``return``... (a textual scan of
     SSA names, so a use in a nested region counts too: conservative)."""
+    from verified_indexing.legality._scanner import mask_mlir_noise
+    from verified_indexing.legality.linalg_ir import regions
+
     out = []
     fused_value = consumer.operands[operand_index].value
-    # SSA names are per function: scan up to the next function.
-    nxt = re.compile(r"\bfunc\.func\b|\"func\.func\"").search(text, producer.offset)
-    end = nxt.start() if nxt is not None else len(text)
+    # SSA names are scoped by regions: scan the producer's region (nested regions
+    # included, isolated-from-above ones excluded: they have their own names).
+    masked = mask_mlir_noise(text)
+    regs = regions(masked)
+    end = len(text)
+    hidden: list[tuple[int, int]] = []
+    if producer.scope:
+        mine = next((r for r in regs if r.start == producer.scope[0]), None)
+        if mine is not None:
+            end = mine.stop
+            hidden = [(r.start, r.stop) for r in regs if r.isolated and mine.start < r.start < mine.stop]
     for res in producer.results:
         pattern = re.compile(re.escape(res) + r"(?![\w.$#-])")
-        uses = [m.start() for m in pattern.finditer(text, 0, end) if m.start() > producer.offset]
+        uses = [m.start() for m in pattern.finditer(masked, 0, end)
+                if m.start() > producer.offset and not any(a < m.start() < b for a, b in hidden)]
         count = len(uses) - (1 if res == fused_value else 0)
         if count > 0:
             out.append(res)
@@ -856,6 +870,9 @@ def _check_fusion(
     assert r is not None
     if r >= len(producer.outputs):
         raise VerifiedIndexingError(f"{producer.name} has no output operand for result {operand.value}")
+    ill = pair_type_errors(producer, consumer, k)
+    if ill:
+        return _unknown(producer, consumer, k, mv, f"the pair is ill-typed: {ill[0]}")
     try:
         sm = size_model(producer, consumer)
     except MapError as exc:
@@ -1062,7 +1079,8 @@ def _check_fusion(
     if text is None:
         return done(replace(rep, reason=f"no whole-op proof: {why}"))
     try:
-        (fop,) = parse_linalg(text)
+        # Strict: what MLIR's parser and verifier reject (ins( : ), an ill-typed op) never reads back.
+        (fop,) = parse_linalg(text, strict=True)
     except (VerifiedIndexingError, ValueError) as exc:
         return done(replace(rep, reason=f"the fused op we printed does not read back: {exc}"))
     mismatch = _loop_size_mismatch(fop, consumer, sm)
@@ -1074,6 +1092,23 @@ def _check_fusion(
     if not vw.proved:
         return done(replace(rep, reason=f"whole-op proof {vw.status}: {vw.reason}"))
     return done(replace(rep, status="legal", reason="all obligations proved"))
+
+
+def pair_type_errors(producer: GenericOp, consumer: GenericOp, operand_index: int) -> list[str]:
+    """Why the pair is ill-typed (:func:`verified_indexing.legality.linalg_types.type_errors`
+    of each op, and the consumer's operand type against the producer's result type):
+    an ill-typed pair is never fused."""
+    from verified_indexing.legality.linalg_types import type_errors
+
+    errs = [f"{producer.name}: {e}" for e in type_errors(producer)]
+    errs += [f"{consumer.name}: {e}" for e in type_errors(consumer)]
+    operand = consumer.operands[operand_index]
+    r = _result_index(producer, operand.value)
+    if r is not None and r < len(producer.outputs):
+        made = producer.result_types[r] if r < len(producer.result_types) else producer.outputs[r].type
+        if (made.kind, made.shape, made.element) != (operand.type.kind, operand.type.shape, operand.type.element):
+            errs.append(f"{consumer.name} uses {operand.value} as {operand.type}, {producer.name} makes a {made}")
+    return errs
 
 
 def _loop_size_mismatch(fop: GenericOp, consumer: GenericOp, sm: SizeModel) -> str | None:
@@ -1188,10 +1223,12 @@ def _outs_obligations(
 
 def fusion_pairs(ops: list[GenericOp]) -> list[tuple[GenericOp, GenericOp]]:
     """Every (producer, consumer) pair where the consumer uses a producer result, in
-    order; only ops of one function are paired (SSA names are per function)."""
+    order: a real SSA use, the name resolved as MLIR resolves it (the producer's
+    region encloses the consumer, within one isolated-from-above region such as a
+    function or a ``flow.dispatch.workgroups`` body: :meth:`GenericOp.sees`)."""
     out = []
     for p, c in itertools.permutations(ops, 2):
-        if p.offset < c.offset and p.function == c.function and _fused_operand(p, c) is not None:
+        if c.sees(p) and _fused_operand(p, c) is not None:
             out.append((p, c))
     return sorted(out, key=lambda pc: (pc[1].offset, pc[0].offset))
 
@@ -1395,8 +1432,9 @@ def build_fused_text(rep: FusionReport) -> tuple[str | None, str]:
     name = "%fused" if len(rtypes) <= 1 else f"%fused:{len(rtypes)}"
     lines = [
         f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iters}]}}",
-        f"    ins({', '.join(f.value for f in ins)} : {', '.join(f.type for f in ins)})"
-        f" outs({', '.join(f.value for f in outs)} : {', '.join(f.type for f in outs)}) {{",
+        # No ins at all is no ins(...) clause: MLIR rejects "ins( : )".
+        "   " + (f" ins({', '.join(f.value for f in ins)} : {', '.join(f.type for f in ins)})" if ins else "")
+        + f" outs({', '.join(f.value for f in outs)} : {', '.join(f.type for f in outs)}) {{",
         f"^bb0({header}):",
         *(f"  {ln}" for ln in body),
         f"  linalg.yield {', '.join(results)} : {', '.join(out_elems)}",

@@ -43,7 +43,9 @@ text raises a :class:`ParseError` positioned in the original text.
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from verified_indexing.affine_map import AffineMap
@@ -54,7 +56,10 @@ from verified_indexing.legality._mlir_text import Cursor, ShapedType, parse_affi
 from verified_indexing.legality._scanner import mask_mlir_noise
 from verified_indexing.syntax.limits import check_limits
 
-__all__ = ["Operand", "GenericOp", "LinalgModule", "SkippedOp", "parse_linalg", "parse_linalg_module", "loop_bounds"]
+__all__ = [
+    "Operand", "GenericOp", "LinalgModule", "SkippedOp", "Region", "parse_linalg", "parse_linalg_module", "loop_bounds",
+    "regions", "scope_of",
+]
 
 _ALIAS_RE = re.compile(r"^[ \t]*#([\w.$-]+)[ \t]*=[ \t]*(?=affine_map\s*<)", re.MULTILINE)
 _RESULT_RE = re.compile(r"(%[\w.$-]+)(?::(\d+))?\s*=\s*$")
@@ -95,6 +100,19 @@ class GenericOp:
     offset: int
     kind: str = "linalg.generic"
     function: str = ""
+    scope: tuple[int, ...] = ()
+
+    def sees(self, other: GenericOp) -> bool:
+        """Whether SSA values ``other`` defines are visible in this op: ``other``'s
+        innermost region is one of this op's scope (same isolated region, not a
+        sibling region) and ``other`` comes first."""
+        mine = self.scope[0] if self.scope else None
+        theirs = other.scope[0] if other.scope else None
+        if other.offset >= self.offset:
+            return False
+        if not self.scope or not other.scope:
+            return mine == theirs and self.function == other.function
+        return theirs in self.scope
 
     @property
     def operands(self) -> tuple[Operand, ...]:
@@ -122,14 +140,32 @@ class GenericOp:
         return re.search(re.escape(name) + r"(?![\w.$-])", body) is not None
 
 
-def _aliases(text: str, source: str) -> dict[str, AffineMap]:
-    out: dict[str, AffineMap] = {}
+class _Aliases(dict[str, AffineMap]):
+    """The module's ``#name = affine_map<...>`` aliases (the dict), its attribute
+    dictionary aliases ``#trait = {...}`` (``attrs``: the span inside the braces)
+    and whether the reader is strict."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attrs: dict[str, tuple[int, int]] = {}
+        self.strict = False
+
+
+_ATTR_ALIAS_RE = re.compile(r"^[ \t]*#([\w.$-]+)[ \t]*=[ \t]*(?=\{)", re.MULTILINE)
+
+
+def _aliases(text: str, source: str, strict: bool = False) -> _Aliases:
+    out = _Aliases()
+    out.strict = strict
     for m in _ALIAS_RE.finditer(text):
         cur = Cursor(text, m.end(), source)
         start = cur.pos
         cur.expect("affine_map")
         cur.balanced("<", ">")
         out[m.group(1)] = parse_affine_span(text, start, cur.pos, source)
+    for m in _ATTR_ALIAS_RE.finditer(text):
+        cur = Cursor(text, m.end(), source)
+        out.attrs[m.group(1)] = cur.balanced("{", "}")
     return out
 
 
@@ -150,17 +186,31 @@ def _map_list(cur: Cursor, start: int, stop: int, aliases: dict[str, AffineMap])
     return maps
 
 
-def _operands(cur: Cursor, keyword: str) -> list[tuple[str, ShapedType, int]]:
-    if not cur.at(keyword + "("):
+_KEYWORD_PAREN = {k: re.compile(k + r"\s*\(") for k in ("ins", "outs")}
+
+
+def _operands(cur: Cursor, keyword: str, strict: bool = False) -> list[tuple[str, ShapedType, int]]:
+    """``ins(%a, %b : T, U)`` (any whitespace MLIR allows, ``ins (`` included).
+    ``strict``: as MLIR's parser, an empty list with a colon (``ins( : )``) and an
+    empty ``ins()`` are rejected."""
+    cur.skip_ws()
+    km = _KEYWORD_PAREN[keyword].match(cur.text, cur.pos)
+    if km is None:
         return []
-    cur.expect(keyword)
+    cur.pos = km.end() - 1
     start, stop = cur.balanced("(", ")")
     inner = cur.text[start:stop]
     if not inner.strip():
+        if strict:
+            raise cur.error(f"{keyword}() with no operand: MLIR expects an operand (omit {keyword} instead)",
+                            km.start(), km.end() - km.start() + 1)
         return []
     colon = inner.find(":")
     if colon < 0:
         raise cur.error(f"expected ':' and the operand types in {keyword}(...)", start, max(1, len(inner)))
+    if strict and not inner[:colon].strip():
+        raise cur.error(f"{keyword}( : ) with no operand: MLIR rejects it (expected an SSA operand)", start,
+                        max(1, len(inner)))
     values = [(m.group(), start + m.start()) for m in _VALUE_RE.finditer(inner[:colon])]
     type_spans = cur.split_top(start + colon + 1, stop)
     if len(values) != len(type_spans):
@@ -261,9 +311,17 @@ def _parse_generic(
     text: str, match: re.Match[str], aliases: dict[str, AffineMap], source: str
 ) -> tuple[GenericOp, int]:
     cur = Cursor(text, match.end(), source)
-    a_start, a_stop = cur.balanced("{", "}")
-    attrs = text[a_start:a_stop]
     head = len(match.group())
+    strict = isinstance(aliases, _Aliases) and aliases.strict
+    if cur.at("#"):  # an attribute alias: linalg.generic #trait ins(...)
+        am = cur.regex(re.compile(r"#([\w.$-]+)"), "an attribute alias")
+        spans = aliases.attrs if isinstance(aliases, _Aliases) else {}
+        if am.group(1) not in spans:
+            raise cur.error(f"unknown attribute alias {am.group()!r}", am.start(), len(am.group()))
+        a_start, a_stop = spans[am.group(1)]
+    else:
+        a_start, a_stop = cur.balanced("{", "}")
+    attrs = text[a_start:a_stop]
     im = re.search(r"indexing_maps\s*=\s*\[", attrs)
     if im is None:
         raise cur.error("linalg.generic needs an 'indexing_maps' attribute", match.start(), head)
@@ -274,8 +332,8 @@ def _parse_generic(
     if it is None:
         raise cur.error("linalg.generic needs an 'iterator_types' attribute", match.start(), head)
     iters = _iterators(Cursor(text, 0, source), a_start + it.start(1), a_start + it.end(1))
-    ins = _operands(cur, "ins")
-    outs = _operands(cur, "outs")
+    ins = _operands(cur, "ins", strict)
+    outs = _operands(cur, "outs", strict)
     if cur.at("attrs"):
         cur.expect("attrs")
         cur.expect("=")
@@ -404,8 +462,9 @@ def _parse_named(
         short_body = text[bs:be].strip()
     elif cur.at("{"):  # a leading attribute dictionary, e.g. {cast = #linalg.type_fn<cast_unsigned>}
         cur.balanced("{", "}")
-    ins = _operands(cur, "ins")
-    outs = _operands(cur, "outs")
+    strict = isinstance(aliases, _Aliases) and aliases.strict
+    ins = _operands(cur, "ins", strict)
+    outs = _operands(cur, "outs", strict)
     if not outs:
         raise cur.error(f"{kind} needs an outs(...) operand", match.start(), head)
     perm = _int_list(cur, "permutation")
@@ -483,22 +542,27 @@ def _parse_named(
         body = [f"%0 = {opname} {', '.join(args_in)} : {elem}", f"linalg.yield %0 : {elem}"]
     elif name == "fill":
         maps, iters = [AffineMap(n, 0, []), _identity(n)], ["parallel"] * n
-        body = [f"linalg.yield {args_in[0]} : {elem}"] if args_in else []
+        cv, conv = _converted(cur, ins, args_in, elem, kind, match.start(), head)
+        body = [*conv, f"linalg.yield {cv[0]} : {elem}"] if args_in else []
     elif name == "copy":
         maps, iters = [_identity(n), _identity(n)], ["parallel"] * n
-        body = [f"linalg.yield {args_in[0]} : {elem}"] if args_in else []
+        cv, conv = _converted(cur, ins, args_in, elem, kind, match.start(), head)
+        body = [*conv, f"linalg.yield {cv[0]} : {elem}"] if args_in else []
     elif name in _CONTRACTIONS:
         codes, results = _CONTRACTIONS[name]
         iters = ["parallel" if c == "p" else "reduction" for c in codes]
         maps = [AffineMap(len(codes), 0, [Dim(i) for i in r]) for r in results]
-        body = [f"%0 = {_arith('mul', elem)} %in, %in_0 : {elem}", f"%1 = {_arith('add', elem)} %out, %0 : {elem}",
-                f"linalg.yield %1 : {elem}"]
+        cv, conv = _converted(cur, ins, args_in, elem, kind, match.start(), head)
+        body = [*conv, f"%0 = {_arith('mul', elem)} {cv[0]}, {cv[1]} : {elem}",
+                f"%1 = {_arith('add', elem)} %out, %0 : {elem}", f"linalg.yield %1 : {elem}"]
     elif name in _BINARY:
         maps, iters = [_identity(n)] * 3, ["parallel"] * n
-        body = [f"%0 = {_arith(_BINARY[name], elem)} %in, %in_0 : {elem}", f"linalg.yield %0 : {elem}"]
+        cv, conv = _converted(cur, ins, args_in, elem, kind, match.start(), head)
+        body = [*conv, f"%0 = {_arith(_BINARY[name], elem)} {cv[0]}, {cv[1]} : {elem}", f"linalg.yield %0 : {elem}"]
     else:
         maps, iters = [_identity(n)] * 2, ["parallel"] * n
-        body = [f"%0 = math.{name} %in : {elem}", f"linalg.yield %0 : {elem}"]
+        cv, conv = _converted(cur, ins, args_in, elem, kind, match.start(), head)
+        body = [*conv, f"%0 = math.{name} {cv[0]} : {elem}", f"linalg.yield %0 : {elem}"]
     if explicit_maps is not None:
         if len(explicit_maps) != len(maps):
             raise cur.error(f"{kind} has {len(explicit_maps)} indexing maps for {len(maps)} operands",
@@ -509,6 +573,26 @@ def _parse_named(
     payload = f"^bb0({header}):\n" + "\n".join(f"  {ln}" for ln in body)
     return _assemble(text, match.start(), head, source, kind, maps, iters, ins, outs, payload, p_start,
                      result_types), cur.pos
+
+
+def _converted(
+    cur: Cursor, ins: list[tuple[str, ShapedType, int]], args: list[str], elem: str, kind: str, at: int, head: int
+) -> tuple[list[str], list[str]]:
+    """The block arguments converted to the output's element type ``elem`` as the
+    named op's definition does (``TypeFn.cast_signed``: ``linalg.fill`` of an
+    ``f32`` into an ``f16`` tensor truncates), and the statements doing it."""
+    from verified_indexing.legality.linalg_types import convert
+
+    names: list[str] = []
+    lines: list[str] = []
+    for i, (a, (_, t, _)) in enumerate(zip(args, ins)):
+        src = t.element
+        conv = convert(a, src, elem, f"%cast_{i}")
+        if conv is None:
+            raise cur.error(f"{kind}: converting {src} to {elem} is not modelled", at, head)
+        names.append(f"%cast_{i}" if conv else a)
+        lines += conv
+    return names, lines
 
 
 def _region_payload(args: list[tuple[str, str]], extra: list[tuple[str, str]], body: str) -> str:
@@ -539,81 +623,142 @@ _INNER = ("yield", "index")
 _STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
-def parse_linalg_module(text: str, source: str = "<input>") -> LinalgModule:
+def parse_linalg_module(text: str, source: str = "<input>", *, strict: bool = False) -> LinalgModule:
     """Every ``linalg`` op of ``text`` (see the module docstring): generics and the
     named ops with a fixed definition, read as their equivalent generics; other
     ``linalg`` ops are listed in ``skipped`` with the reason. ``//`` comments and
-    ``loc(...)`` annotations are ignored (errors keep their original position)."""
+    ``loc(...)`` annotations are ignored (errors keep their original position).
+
+    Each op's ``scope`` is the chain of regions it sits in, innermost first, up to
+    the first isolated-from-above one (:func:`regions`): SSA names are resolved
+    there only, as MLIR resolves them. ``strict``: reject what MLIR's parser or
+    verifier rejects and the lenient reader lets through (``ins( : )``, an empty
+    ``ins()``, and ill-typed ops: :func:`verified_indexing.legality.linalg_types.type_errors`).
+    """
     check_limits(text, source)
     masked = mask_mlir_noise(text)
     try:
-        return _parse_module(masked, source)
+        mod = _parse_module(masked, source, strict)
     except ParseError as exc:
         raise ParseError(exc.message, text, exc.offset, exc.length, source) from None
+    if strict:
+        from verified_indexing.legality.linalg_types import type_errors
+
+        for op in mod.ops:
+            errs = type_errors(op)
+            if errs:
+                raise ParseError(f"{op.kind} {op.name} is ill-typed: {errs[0]}", text, op.offset,
+                                 len(op.kind), source)
+    return mod
 
 
-_FUNC_RE = re.compile(r"\bfunc\.func\s+(?:(?:private|public|nested)\s+)?(@[\w.$-]+)\s*\(")
+@dataclass(frozen=True)
+class Region:
+    """A region of the module: ``{`` at ``start``, ``}`` at ``stop``; ``owner`` the
+    op it belongs to (``func.func``, ``flow.dispatch.workgroups``...), ``symbol``
+    its ``@name`` if any; ``isolated``: a new namespace for SSA values (an op with
+    a symbol and a body, or an op known to be isolated from above)."""
+
+    start: int
+    stop: int
+    parent: int | None
+    owner: str
+    symbol: str
+    isolated: bool
 
 
-def _functions(text: str, source: str) -> list[tuple[int, int, str]]:
-    """``(body start, body end, @name)`` of every ``func.func`` with a body (the
-    body's ``{`` is on the line that ends the signature, as MLIR prints it)."""
-    out: list[tuple[int, int, str]] = []
-    for m in _FUNC_RE.finditer(text):
-        cur = Cursor(text, m.end() - 1, source)
-        try:
-            cur.balanced("(", ")")
-            while True:
-                eol = text.find("\n", cur.pos)
-                eol = len(text) if eol < 0 else eol
-                brace = text.find("{", cur.pos, eol)
-                if brace < 0:
-                    break
-                if re.search(r"\battributes\s*$", text[cur.pos : brace]):
-                    cur.pos = brace
-                    cur.balanced("{", "}")
-                    continue
-                cur.pos = brace
-                start, stop = cur.balanced("{", "}")
-                out.append((start, stop, m.group(1)))
-                break
-        except ParseError:
+#: Ops whose regions are isolated from above without carrying a symbol.
+ISOLATED_OPS = frozenset({
+    "builtin.module", "module", "func.func", "util.func", "util.initializer", "flow.dispatch.workgroups",
+    "iree_tensor_ext.dispatch.workgroups", "flow.executable", "stream.executable", "hal.executable",
+    "hal.executable.variant", "gpu.module", "gpu.func", "llvm.func", "spirv.func", "spirv.module",
+    "transform.named_sequence", "ml_program.func", "tosa.func", "shape.func",
+})
+_OWNER_RE = re.compile(r'^[ \t]*(?:%[\w.$-]+(?::\d+)?(?:\s*,\s*%[\w.$-]+(?::\d+)?)*\s*=\s*)?"?'
+                       r'([A-Za-z_][\w$]*(?:\.[\w$]+)+|module|func)"?(?![\w.$])', re.MULTILINE)
+_SYMBOL_RE = re.compile(r"@[\w.$-]+|@\"[^\"]*\"")
+_SYM_NAME_RE = re.compile(r'\bsym_name\s*=\s*"([^"]*)"')  # the generic form: <{sym_name = "f", ...}>
+
+
+def regions(text: str) -> list[Region]:
+    """The regions of ``text`` (comments masked), outermost first. A ``{`` opens a
+    region when the rest of its line is blank or a block label ``^bb`` follows
+    (attribute dictionaries are written on one line; a region's first operation
+    on the ``{`` line, ``{ linalg.yield ... }``, is not seen as a region, which
+    only matters for names defined in it). Its owner is the last operation whose
+    name starts a line (``%r = op``, ``op``, ``"op"``) before the ``{``."""
+    out: list[Region] = []
+    stack: list[int] = []
+    i, n = 0, len(text)
+    opened: list[int | None] = []  # for every "{": the region index, or None (an attribute dictionary)
+    owners = list(_OWNER_RE.finditer(text))
+    owner_starts = [m.end(1) for m in owners]
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"' and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
             continue
-    # The generic form: "func.func"() <{..., sym_name = "f"}> ({ ^bb0(...): ... }) : () -> ()
-    for m in _GENERIC_FUNC_RE.finditer(text):
-        cur = Cursor(text, m.end(), source)
-        try:
-            if cur.at("<{"):
-                cur.expect("<")
-                a, b = cur.balanced("{", "}")
-                cur.expect(">")
+        if ch == "{":
+            eol = text.find("\n", i)
+            rest = text[i + 1 : n if eol < 0 else eol]
+            if not rest.strip() or rest.lstrip().startswith("^"):
+                owner, symbol = "", ""
+                at = bisect.bisect_left(owner_starts, i) - 1
+                if at >= 0:
+                    last = owners[at]
+                    owner = last.group(1)
+                    sm = _SYMBOL_RE.search(text, last.end(), i) or _SYM_NAME_RE.search(text, last.end(), i)
+                    symbol = "" if sm is None else sm.group() if sm.group().startswith("@") else "@" + sm.group(1)
+                parent = stack[-1] if stack else None
+                isolated = owner in ISOLATED_OPS or bool(symbol)
+                out.append(Region(i, -1, parent, owner, symbol, isolated))
+                stack.append(len(out) - 1)
+                opened.append(len(out) - 1)
             else:
-                continue
-            name = re.search(r'sym_name\s*=\s*"([^"]*)"', text[a:b])
-            start, stop = cur.balanced("(", ")")
-            out.append((start, stop, "@" + (name.group(1) if name else f"func@{m.start()}")))
-        except ParseError:
-            continue
-    return out
+                opened.append(None)
+        elif ch == "}" and opened:
+            idx = opened.pop()
+            if idx is not None:
+                out[idx] = replace(out[idx], stop=i)
+                stack.pop()
+        i += 1
+    return [r if r.stop >= 0 else replace(r, stop=n) for r in out]
 
 
-_GENERIC_FUNC_RE = re.compile(r'"func\.func"\s*\(\s*\)\s*')
+def scope_of(regs: Sequence[Region], offset: int) -> tuple[tuple[int, ...], str]:
+    """The chain of regions (their ``start`` offsets) holding ``offset``, innermost
+    first, up to and including the first isolated-from-above one (the SSA names
+    visible there), and the name of that isolated region's op (``@f``, or the op
+    name and offset, ``flow.dispatch.workgroups@123``)."""
+    inner = [k for k, r in enumerate(regs) if r.start < offset < r.stop]
+    chain: list[int] = []
+    name = ""
+    k: int | None = inner[-1] if inner else None
+    while k is not None:
+        r = regs[k]
+        chain.append(r.start)
+        if r.isolated:
+            name = r.symbol or f"{r.owner}@{r.start}"
+            break
+        k = r.parent
+    return tuple(chain), name
 
 
-def _parse_module(text: str, source: str) -> LinalgModule:
-    funcs = _functions(text, source)
-
-    def function_at(offset: int) -> str:
-        inside = [(start, name) for start, stop, name in funcs if start <= offset < stop]
-        return max(inside)[1] if inside else ""
-
-    mod = _parse_ops(text, source)
-    ops = tuple(replace(op, function=function_at(op.offset)) for op in mod.ops)
-    return LinalgModule(ops, mod.skipped)
+def _parse_module(text: str, source: str, strict: bool = False) -> LinalgModule:
+    regs = regions(text)
+    mod = _parse_ops(text, source, strict)
+    ops = []
+    for op in mod.ops:
+        chain, name = scope_of(regs, op.offset)
+        ops.append(replace(op, function=name, scope=chain))
+    return LinalgModule(tuple(ops), mod.skipped)
 
 
-def _parse_ops(text: str, source: str) -> LinalgModule:
-    aliases = _aliases(text, source)
+def _parse_ops(text: str, source: str, strict: bool = False) -> LinalgModule:
+    aliases = _aliases(text, source, strict)
     ops: list[GenericOp] = []
     skipped: list[SkippedOp] = []
     strings = [(sm.start(), sm.end()) for sm in _STRING_RE.finditer(text)]
@@ -656,10 +801,10 @@ def _parse_ops(text: str, source: str) -> LinalgModule:
     return LinalgModule(tuple(ops), tuple(skipped))
 
 
-def parse_linalg(text: str, source: str = "<input>") -> list[GenericOp]:
+def parse_linalg(text: str, source: str = "<input>", *, strict: bool = False) -> list[GenericOp]:
     """Every modelled ``linalg`` op of ``text``, in order, as generics (see
-    :func:`parse_linalg_module`); a :class:`ParseError` when there is none."""
-    mod = parse_linalg_module(text, source)
+    :func:`parse_linalg_module`, ``strict`` too); a :class:`ParseError` when there is none."""
+    mod = parse_linalg_module(text, source, strict=strict)
     if not mod.ops:
         extra = "".join(f"; skipped {s.op} at line {s.line}: {s.reason}" for s in mod.skipped)
         raise ParseError(f"no linalg.generic op in the input{extra}", text, 0, 1, source)
