@@ -270,3 +270,333 @@ def test_a_claim_merging_two_of_our_maps_is_not_refuted() -> None:
     assert c is not None and c.source is not None
     d0 = dict(c.values)["d0"]
     assert c.source[0] == (d0 + 1) % 8 and c.source[0] not in (d0, 7 - d0)
+
+
+# -- every printed form, the runtime-variable foldings, the four verdicts ------------------------------------------
+
+ITOA_GATHER = """HloModule m
+fused {
+  p0 = f32[6,4] parameter(0)
+  iota = s32[6,1] iota(), iota_dimension=0
+  ROOT g = f32[6,2,4] gather(p0, iota), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0},
+    index_vector_dim=1, slice_sizes={2,4}
+}
+ENTRY e {
+  x = f32[6,4] parameter(0)
+  ROOT f = f32[6,2,4] fusion(x), kind=kLoop, calls=fused
+}
+"""
+
+
+def _oracle_reads(comp_text: str, fusion_comp: str, inst: str, values: dict[int, np.ndarray],
+                  operand: int = 0) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
+    """Output index -> the elements of ``operand`` of ``inst`` it reads, by the numpy interpreter."""
+    module = parse_module(comp_text)
+    comp = module.computations[fusion_comp]
+    (out, *_) = run(comp.by_name[inst], comp, values)
+    return {idx: {x for k, x in out[idx] if k == operand} for idx in np.ndindex(*out.shape)}
+
+
+def _claim_reads(claim_text: str) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
+    """Output index -> the elements a (runtime-variable free) claimed map reads, enumerated."""
+    m = parse_claims(claim_text)[0].map
+    out: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for d, s, r in m.domain_points():
+        out.setdefault(tuple(d), set()).add(m.evaluate(d, s, r))
+    return out
+
+
+def test_an_iota_offset_folded_without_the_clamp_is_refuted() -> None:
+    module = parse_module(ITOA_GATHER)
+    oracle = _oracle_reads(ITOA_GATHER, "fused", "g", {1: np.arange(6).reshape(6, 1)})
+    right = "operand id = 0 (d0, d1, d2) -> (min(d0, 4) + d1, d2), domain: d0 in [0, 5], d1 in [0, 1], d2 in [0, 3]"
+    wrong = "operand id = 0 (d0, d1, d2) -> (d0 + d1, d2), domain: d0 in [0, 5], d1 in [0, 1], d2 in [0, 3]"
+    # the oracle (which clamps the start index as HLO does) reads what the right claim says, not the wrong one
+    assert _claim_reads(right) == {k: v for k, v in oracle.items() if v}
+    assert _claim_reads(wrong) != {k: v for k, v in oracle.items() if v}
+    (ok,) = audit(module, parse_claims(right))
+    assert ok.status == "proved", ok.steps
+    assert any("rt0 = iota[d0, 0] is known: d0, clamped to [0, 4]" in t for _, t in ok.steps)
+    (bad,) = audit(module, parse_claims(wrong))
+    assert bad.status == "refuted" and bad.counterexample is not None
+    c = bad.counterexample
+    out = tuple(x for k, x in c.values if k.startswith("d"))
+    assert c.target is not None and c.target in oracle[out] and c.target not in _claim_reads(wrong).get(out, set())
+    assert any("runtime value: rt0 = iota[d0, 0] = 5, clamped to [0, 4]: 4" in w for w in bad.witness)
+    # the same wrong claim restricted to where the iota fits (XLA's constraint, no clamp): still refuted
+    (bad2,) = audit(module, parse_claims(wrong + ", d0 in [0, 4]"))
+    assert bad2.status == "refuted"
+
+
+CONST_TABLE = """HloModule m
+fused {
+  p0 = f32[16] parameter(0)
+  t = s32[3] constant({2, 7, 30})
+  s = s32[1] slice(t), slice={[IDX:IDX1]}
+  b = s32[] reshape(s)
+  ROOT ds = f32[4] dynamic-slice(p0, b), dynamic_slice_sizes={4}
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  ROOT f = f32[4] fusion(x), kind=kLoop, calls=fused
+}
+"""
+
+CLAMPED = """HloModule m
+fused {
+  p0 = f32[16] parameter(0)
+  c = s32[] constant(20)
+  lo = s32[] constant(0)
+  hi = s32[] constant(HI)
+  cl = s32[] clamp(lo, c, hi)
+  ROOT ds = f32[4] dynamic-slice(p0, cl), dynamic_slice_sizes={4}
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  ROOT f = f32[4] fusion(x), kind=kLoop, calls=fused
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "offset", "right", "wrong"),
+    [
+        # a constant table read through a slice and a reshape: element 1 = 7; element 2 = 30, clamped to 12
+        (CONST_TABLE.replace("IDX1", "2").replace("IDX", "1"), 7, 7, 2),
+        (CONST_TABLE.replace("IDX1", "3").replace("IDX", "2"), 30, 12, 30),
+        # a constant folded through a clamp: clamp(0, 20, 9) = 9; clamp(0, 20, 15) = 15, then the emitter's 12
+        (CLAMPED.replace("HI", "9"), 9, 9, 20),
+        (CLAMPED.replace("HI", "15"), 15, 12, 15),
+    ],
+)
+def test_constants_and_clamps_are_folded_with_the_emitters_clamp(text: str, offset: int, right: int,
+                                                                   wrong: int) -> None:
+    module = parse_module(text)
+    oracle = _oracle_reads(text, "fused", "ds", {1: np.array(offset)})
+    claim = "operand id = 0\n(d0) -> (d0 + {}),\ndomain:\nd0 in [0, 3]\n"
+    assert _claim_reads(claim.format(right)) == oracle
+    (ok,) = audit(module, parse_claims(claim.format(right)))
+    assert ok.status == "proved", ok.steps
+    (bad,) = audit(module, parse_claims(claim.format(wrong)))
+    assert bad.status == "refuted" and bad.counterexample is not None and bad.counterexample.target is not None
+    d0 = dict(bad.counterexample.values)["d0"]
+    assert bad.counterexample.target in oracle[(d0,)] and bad.counterexample.target != (d0 + wrong,)
+
+
+def test_a_claimed_binding_to_a_constant_is_folded_too() -> None:
+    # XLA kept the runtime variable and bound it to the constant: compared with our folded map
+    text = CLAMPED.replace("HI", "9")
+    module = parse_module(text)
+    claim = ("operand id = 0\n(d0){rt0} -> (d0 + rt0),\ndomain:\nd0 in [0, 3],\nrt0 in [0, 12]\nruntime variables:\n"
+             "rt0: %cl = s32[] clamp(s32[] %lo, s32[] %c, s32[] %hi)\n  (d0) -> (),\n  domain:\n  d0 in [0, 3]\n")
+    (r,) = audit(module, parse_claims(claim))
+    assert r.status == "proved", r.steps
+    (bad,) = audit(module, parse_claims(claim.replace("rt0: %cl = s32[] clamp(s32[] %lo, s32[] %c, s32[] %hi)",
+                                                      "rt0: %c = s32[] constant(20)")))
+    assert bad.status == "refuted"  # bound to 20 (clamped to 12), the program reads at 9
+
+
+REDUCE_WINDOW = """HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  p0 = f32[4, 12] parameter(0)
+  c_inf = f32[] constant(-inf)
+  ROOT rw = f32[4, 3] reduce-window(p0, c_inf), window={size=1x6 stride=1x3}, to_apply=max
+}
+"""
+
+
+def test_per_instruction_claims_whose_operands_are_not_parameters() -> None:
+    module = parse_module(REDUCE_WINDOW)
+    text = ("operand id = 0\n  (d0, d1)[s0] -> (d0, d1 * 3 + s0),\n  domain:\n  d0 in [0, 3],\n  d1 in [0, 2],\n"
+            "  s0 in [0, 5]\noperand id = 1\n  (d0, d1) -> (),\n  domain:\n  d0 in [0, 3],\n  d1 in [0, 2]\n")
+    comp = module.entry
+    (out,) = run(comp.root, comp)
+    for idx in np.ndindex(*out.shape):  # the oracle: the init value (operand 1, a constant) read by every output
+        assert (1, ()) in out[idx]
+    assert [r.status for r in audit(module, parse_claims(text))] == ["proved", "proved"]
+    named = "instruction rw\n" + text
+    assert [r.status for r in audit(module, parse_claims(named))] == ["proved", "proved"]
+    (bad,) = audit(module, parse_claims("operand id = 1 KNOWN EMPTY"))
+    assert bad.status == "refuted" and bad.counterexample is not None and bad.counterexample.target == ()
+
+
+CONCAT_SLICE = """HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  p1 = f32[6] parameter(1)
+  c = f32[10] concatenate(p0, p1), dimensions={0}
+  ROOT s = f32[3] slice(c), slice={[5:8]}
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = f32[6] parameter(1)
+  ROOT f = f32[3] fusion(x, y), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_printed_forms_known_empty_unknown_indexing_and_one_line_maps() -> None:
+    module = parse_module(CONCAT_SLICE)
+    comp = module.computations["fused"]
+    (cat,) = run(comp.by_name["c"], comp)
+    # the oracle: the slice [5:8] of the concatenation reads only p1, elements 1..3
+    assert all(k == 1 for i in range(5, 8) for k, _ in cat[i])
+    text = "operand id = 0\nKNOWN EMPTY\noperand id = 1 (d0) -> (d0 + 1), domain: d0 in [0, 2]\n"
+    claims = parse_claims(text)
+    assert [(c.operand, c.map.is_known_empty) for c in claims] == [(0, True), (1, False)]
+    assert [r.status for r in audit(module, claims)] == ["proved", "proved"]
+    # 'unknown indexing' is every element: a sound superset of p1's reads, with an element never read
+    (unk,) = audit(module, parse_claims("operand id = 1 unknown indexing\n"))
+    assert unk.status == "over-approximates" and unk.counterexample is not None
+    d0 = dict(unk.counterexample.values)["d0"]
+    assert unk.counterexample.source is not None and unk.counterexample.source[0] != d0 + 1
+    # the same printout with the map on the next lines, indented as XLA's tests print it
+    indented = "operand id = 1\n  (d0) -> (d0 + 1),\n  domain:\n  d0 in [0, 2]\n"
+    assert [r.status for r in audit(module, parse_claims(indented))] == ["proved"]
+    # an operand read by no output: a map claimed for it reads elements never read
+    (extra,) = audit(module, parse_claims("operand id = 0 (d0) -> (d0), domain: d0 in [0, 2]"))
+    assert extra.status == "over-approximates"
+
+
+def test_unknown_indexing_against_an_unmodelled_op_is_unknown() -> None:
+    text = ("HloModule m\nfused {\n  p0 = f32[8] parameter(0)\n  ROOT c = f32[8] custom-call(p0), "
+            "custom_call_target=\"SomethingUnknown\"\n}\nENTRY e {\n  x = f32[8] parameter(0)\n"
+            "  ROOT f = f32[8] fusion(x), kind=kLoop, calls=fused\n}\n")
+    module = parse_module(text)
+    for claim in ("operand id = 0 unknown indexing", "operand id = 0 (d0) -> (d0), domain: d0 in [0, 7]"):
+        (r,) = audit(module, parse_claims(claim))
+        assert r.status == "unknown" and r.steps[-1][1].endswith("unknown indexing through c"), r.steps
+
+
+PRODUCERS = """HloModule m
+fused {
+  p0 = f32[3, 5] parameter(0)
+  p1 = f32[5] parameter(1)
+  t = f32[5, 3] transpose(p0), dimensions={1, 0}
+  b = f32[5, 3] broadcast(p1), dimensions={0}
+  ROOT a = f32[5, 3] add(t, b)
+}
+ENTRY e {
+  x = f32[3, 5] parameter(0)
+  y = f32[5] parameter(1)
+  ROOT f = f32[5, 3] fusion(x, y), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_grouped_by_producer_printouts() -> None:
+    module = parse_module(PRODUCERS)
+    comp = module.computations["fused"]
+    (tr,) = run(comp.by_name["t"], comp)
+    box = "domain:\nd0 in [0, 4],\nd1 in [0, 2]\n"
+    text = (f"hlo: %a = f32[5,3] add(%t, %b)\n(d0, d1) -> (d0, d1),\n{box}"
+            f"t:\n(d0, d1) -> (d0, d1),\n{box}"
+            f"%p0 = f32[3,5] parameter(0)\n(d0, d1) -> (d1, d0),\n{box}"
+            f"producer p1\n(d0, d1) -> (d0),\n{box}")
+    claims = parse_claims(text)
+    assert [c.producer for c in claims] == ["a", "t", "p0", "p1"]
+    assert [r.status for r in audit(module, claims)] == ["proved"] * 4
+    # the oracle: output (i, j) of the transpose reads p0[j, i]
+    assert all(tr[i, j] == {(0, (j, i))} for i in range(5) for j in range(3))
+    (bad,) = audit(module, parse_claims(f"producer p0\n(d0, d1) -> (d0 mod 3, d1),\n{box}"))
+    assert bad.status == "refuted" and bad.counterexample is not None
+    i, j = (dict(bad.counterexample.values)[k] for k in ("d0", "d1"))
+    assert bad.counterexample.target == (j, i)
+
+
+def test_physical_layout_claims() -> None:
+    module = parse_module("HloModule m\nENTRY e {\n  p0 = f32[2, 3, 4] parameter(0)\n"
+                          "  ROOT e0 = f32[2, 3, 4]{1, 0, 2} exponential(p0)\n}\n")
+    # physical index of the output: dims in major-to-minor order (2, 0, 1); of p0: (0, 1, 2)
+    physical = "physical\noperand id = 0\n(d0, d1, d2) -> (d1, d2, d0),\ndomain:\nd0 in [0, 3],\nd1 in [0, 1],\nd2 in [0, 2]\n"
+    (r,) = audit(module, parse_claims(physical))
+    assert r.status == "proved" and r.claim.physical
+    # an oracle by numpy: output element at physical (a, b, c) is logical (b, c, a) -- the same element of p0
+    out = np.arange(24).reshape(2, 3, 4)
+    phys = np.transpose(out, (2, 0, 1))
+    assert all(phys[a, b, c] == out[b, c, a] for a in range(4) for b in range(2) for c in range(3))
+    # without the header: its dims are the output's physical shape (4, 2, 3), not the logical (2, 3, 4)
+    (guessed,) = audit(module, parse_claims(physical.replace("physical\n", "")))
+    assert guessed.status == "proved" and guessed.steps[0][0] == "layout"
+    # a logical claim stays logical
+    logical = "operand id = 0 (d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 1], d1 in [0, 2], d2 in [0, 3]"
+    (plain,) = audit(module, parse_claims(logical))
+    assert plain.status == "proved" and plain.steps[0][0] != "layout"
+    (bad,) = audit(module, parse_claims(physical.replace("(d1, d2, d0)", "(d1, d0 mod 3, d2 mod 4)")))
+    assert bad.status == "refuted"
+
+
+SUPERSET = """HloModule m
+fused {
+  p0 = f32[8] parameter(0)
+  ROOT s = f32[4] slice(p0), slice={[2:6]}
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT f = f32[4] fusion(x), kind=kLoop, calls=fused
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("claim", "status", "code"),
+    [
+        ("operand id = 0 (d0) -> (d0 + 2), domain: d0 in [0, 3]", "proved", 0),
+        ("operand id = 0 (d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [2, 3]", "over-approximates", 5),
+        ("operand id = 0 (d0) -> (d0 + 3), domain: d0 in [0, 3]", "refuted", 1),
+        # a sound superset and a miss together: a wrong claim is never over-approximates
+        ("operand id = 0 (d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [3, 4]", "refuted", 1),
+        # not comparable (another number of results): unknown, with the reason
+        ("operand id = 0 (d0) -> (d0, 0), domain: d0 in [0, 3]", "unknown", 2),
+    ],
+)
+def test_the_four_verdicts_their_exit_codes_and_json(claim: str, status: str, code: int) -> None:
+    module = parse_module(SUPERSET)
+    oracle = _oracle_reads(SUPERSET, "fused", "s", {})
+    (r,) = audit(module, parse_claims(claim))
+    assert r.status == status, r.steps
+    c = r.counterexample
+    if status == "over-approximates":  # an element claimed that the output never reads
+        assert c is not None and c.source is not None and c.target is None
+        d0 = dict(c.values)["d0"]
+        assert c.source not in oracle[(d0,)] and all(oracle[k] <= _claim_reads(claim)[k] for k in oracle)
+    if status == "refuted":  # a read missed
+        assert c is not None and c.target is not None and c.source is None
+        d0 = dict(c.values)["d0"]
+        assert c.target in oracle[(d0,)] and c.target not in _claim_reads(claim).get((d0,), set())
+    got, out, _ = _cli("audit", "-e", SUPERSET, "-e", claim, "--json")
+    assert got == code and json.loads(out)["results"][0]["status"] == status
+
+
+def test_an_over_approximation_of_ours_is_never_a_refutation() -> None:
+    # scatter's map of its operand is marked an over-approximation here: a claim missing part of it is unknown
+    text = """HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p0 = f32[8] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[2] parameter(2)
+  ROOT sc = f32[8] scatter(p0, i, u), update_window_dims={}, inserted_window_dims={0},
+    scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  y = s32[2,1] parameter(1)
+  z = f32[2] parameter(2)
+  ROOT f = f32[8] fusion(x, y, z), kind=kLoop, calls=fused
+}
+"""
+    module = parse_module(text)
+    (r,) = audit(module, parse_claims("operand id = 2 KNOWN EMPTY"))
+    ours = r.ours
+    assert ours and all(a.over_approximation for a in ours), [a.map for a in ours]
+    assert r.status == "unknown", r.steps

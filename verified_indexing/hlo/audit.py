@@ -182,6 +182,7 @@ class AuditResult:
                 "analysis": None if self.counterexample.target is None else list(self.counterexample.target),
             },
             "ours": [str(a.map) for a in self.ours],
+            "kind": self.claim.kind,
         }
 
 
@@ -1193,6 +1194,8 @@ def audit(module: Module, claims: list[Claim]) -> list[AuditResult]:
                                "indexing through " + ", ".join(target.unsupported))
                 else:
                     out = _decide(results, target, module, cache)
+                    if any(r.status in ("refuted", "unknown") for r in out) and not first.physical:
+                        out = _maybe_physical(module, group, target, out, cache)
         decided[id(first)] = out
     ordered: list[AuditResult] = []
     extra: list[AuditResult] = []
@@ -1202,6 +1205,39 @@ def audit(module: Module, claims: list[Claim]) -> list[AuditResult]:
         extra.extend(out[len(group):])
     by_claim = {id(r.claim): r for r in ordered}
     return [by_claim[id(c)] for c in claims] + extra
+
+
+def _claimed_box(c: Claim) -> tuple[int, ...] | None:
+    """The sizes of a claim's dims (None when they do not start at 0)."""
+    if c.kind != "map" or c.map.state != "ok" or any(v.bounds.lo != 0 for v in c.map.dims):
+        return None
+    return tuple(v.bounds.hi + 1 for v in c.map.dims)
+
+
+def _maybe_physical(module: Module, group: list[Claim], target: _Target, out: list[AuditResult],
+                    cache: dict[Any, Any]) -> list[AuditResult]:
+    """A claim whose dims are the source's physical shape and not its logical
+    one is about physical-layout indices (XLA prints such maps for a layout
+    that is not the default): decided again as such, when that is what its
+    domain says."""
+    boxes = {_claimed_box(c) for c in group}
+    if len(boxes) != 1 or None in boxes or boxes == {target.source_dims}:
+        return out
+    copies = [dataclasses.replace(c, physical=True) for c in group]
+    try:
+        physical = _target(module, copies[0], cache)
+    except VerifiedIndexingError:
+        return out
+    if boxes != {physical.source_dims}:
+        return out
+    again = _decide([AuditResult(c, "unknown") for c in copies], physical, module, cache)
+    for r, c in zip(again, group):
+        r.claim = c
+        r.steps.insert(0, ("layout", "the claim's dims are the physical shape of the source: read as a map between "
+                           "physical-layout indices"))
+    for r in again[len(group):]:
+        r.claim = group[0]
+    return again
 
 
 def _group_key(c: Claim) -> tuple[Any, ...]:
@@ -1228,7 +1264,8 @@ def format_audit(results: list[AuditResult]) -> str:
     blocks = []
     for n, r in enumerate(results, 1):
         lines = [f"claim {n} (line {r.claim.line}; {r.claim.label()}): {r.status.upper()}"]
-        lines.append(f"  claimed: {r.claim.map.format(one_line=True)}")
+        claimed = "unknown indexing" if r.claim.kind == "unknown" else r.claim.map.format(one_line=True)
+        lines.append(f"  claimed: {claimed}")
         for m in r.ours:
             lines.append(f"  ours:    {m.map.format(one_line=True)}")
         for step, text in r.steps:
