@@ -81,7 +81,7 @@ def address_exprs(shape: Shape) -> list[AffineExpr]:
     order, then every tiling applied in turn as XLA defines it
     (openxla.org/xla/tiled_layout): a tile ``(t_0, ..., t_{k-1})`` splits the
     ``k`` most minor dimensions (sizes ``n_i``, padded up to a multiple of
-    ``t_i``; a shape of fewer dimensions is padded with major 1s) into
+    ``t_i``; a tile of more dimensions than the shape is refused) into
     ``ceil(n_i / t_i)`` tiles and ``t_i`` elements, index ``x_i`` into
     ``x_i floordiv t_i`` and ``x_i mod t_i``, the tile indices major to the
     element indices; the next tiling applies to the dimensions this gives. The
@@ -91,10 +91,9 @@ def address_exprs(shape: Shape) -> list[AffineExpr]:
     sizes = [shape.dims[d] for d in order]
     for tile in tiles(shape):
         k = len(tile)
-        if k > len(sizes):
-            pad = k - len(sizes)
-            index = [Const(0)] * pad + index
-            sizes = [1] * pad + sizes
+        if k > len(sizes):  # how XLA lays out a shape of fewer dimensions than its tile is not modelled
+            raise UnsupportedError(f"the tile ({','.join(map(str, tile))}) of {shape} has more dimensions than "
+                                   "the shape")
         head, hsizes = index[: len(index) - k], sizes[: len(sizes) - k]
         minor, msizes = index[len(index) - k:], sizes[len(sizes) - k:]
         outer = [x.floordiv(t) if t > 1 else x for x, t in zip(minor, tile)]
