@@ -238,7 +238,8 @@ def check_tvm(r: random.Random) -> dict[str, Any]:
         assert v.verdict is not None
         res.update(witness=v.verdict.witness, tvm_result=v.after, tvm_recheck=v.tvm_recheck, finding=True)
         rc = v.tvm_recheck or {}
-        if rc.get("confirmed") is False:
+        by_tvm = (v.verdict.witness or {}).get("by") == "tvm"  # TVM's own code differs on real inputs
+        if rc.get("confirmed") is False and not by_tvm:
             res.update(outcome="wrong", why="TVM's compiled code does not reproduce the interpreter's difference")
     elif v.outcome == "proved":
         res["laws"] = list(v.verdict.laws) if v.verdict else []

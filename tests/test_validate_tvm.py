@@ -1,0 +1,291 @@
+"""validate-tvm: TVM's own primitives applied by TVM, their results proved or refuted.
+
+The equivalence engine is tested without TVM (hand-written programs, oracle: a numpy
+evaluation written here). The TVM tests are skipped when TVM is absent; their oracles are
+numpy implementations of the functions written in this file and TVM's compiled code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verified_indexing.cli import main
+from verified_indexing.legality.tvmscript import parse_tvmscript
+from verified_indexing.tvm.equivalence import check_equivalence
+
+ROOT = Path(__file__).resolve().parent.parent
+EX = ROOT / "examples" / "tvm"
+
+
+def _inp(name: str, idx: tuple[int, ...], seed: int) -> float:
+    """The interpreter's documented input rule, recomputed here (INPUT_RULE)."""
+    return float(zlib.crc32(f"{name}{list(idx)}{seed}".encode()) % 7 - 3)
+
+
+def _array(name: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    a = np.zeros(shape)
+    for idx in np.ndindex(*shape):
+        a[idx] = _inp(name, tuple(int(i) for i in idx), seed)
+    return a
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+# ---------------------------------------------------------------------------
+# The equivalence engine, without TVM (old-spelling TVMScript read by the project's reader)
+# ---------------------------------------------------------------------------
+
+CHAIN = '''
+@T.prim_func
+def main(X: T.Buffer((4, 6), "float32"), D: T.Buffer((6, 4), "float32")):
+    B = T.alloc_buffer((4, 6))
+    for i, j in T.grid(4, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = X[vi, vj] * T.float32(2.0)
+    for i, j in T.grid(6, 4):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vj, vi] + T.float32(1.0)
+'''
+INLINED = '''
+@T.prim_func
+def main(X: T.Buffer((4, 6), "float32"), D: T.Buffer((6, 4), "float32")):
+    for i, j in T.grid(6, 4):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = X[vj, vi] * T.float32(2.0) + T.float32(1.0)
+'''
+
+
+def _chain_numpy(x: np.ndarray, swap: bool) -> np.ndarray:
+    b = x * 2.0
+    return (b.T if not swap else b.reshape(6, 4)) + 1.0
+
+
+def test_a_correct_inlining_is_proved_and_the_numpy_oracle_agrees() -> None:
+    rep = check_equivalence(parse_tvmscript(CHAIN), parse_tvmscript(INLINED))
+    assert rep.status == "proved", rep.reason
+    assert any(c.engine == "z3" and c.status == "proved" for c in rep.checks)
+    x = _array("X", (4, 6), 0)
+    assert np.array_equal(_chain_numpy(x, False), x.T * 2.0 + 1.0)
+
+
+def test_a_wrong_index_is_refuted_with_the_element_and_both_values() -> None:
+    """A transpose read as a reshape: the witness's values are recomputed with numpy."""
+    wrong = INLINED.replace("X[vj, vi]", "X[(vi * 4 + vj) // 6, (vi * 4 + vj) % 6]")
+    rep = check_equivalence(parse_tvmscript(CHAIN), parse_tvmscript(wrong))
+    assert rep.status == "refuted", rep.reason
+    w = rep.witness
+    assert w is not None and w["tensor"] == "D"
+    x = _array("X", (4, 6), int(w["seed"]))
+    i, j = w["element"]
+    want, got = x.T[i, j] * 2.0 + 1.0, x.reshape(6, 4)[i, j] * 2.0 + 1.0
+    assert want != got
+    assert (float(w["original"]), float(w["after"])) == (want, got)
+
+
+def test_reading_a_buffer_nothing_writes_is_refuted() -> None:
+    """The transformed program reads B, which it no longer writes (TVM's bias-epilogue bug, in small)."""
+    bad = INLINED.replace("X[vj, vi] * T.float32(2.0)", "B[vj, vi]").replace(
+        "def main(X", "def main(X").replace('    for i, j in T.grid(6, 4):', '    B = T.alloc_buffer((4, 6))\n'
+                                            '    for i, j in T.grid(6, 4):', 1)
+    rep = check_equivalence(parse_tvmscript(CHAIN), parse_tvmscript(bad))
+    assert rep.status == "refuted" and "B[" in rep.reason and "nothing writes" in rep.reason
+
+
+def test_an_unmodelled_program_is_unknown_never_proved() -> None:
+    """Two stores into one tensor (not modelled): unknown with the reason, even though the values agree."""
+    two = CHAIN.replace('            B[vi, vj] = X[vi, vj] * T.float32(2.0)',
+                        '            B[vi, vj] = X[vi, vj]\n            B[vi, vj] = X[vi, vj] * T.float32(2.0)')
+    rep = check_equivalence(parse_tvmscript(two), parse_tvmscript(INLINED))
+    assert rep.status == "unknown" and "2 stores" in rep.reason
+
+
+def test_symbolic_sizes_are_proved_for_every_size_and_refuted_at_a_size() -> None:
+    sym = (EX / "symbolic.py").read_text()
+    inlined = '''
+@T.prim_func
+def reverse_scale(a: T.handle, c: T.handle) -> None:
+    N = T.int32()
+    A = T.match_buffer(a, (N,))
+    C = T.match_buffer(c, (N,))
+    for i in T.serial(N):
+        with T.block("C"):
+            vi = T.axis.spatial(N, i)
+            C[vi] = (A[N - 1 - vi] + 1.0) * 2.0
+'''
+    rep = check_equivalence(parse_tvmscript(sym), parse_tvmscript(inlined))
+    assert rep.status == "proved", rep.reason
+    off = inlined.replace("A[N - 1 - vi]", "A[vi]")
+    bad = check_equivalence(parse_tvmscript(sym), parse_tvmscript(off))
+    assert bad.status == "refuted" and bad.witness is not None
+    n = bad.witness["sizes"]["N"]
+    seed = int(bad.witness["seed"])
+    (i,) = bad.witness["element"]
+    a = _array("A", (n,), seed)
+    assert float(bad.witness["original"]) == (a[n - 1 - i] + 1.0) * 2.0
+    assert float(bad.witness["after"]) == (a[i] + 1.0) * 2.0
+
+
+# ---------------------------------------------------------------------------
+# TVM itself
+# ---------------------------------------------------------------------------
+
+
+def _tvm():  # type: ignore[no-untyped-def]
+    return pytest.importorskip("tvm")
+
+
+def _matmul_bias_relu(tvm, relu: bool = True):  # type: ignore[no-untyped-def]
+    from tvm import te
+
+    a = te.placeholder((4, 4), name="A")
+    w = te.placeholder((4, 4), name="W")
+    bias = te.placeholder((4, 4), name="bias")
+    k = te.reduce_axis((0, 4), name="k")
+    c = te.compute((4, 4), lambda i, j: te.sum(a[i, k] * w[j, k], axis=k), name="C")
+    if relu:
+        d = te.compute((4, 4), lambda i, j: te.max(c[i, j] + bias[i, j], tvm.tirx.const(0, "float32")), name="D")
+    else:
+        d = te.compute((4, 4), lambda i, j: c[i, j] + bias[i, j], name="D")
+    return te.create_prim_func([a, w, bias, d])
+
+
+def test_tvm_relu_epilogue_fusion_is_refuted_with_the_element_and_both_values() -> None:
+    """TVM applies the ReLU at every reduction step. Oracle: numpy, the original as written and TVM's
+    fused loop as TVM prints it, on the witness's inputs."""
+    tvm = _tvm()
+    from verified_indexing.tvm import validate_primitive
+
+    v = validate_primitive(_matmul_bias_relu(tvm), "fuse_reduction_epilogue", "D")
+    assert v.tvm_status == "applied" and v.outcome == "refuted" and v.exit_code == 1
+    assert v.verdict is not None and v.verdict.witness is not None
+    w = v.verdict.witness
+    seed = int(w["seed"])
+    a, wt, b = _array("A", (4, 4), seed), _array("W", (4, 4), seed), _array("bias", (4, 4), seed)
+    original = np.maximum(a @ wt.T + b, 0.0)
+    fused = np.maximum(b, 0.0)
+    for kk in range(4):
+        fused = np.maximum(fused + np.outer(a[:, kk], wt[:, kk]), 0.0)
+    i, j = w["element"]
+    assert original[i, j] != fused[i, j]
+    assert (float(w["original"]), float(w["after"])) == (original[i, j], fused[i, j])
+    assert v.tvm_recheck is not None and v.tvm_recheck["confirmed"] is True
+    assert (v.tvm_recheck["original"], v.tvm_recheck["after"]) == (original[i, j], fused[i, j])
+    assert v.project["status"] == "fused"  # the project's own fusion (ReLU on the last step) is legal
+
+
+def test_tvm_bias_epilogue_fusion_is_proved_under_the_stated_laws() -> None:
+    tvm = _tvm()
+    from verified_indexing.tvm import validate_primitive
+
+    f = _matmul_bias_relu(tvm, relu=False)
+    v = validate_primitive(f, "fuse_reduction_epilogue", "D")
+    assert v.outcome == "proved" and v.verdict is not None and "+ is associative" in v.verdict.laws
+    _same_when_run(tvm, f, v.after)
+
+
+def _same_when_run(tvm, f, after_text) -> None:  # type: ignore[no-untyped-def]
+    """Oracle: TVM's compiled code of both functions on random integer inputs."""
+    from verified_indexing.tvm.driver import parse_tvm_source
+
+    g = parse_tvm_source(after_text)
+    g = g["main"] if isinstance(g, tvm.IRModule) else g
+    mods = [tvm.compile(x, target="llvm") for x in (f, g)]
+    rng = np.random.default_rng(0)
+    arrays = [rng.integers(-3, 4, size=tuple(int(d) for d in p.shape)).astype("float32") for p in f.params]
+    outs = []
+    for m in mods:
+        args = [tvm.runtime.tensor(x.copy(), tvm.cpu()) for x in arrays]
+        m(*args)
+        outs.append([x.numpy() for x in args])
+    for x, y in zip(*outs):
+        assert np.allclose(x, y)
+
+
+def test_tvm_compute_inline_of_an_elementwise_chain_is_proved() -> None:
+    tvm = _tvm()
+    from verified_indexing.tvm import validate_primitive
+    from verified_indexing.tvm.driver import parse_tvm_source
+
+    f = parse_tvm_source((EX / "tvm_chain.py").read_text())
+    for prim, block in (("compute_inline", "B"), ("compute_inline", "C"), ("reverse_compute_inline", "D")):
+        v = validate_primitive(f, prim, block)
+        assert v.outcome == "proved", (prim, block, v.verdict and v.verdict.reason)
+        assert v.project["legal"] is True
+        _same_when_run(tvm, f, v.after)
+
+
+def test_validate_checks_every_step_of_a_schedule_trace() -> None:
+    tvm = _tvm()
+    from tvm import s_tir
+
+    from verified_indexing.tvm import validate
+    from verified_indexing.tvm.driver import parse_tvm_source
+
+    f = parse_tvm_source((EX / "tvm_chain.py").read_text())
+    sch = s_tir.Schedule(f)
+    sch.compute_inline(sch.get_sblock("B"))
+    sch.reverse_compute_inline(sch.get_sblock("D"))
+    steps = validate(sch, f)
+    assert [(s.primitive, s.blocks, s.outcome) for s in steps] == [
+        ("compute_inline", ("B",), "proved"), ("reverse_compute_inline", ("D",), "proved")]
+    g = _matmul_bias_relu(tvm)
+    sch = s_tir.Schedule(g)
+    sch.fuse_reduction_epilogue(sch.get_sblock("C"), sch.get_sblock("D"))
+    (step,) = validate(sch, g)
+    assert step.blocks == ("C", "D") and step.outcome == "refuted"
+
+
+def test_tvm_refusal_is_reported_with_the_projects_answer() -> None:
+    """compute_inline of a reduction: TVM refuses, and the project refuses too (not too conservative)."""
+    _tvm()
+    from verified_indexing.tvm import validate_primitive
+    from verified_indexing.tvm.driver import parse_tvm_source
+
+    f = parse_tvm_source((EX / "matmul_bias_relu.py").read_text())
+    v = validate_primitive(f, "compute_inline", "C")
+    assert v.tvm_status == "refused" and v.outcome == "refused" and v.exit_code == 2
+    assert v.project["status"] == "refused" and not v.project["legal"]
+
+
+def test_validate_tvm_command() -> None:
+    _tvm()
+    code, out, _ = _run(["validate-tvm", str(EX / "tvm_relu_epilogue.py"), "--primitive",
+                         "fuse_reduction_epilogue(C, D)", "--quiet"])
+    assert code == 1 and "REFUTED" in out and "D[" in out and "original" in out and "transformed" in out
+    assert "TVM's compiled code" in out
+    code, out, _ = _run(["validate-tvm", str(EX / "tvm_chain.py"), "--primitive", "compute_inline", "--block", "B"])
+    assert code == 0 and "proved" in out and "TVM's result:" in out and "T.sblock" in out
+    code, _, err = _run(["validate-tvm", str(EX / "tvm_chain.py"), "--primitive", "compute_inline", "--block", "Z"])
+    assert code == 3 and "no block named 'Z'" in err
+    code, _, err = _run(["validate-tvm", "-e", "@T.prim_func\ndef f(:\n", "--primitive", "compute_inline",
+                         "--block", "B"])
+    assert code == 3 and "TVM cannot parse" in err and "Traceback" not in err
+
+
+def test_without_tvm_the_command_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TVM is imported lazily, through the driver's one import point: without it, exit 3 and the message."""
+    import verified_indexing.tvm.driver as drv
+
+    class NoTvm:
+        @staticmethod
+        def import_module(name: str) -> None:
+            raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(drv, "importlib", NoTvm)
+    assert not drv.tvm_available()
+    code, _, err = _run(["validate-tvm", str(EX / "tvm_chain.py"), "--primitive", "compute_inline", "--block", "B"])
+    assert code == 3 and "TVM is not installed" in err and "Traceback" not in err
