@@ -37,6 +37,14 @@ def input_value(name: str, idx: tuple[int, ...]) -> float:
     return round(rng.uniform(-2, 2), 6)
 
 
+def scalar_value(name: str) -> float:
+    """The value of a scalar parameter in every run (shared with tests/tvmscript_interpreter.py)."""
+    return float(zlib.crc32(name.encode()) % 5 - 2)
+
+
+_INT_CASTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
 def _tensor(name: str) -> str:
     return name.removesuffix("__reduce_init")
 
@@ -62,9 +70,14 @@ def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], boo
     if isinstance(v, Neg):
         return -_value(v.operand, scope, t, is_input)
     if isinstance(v, Call):
+        if v.name == "select" and len(v.args) == 3:  # only the chosen branch is evaluated
+            chosen = v.args[1] if _value(v.args[0], scope, t, is_input) else v.args[2]
+            return _value(chosen, scope, t, is_input)
         args = [_value(a, scope, t, is_input) for a in v.args]
-        if v.name == "select":
-            return args[1] if args[0] else args[2]
+        if not args:  # a scalar parameter (TVMScript ``lo: T.float32``)
+            return scalar_value(v.name)
+        if v.name in _INT_CASTS:
+            return float(math.trunc(args[0]))
         return {"exp": lambda: math.exp(args[0]), "max": lambda: max(args), "min": lambda: min(args)}[v.name]()
     assert isinstance(v, IndexValue)
     return float(v.expr.evaluate(scope))

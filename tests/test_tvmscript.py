@@ -164,11 +164,15 @@ def test_unsupported_constructs_are_positioned_errors(snippet: str, replacement:
     assert text[info.value.offset] == at, str(info.value)
 
 
-def test_reduce_loop_not_innermost_is_refused() -> None:
+def test_reduce_loop_not_innermost_gets_a_predicated_init() -> None:
+    from tvmscript_interpreter import run_tvmscript
+
     text = NESTED.replace("for i in T.serial(4):\n        for k in T.serial(6):",
                           "for k in T.serial(6):\n        for i in T.serial(4):", 1)
-    with pytest.raises(ParseError, match="innermost loops"):
-        parse_tvmscript(text)
+    p = parse_tvmscript(text)  # was refused: "innermost loops"
+    blocks = {c.block.name: c for c in walk_blocks(p)}
+    assert [f.var for f in blocks["C__reduce_init"].loops] == ["k", "i"]
+    assert run(p, {"A"}) == run_tvmscript(text)  # the init runs where vk == 0 only
 
 
 def test_cli_reads_tvmscript_and_exits_3_on_bad_input(tmp_path: Path) -> None:

@@ -12,10 +12,11 @@ Python itself (``exec``) with a stand-in for ``T`` that implements TIR's semanti
 * ``T.axis.spatial/reduce/remap`` check their bindings lie in their domains;
 * ``X = T.match_buffer(A[a:b, c], (n, 1))`` inside a block is a view of ``A`` at an
   offset; parameters (``T.Buffer`` annotations, ``T.match_buffer`` of a handle) read
-  as :func:`cinn_interpreter.input_value` until written; a read of an element of a
+  as :func:`cinn_interpreter.input_value` until written (scalar parameters as
+  :func:`cinn_interpreter.scalar_value`); a read of an element of a
   ``T.alloc_buffer`` nothing wrote raises ``KeyError`` (as the IR interpreter does).
 
-Values are Python floats (ints for integer buffers' inputs); indices use Python's
+Values are Python floats; a cast to an integer type truncates; indices use Python's
 floor ``//`` and ``%`` (TIR's floordiv/floormod).
 """
 
@@ -24,21 +25,12 @@ from __future__ import annotations
 import ast
 import itertools
 import math
-import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from cinn_interpreter import input_value
+from cinn_interpreter import input_value, scalar_value
 
 Tensors = dict[str, dict[tuple[int, ...], float]]
-
-_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
-
-
-def int_input_value(name: str, idx: tuple[int, ...]) -> int:
-    """A deterministic integer in [0, 3] for an element of an integer input buffer."""
-    return zlib.crc32(repr((name, idx)).encode()) % 4
-
 
 class _State:
     def __init__(self, env: dict[str, Any]) -> None:
@@ -46,9 +38,15 @@ class _State:
         self.stores: Tensors = {}
         self.active: list[bool] = []  # one per open block/init frame
         self.reduce: list[list[int]] = []  # per open block: the reduce axes' values
+        self.bad: list[str] = []  # per open block: an axis binding outside its domain
 
     def enabled(self) -> bool:
-        return all(self.active)
+        if all(self.active):
+            for b in self.bad:
+                if b:
+                    raise IndexError(b)
+            return True
+        return False
 
 
 class Buffer:
@@ -93,7 +91,7 @@ class Buffer:
         if at in store:
             return store[at]
         if buf.is_param:
-            return float(int_input_value(buf.name, at)) if buf.dtype in _INT_DTYPES else input_value(buf.name, at)
+            return input_value(buf.name, at)  # as the IR interpreter reads inputs, whatever their type
         if not self.state.enabled():
             return 0.0
         raise KeyError(f"{buf.name}{list(at)} is read before it is written")
@@ -104,8 +102,6 @@ class Buffer:
         idx = self._key(key)
         buf, at = self._resolve(idx)
         v = float(value)
-        if buf.dtype in _INT_DTYPES:
-            v = float(int(v))
         self.state.stores.setdefault(buf.name, {})[at] = v
 
 
@@ -124,6 +120,7 @@ class _Frame:
         if self.block:
             self.state.active.append(True)
             self.state.reduce.append([])
+            self.state.bad.append("")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -134,6 +131,7 @@ class _Frame:
         if self.block:
             self.state.active.pop()
             self.state.reduce.pop()
+            self.state.bad.pop()
 
 
 def _shape(s: object) -> tuple[int, ...]:
@@ -149,8 +147,8 @@ class _Axis:
     def _bind(self, extent: Any, value: Any, kind: str) -> int:
         v = int(value)
         lo, hi = (int(extent[0]), int(extent[1])) if isinstance(extent, tuple) else (0, int(extent))
-        if self.state.enabled() and not lo <= v < hi:
-            raise IndexError(f"axis binding {v} outside [{lo}, {hi})")
+        if not lo <= v < hi and self.state.bad:  # checked where the block stores (after its T.where)
+            self.state.bad[-1] = f"axis binding {v} outside [{lo}, {hi})"
         if kind == "R" and self.state.reduce:
             self.state.reduce[-1].append(v - lo)
         return v
@@ -254,8 +252,8 @@ class _T:
 
     int64 = int8 = int16 = int32
 
-    def Cast(self, dtype: str, x: object) -> Any:
-        return int(x) if dtype.startswith(("int", "uint")) else float(x)  # type: ignore[call-overload,arg-type]
+    def Cast(self, dtype: str, x: Any) -> Any:
+        return float(math.trunc(x)) if dtype.startswith(("int", "uint")) else float(x)
 
     def cast(self, x: object, dtype: str) -> Any:
         return self.Cast(dtype, x)
@@ -304,6 +302,20 @@ class _Rewrite(ast.NodeTransformer):
                          [ast.Assign([node.target], ast.Name("__it", ast.Load())), *node.body])
         return ast.For(tmp, node.iter, [frame], [])
 
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
+        v = node.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("reads", "writes"):
+            return None  # declared regions: not evaluated
+        self.generic_visit(node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("if_then_else", "Select") and \
+                len(node.args) == 3:
+            return ast.IfExp(node.args[0], node.args[1], node.args[2])  # only the chosen branch is evaluated
+        return node
+
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
         self.generic_visit(node)
         v = node.value
@@ -348,7 +360,7 @@ def run_tvmscript(text: str, sizes: dict[str, int] | None = None, scalars: dict[
     env: dict[str, Any] = {}
     state = _State(env)
     t = _T(state, scalars or {})
-    env.update({"T": t, "__sizes": dict(sizes or {}), "__Region": _Region})
+    env.update({"T": t, "__sizes": dict(sizes or {}), "__Region": _Region, **(sizes or {})})
     for a in fn.args.args:
         ann = a.annotation
         if ann is not None and isinstance(ann, (ast.Call, ast.Subscript)):
@@ -359,7 +371,9 @@ def run_tvmscript(text: str, sizes: dict[str, int] | None = None, scalars: dict[
             dtype = "float32"
             shape: tuple[int, ...] = ()
             if args:
-                shape = _shape(eval(ast.unparse(args[0]), {"T": t, **(sizes or {})}))
+                shape_v = eval(ast.unparse(args[0]), {"T": t, **(sizes or {})})
+                shape_v = shape_v if isinstance(shape_v, tuple) else (shape_v,)
+                shape = _shape(tuple((sizes or {})[x] if isinstance(x, str) else x for x in shape_v))
                 if len(args) > 1 and isinstance(args[1], ast.Constant):
                     dtype = str(args[1].value)
             for kw in kws:
@@ -369,7 +383,7 @@ def run_tvmscript(text: str, sizes: dict[str, int] | None = None, scalars: dict[
         elif ann is not None and isinstance(ann, ast.Attribute) and ann.attr == "handle":
             env[a.arg] = a.arg
         else:
-            default = (scalars or {}).get(a.arg, float(zlib.crc32(a.arg.encode()) % 5 - 2))
+            default = (scalars or {}).get(a.arg, scalar_value(a.arg))
             env[a.arg] = default
     # size parameters first (they may be used by parameter shapes: those are evaluated lazily above)
     body = [_Rewrite().visit(s) for s in fn.body]

@@ -10,6 +10,7 @@ __all__ = [
     "ZeroDivisorError",
     "MapError",
     "UnsupportedError",
+    "NotModelledError",
 ]
 
 
@@ -77,3 +78,14 @@ class IslLimitExceeded(VerifiedIndexingError):
     ``unknown`` answer (e.g. ``exact_range(..., limited=True)``). Defined here so
     that modules raising or catching it need not load isl; ``engines.isl``
     re-exports it."""
+
+
+class NotModelledError(ParseError):
+    """A well-formed construct of the input that the project does not model (an
+    opaque use, a data-dependent index...): the answer is ``unknown`` (exit 2)
+    naming what is missing, never bad input and never a false verdict. A
+    :class:`ParseError` (with the position and the offending text), so callers
+    that catch parse errors keep working."""
+
+    def _render(self) -> str:
+        return super()._render().replace(": error: ", ": not modelled: ", 1)

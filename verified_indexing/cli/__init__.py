@@ -311,8 +311,11 @@ def _guarded(args: argparse.Namespace, body: Callable[[argparse.Namespace], int]
         return body(args)
     except VerifiedIndexingError as exc:
         from verified_indexing.cli._common import OUTPUT
-        from verified_indexing.errors import ParseError
+        from verified_indexing.errors import NotModelledError, ParseError
 
+        if isinstance(exc, NotModelledError):  # a well-formed construct not modelled: the answer is unknown
+            report("unknown", f"unknown: {exc}", exc)
+            return EXIT_UNKNOWN
         where = "" if isinstance(exc, ParseError) else OUTPUT.where
         report("bad-input", f"{where}{exc}", exc)
         return EXIT_BAD_INPUT

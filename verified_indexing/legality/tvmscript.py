@@ -45,7 +45,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from verified_indexing.errors import ParseError, VerifiedIndexingError
+from verified_indexing.errors import NotModelledError, ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
 from verified_indexing.legality.cinn_ir import (
     SIZE_MAX,
@@ -54,6 +54,7 @@ from verified_indexing.legality.cinn_ir import (
     Call,
     Cond,
     For,
+    Group,
     If,
     IndexValue,
     Load,
@@ -70,6 +71,11 @@ from verified_indexing.legality.cinn_ir import (
 
 __all__ = ["is_tvmscript", "parse_tvmscript"]
 
+#: The names TVMScript's ``T`` goes by (``from tvm.script import tir as T`` / ``tirx as T``).
+_T_ALIASES = ("T", "tir", "tirx")
+_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
+_DTYPES = (*_INT_DTYPES, "float16", "float32", "float64", "bfloat16")
+_BUFFER_DECLS = ("alloc_buffer", "sblock_alloc_buffer", "match_buffer", "decl_buffer")
 _DETECT = re.compile(r"@T\.prim_func|^\s*(?:import tvm|from tvm)|@tvm\.script", re.MULTILINE)
 _LOWEST = "3.40282347e+38f"
 _LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorize", "unroll": "unroll",
@@ -91,14 +97,14 @@ def _is_t(node: ast.AST, *names: str) -> bool:
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if not isinstance(node, ast.Name) or node.id not in ("T", "tir"):
+    if not isinstance(node, ast.Name) or node.id not in _T_ALIASES:
         return False
     return tuple(reversed(parts)) == names
 
 
 def _t_name(node: ast.AST) -> str | None:
     """``name`` for ``T.name`` (``None`` otherwise)."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("T", "tir"):
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in _T_ALIASES:
         return node.attr
     return None
 
@@ -116,9 +122,21 @@ class _Reader:
         self.pending: dict[int, _Pending] = {}
         self.sizes: list[str] = []
         self.matched: set[str] = set()
+        self.scalars: set[str] = set()  # scalar parameters (``lo: T.float32``)
+        self.lets: dict[str, tuple[Value, AffineExpr | None]] = {}  # a block's let bindings
+        self.views: dict[str, tuple[str, tuple[AffineExpr, ...], tuple[int, ...], int]] = {}
+        self.let_reads: dict[str, tuple[set[str], set[str]]] = {}
+        self.block_written: set[str] = set()
+        self.spelling = "block"  # ``sblock`` when the input spells blocks so
+        self.module_sizes: list[str] = []  # ``n = TypeVar("n")`` at module level
         self.starts = [0]
         for line in text.splitlines(keepends=True):
             self.starts.append(self.starts[-1] + len(line))
+
+    def unknown(self, message: str, node: ast.AST) -> NotModelledError:
+        """A construct the reader does not model: the answer is ``unknown`` (exit 2)."""
+        e = self.error(message, node)
+        return NotModelledError(e.message, e.text, e.offset, e.length, e.source)
 
     def error(self, message: str, node: ast.AST) -> ParseError:
         line = getattr(node, "lineno", 1)
@@ -132,9 +150,19 @@ class _Reader:
     # -- the function ----------------------------------------------------------
     def function(self, fn: ast.FunctionDef) -> Stmt:
         body = list(fn.body)
-        # ``with T.block("root"):`` wrapping everything
-        if len(body) == 1 and isinstance(body[0], ast.With) and self._block_name(body[0]) == "root":
-            body = list(body[0].body)
+        for a in fn.args.args:  # scalar parameters: runtime values (``lo: T.float32``)
+            if a.annotation is not None and _t_name(a.annotation) in _DTYPES:
+                self.scalars.add(a.arg)
+            elif (a.annotation is not None and _t_name(a.annotation) == "var") or (
+                    isinstance(a.annotation, ast.Call) and _t_name(a.annotation.func) == "var"):
+                self.scalars.add(a.arg)
+        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        self.sizes.extend(n for n in self.module_sizes if n in used)
+        # ``with T.block("root"):`` wrapping everything (after the function's attributes and size declarations)
+        lead = [n for n in body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                                         and _t_name(n.value.func) == "func_attr") and not self._is_size_decl(n)]
+        if len(lead) == 1 and isinstance(lead[0], ast.With) and self._block_name(lead[0]) == "root":
+            body = [n for n in body if n is not lead[0]] + list(lead[0].body)
         for node in body:  # size parameters first: they lead every scope
             self._size_decl(node)
         sizes = tuple(self.sizes)
@@ -143,11 +171,13 @@ class _Reader:
 
     def _params(self, fn: ast.FunctionDef) -> tuple[str, ...]:
         """The buffers the caller sees: ``T.Buffer`` parameters and ``T.match_buffer``
-        results (``T.alloc_buffer`` ones are internal)."""
+        results of a handle (``T.alloc_buffer`` ones are internal; a match_buffer of a
+        region is a view)."""
         names = [a.arg for a in fn.args.args if a.annotation is not None and _is_buffer_annotation(a.annotation)]
         for node in ast.walk(fn):
             if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                    and _t_name(node.value.func) == "match_buffer"):
+                    and _t_name(node.value.func) == "match_buffer" and node.value.args
+                    and isinstance(node.value.args[0], ast.Name)):
                 names += [t.id for t in node.targets if isinstance(t, ast.Name)]
         return tuple(dict.fromkeys(names))
 
@@ -155,9 +185,13 @@ class _Reader:
         if len(node.items) != 1:
             return None
         e = node.items[0].context_expr
-        if isinstance(e, ast.Call) and _is_t(e.func, "block"):
+        if isinstance(e, ast.Call) and (_is_t(e.func, "block") or _is_t(e.func, "sblock")):
+            if _is_t(e.func, "sblock"):
+                self.spelling = "sblock"
             if len(e.args) >= 1 and isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str):
                 return e.args[0].value
+            if not e.args:  # an unnamed block: named after its line
+                return f"block_{e.lineno}"
             raise self.error("T.block needs its name as a string", e)
         return None
 
@@ -167,11 +201,15 @@ class _Reader:
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                 continue  # docstring
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and (
-                    _t_name(node.value.func) in ("alloc_buffer", "match_buffer", "decl_buffer")):
+                    _t_name(node.value.func) in _BUFFER_DECLS):
                 self._buffer_decl(node.value)
                 continue
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
-                    _t_name(node.value.func) in ("func_attr", "evaluate"):
+                    _t_name(node.value.func) in ("func_attr", "reads", "writes", "block_attr"):
+                continue  # attributes; a root block's declared regions
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
+                    _t_name(node.value.func) == "evaluate":
+                self._evaluate(node.value)
                 continue
             if self._size_decl(node):
                 continue
@@ -185,9 +223,25 @@ class _Reader:
                     continue
             if isinstance(node, (ast.Assign, ast.AugAssign)) and self._is_store(node):
                 raise self.error("a buffer store outside a T.block is not modelled", node)
-            raise self.error(f"unsupported TVMScript statement ({type(node).__name__}): only for loops over "
-                             "T.grid/T.serial/range and T.block are modelled here", node)
+            raise self.unknown(f"unsupported TVMScript statement ({type(node).__name__}): only for loops over "
+                               "T.grid/T.serial/range and T.block are modelled here", node)
         return out
+
+    def _evaluate(self, call: ast.Call) -> None:
+        """``T.evaluate(0)`` does nothing; anything else (an extern call, a pointer
+        ``X.access_ptr(...)`` handed to one) is an opaque use of memory: not modelled."""
+        if len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
+            return
+        ptrs = [n for n in ast.walk(call) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("access_ptr", "data") and isinstance(n.func.value, ast.Name)]
+        if ptrs:
+            f = ptrs[0].func
+            assert isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+            raise self.unknown(f"T.evaluate({ast.unparse(call.args[0]) if call.args else ''}) is an opaque use of "
+                               f"buffer {f.value.id} through {f.attr} (what it reads and writes is not modelled)",
+                               call)
+        raise self.unknown(f"T.evaluate({', '.join(ast.unparse(a) for a in call.args)}) is an opaque call (its "
+                           "effect on memory is not modelled)", call)
 
     def _buffer_decl(self, call: ast.Call) -> None:
         """Buffers are read for names only: one that shares another's memory
@@ -203,17 +257,35 @@ class _Reader:
                                  call.args[0])
             self.matched.add(handle)
 
-    def _size_decl(self, node: ast.stmt) -> bool:
-        """``N = T.int32()`` / ``N = T.var("int32")``: a size parameter (recorded)."""
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)):
+    @staticmethod
+    def _is_size_decl(node: ast.stmt) -> bool:
+        """``N = T.int32()``, ``N = T.var("int32")``, ``n, m = T.int64(), T.int64()``."""
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             return False
-        t = _t_name(node.value.func)
-        if t == "var" or (t in ("int32", "int64") and not node.value.args):
-            if node.targets[0].id not in self.sizes:
-                self.sizes.append(node.targets[0].id)
-            return True
-        return False
+        target, value = node.targets[0], node.value
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        calls = value.elts if isinstance(value, ast.Tuple) else [value]
+        if len(names) != len(calls) or not all(isinstance(n, ast.Name) for n in names):
+            return False
+        for c in calls:
+            if not isinstance(c, ast.Call):
+                return False
+            t = _t_name(c.func)
+            if not (t == "var" or (t in ("int32", "int64") and not c.args)):
+                return False
+        return True
+
+    def _size_decl(self, node: ast.stmt) -> bool:
+        """A size parameter declaration (recorded; see :meth:`_is_size_decl`)."""
+        if not self._is_size_decl(node):
+            return False
+        assert isinstance(node, ast.Assign)
+        target = node.targets[0]
+        for n in target.elts if isinstance(target, ast.Tuple) else [target]:
+            assert isinstance(n, ast.Name)
+            if n.id not in self.sizes:
+                self.sizes.append(n.id)
+        return True
 
     def _is_store(self, node: ast.Assign | ast.AugAssign) -> bool:
         target = node.targets[0] if isinstance(node, ast.Assign) else node.target
@@ -294,12 +366,12 @@ class _Reader:
         where: list[Cond] = []
         init: list[ast.stmt] | None = None
         stores: list[Store] = []
-        pending: list[ast.stmt] = []
+        body: list[ast.stmt] = []  # stores, let bindings and region views, in order
         for st in node.body:
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
                 continue
-            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and self._axis(st, loops, names, values,
-                                                                                               kinds):
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and not body and \
+                    self._axis(st, loops, names, values, kinds):
                 continue
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
                 t = _t_name(st.value.func)
@@ -310,6 +382,9 @@ class _Reader:
                         raise self.error("T.where takes one condition", st.value)
                     where.extend(self.predicate(st.value.args[0], loops + tuple(names)))
                     continue
+                if t == "evaluate":
+                    self._evaluate(st.value)
+                    continue
             if isinstance(st, ast.With) and len(st.items) == 1 and isinstance(st.items[0].context_expr, ast.Call) \
                     and _is_t(st.items[0].context_expr.func, "init"):
                 if init is not None:
@@ -317,14 +392,32 @@ class _Reader:
                 init = list(st.body)
                 continue
             if isinstance(st, (ast.Assign, ast.AugAssign)) and self._is_store(st):
-                pending.append(st)
+                body.append(st)
+                continue
+            if isinstance(st, (ast.Assign, ast.AnnAssign)) and self._let_target(st) is not None:
+                body.append(st)
                 continue
             if isinstance(st, ast.With) and self._block_name(st) is not None:
-                raise self.error("nested T.block inside a block is not modelled", st)
-            raise self.error(f"unsupported statement in a T.block ({type(st).__name__})", st)
+                raise self.unknown("a T.block nested inside a block is not modelled", st)
+            raise self.unknown(f"unsupported statement in a T.block ({type(st).__name__}: "
+                               f"{ast.unparse(st).splitlines()[0]})", st)
         scope = loops + tuple(names)
-        for st in pending:
-            stores.append(self.store(st, scope))
+        self.lets, self.views = {}, {}
+        written: set[str] = set()
+        self.block_written = written
+        try:
+            for st in body:
+                if isinstance(st, ast.AnnAssign) or (isinstance(st, ast.Assign) and not self._is_store(st)):
+                    self._let(st, scope, written)
+                    continue
+                assert isinstance(st, (ast.Assign, ast.AugAssign))
+                store = self.store(st, scope)
+                written.add(store.tensor)
+                stores.append(store)
+            if init is not None:
+                init_stores = [self.store(st, scope) for st in init if self._init_stmt(st)]
+        finally:
+            self.lets, self.views = {}, {}
         if not stores:
             raise self.error(f"block {name!r} stores nothing", node)
         bind: tuple[Stmt, ...] = (Bind(tuple(names), tuple(values), loops),) if names else ()
@@ -335,17 +428,70 @@ class _Reader:
         main = ScheduleBlock(name, bind + wrap(stores, scope))
         if init is None:
             return [main]
-        init_stores = [self.store(st, scope) for st in init if self._init_stmt(st)]
-        red = {n for n, k in zip(names, kinds) if k == "R"}
-        red_idx = {len(loops) + names.index(n) for n in red}
-        for ist in init_stores:
-            used = {x.index for e in ist.indices for x in e.walk() if isinstance(x, Dim)}
-            if used & red_idx:
-                raise self.error("the T.init() store uses a reduce axis", node)
-        # Hoisted by the enclosing loop nest (see _hoist).
+        # Hoisted by the enclosing loop nest where it can be (see _hoist), else a predicated init block.
         self.pending[id(main)] = _Pending(main, tuple(init_stores), tuple(names), tuple(values), tuple(kinds), loops,
                                           tuple(where), node)
         return [main]
+
+    def _let_target(self, st: ast.Assign | ast.AnnAssign) -> str | None:
+        target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else \
+            st.target if isinstance(st, ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and st.value is not None:
+            return target.id
+        return None
+
+    def _let(self, st: ast.Assign | ast.AnnAssign, scope: tuple[str, ...], written: set[str]) -> None:
+        """``v: T.float32 = e`` / ``v = e`` in a block: ``v`` names ``e`` in the statements after
+        it; ``X = T.match_buffer(A[a:b, c], shape)`` names a region of ``A``."""
+        name = self._let_target(st)
+        assert name is not None and st.value is not None
+        if isinstance(st.value, ast.Call) and _t_name(st.value.func) in _BUFFER_DECLS:
+            self._region_view(name, st.value, scope)
+            return
+        v = self.value(st.value, scope)
+        loads = {x.tensor for x in _loads(v)}
+        try:
+            idx: AffineExpr | None = self._index(st.value, scope)
+        except (ParseError, VerifiedIndexingError):
+            idx = None
+        self.lets[name] = (v, idx)
+        self.let_reads[name] = (loads, set(written))
+
+    def _region_view(self, name: str, call: ast.Call, scope: tuple[str, ...]) -> None:
+        if _t_name(call.func) != "match_buffer" or not call.args or not isinstance(call.args[0], ast.Subscript) \
+                or not isinstance(call.args[0].value, ast.Name):
+            raise self.unknown("a buffer declared inside a block is modelled only as T.match_buffer of a region "
+                               "(X = T.match_buffer(A[a:b, c], shape))", call)
+        for kw in call.keywords:
+            if kw.arg not in ("dtype", "offset_factor", "align", "scope"):
+                raise self.unknown(f"T.match_buffer with {kw.arg}= is not modelled", kw.value)
+        region = call.args[0]
+        assert isinstance(region.value, ast.Name)
+        base = region.value.id
+        sl = region.slice
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        offsets: list[AffineExpr] = []
+        extents: list[int | None] = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                if e.lower is None or e.upper is None or e.step is not None:
+                    raise self.unknown("a region needs a lower and an upper bound (a:b)", e)
+                lo = self.index(e.lower, scope)
+                ext = self.index(e.upper, scope) - lo
+                offsets.append(lo)
+                extents.append(ext.evaluate([]) if not ext.variables() else None)
+            else:
+                offsets.append(self.index(e, scope))
+                extents.append(1)
+        shape = call.args[1] if len(call.args) > 1 else None
+        rank = len(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else 1
+        if rank == len(elts):
+            keep = tuple(range(len(elts)))
+        else:
+            keep = tuple(d for d, ext in enumerate(extents) if ext != 1)
+            if len(keep) != rank:
+                raise self.unknown(f"T.match_buffer: the region of {base} and the shape have different ranks", call)
+        self.views[name] = (base, tuple(offsets), keep, len(elts))
 
     def _init_stmt(self, st: ast.stmt) -> bool:
         if isinstance(st, (ast.Assign, ast.AugAssign)) and self._is_store(st):
@@ -412,12 +558,27 @@ class _Reader:
 
     def subscript(self, node: ast.Subscript, scope: Sequence[str]) -> tuple[str, tuple[AffineExpr, ...]]:
         if not isinstance(node.value, ast.Name):
-            raise self.error("a buffer must be named", node.value)
+            raise self.unknown(f"a buffer must be named ({ast.unparse(node.value)})", node.value)
         sl = node.slice
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         if any(isinstance(e, ast.Slice) for e in elts):
-            raise self.error("buffer slices are not modelled (index each element)", node)
-        return node.value.id, tuple(self.index(e, scope) for e in elts)
+            raise self.unknown("buffer slices are not modelled (index each element)", node)
+        for e in elts:
+            dep = next((x for x in ast.walk(e) if isinstance(x, ast.Subscript)), None)
+            if dep is not None:
+                raise self.unknown(f"the index {ast.unparse(e)} of {node.value.id} depends on the data "
+                                   f"({ast.unparse(dep)}, a runtime value): not modelled", e)
+        name = node.value.id
+        idx = tuple(self.index(e, scope) for e in elts)
+        if name in self.views:
+            base, offsets, keep, _rank = self.views[name]
+            if len(idx) != len(keep):
+                raise self.error(f"{name} has {len(keep)} dimensions, indexed with {len(idx)}", node)
+            full = list(offsets)
+            for d, at in zip(keep, idx):
+                full[d] = full[d] + at
+            return base, tuple(full)
+        return name, idx
 
     def index(self, node: ast.expr, scope: Sequence[str]) -> AffineExpr:
         try:
@@ -432,7 +593,16 @@ class _Reader:
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
             return Const(node.value)
         if isinstance(node, ast.Name):
+            if node.id in self.lets:
+                self._check_let(node)
+                let_idx = self.lets[node.id][1]
+                if let_idx is None:
+                    raise self.unknown(f"the let-bound {node.id!r} used in an index is not an affine index", node)
+                return let_idx
             if node.id not in scope:
+                if node.id in self.scalars:
+                    raise self.unknown(f"the index depends on the scalar parameter {node.id!r} (a runtime value): "
+                                       "not modelled", node)
                 raise self.error(f"unknown variable {node.id!r} in an index (not a loop or iteration variable)",
                                  node)
             return Dim(last_index(scope, node.id))
@@ -469,7 +639,18 @@ class _Reader:
                 return self._index(node.args[0], scope)
         raise self.error("an index must be quasi-affine in the loop and iteration variables", node)
 
+    def _check_let(self, node: ast.Name) -> None:
+        loads, before = self.let_reads.get(node.id, (set(), set()))
+        stale = loads & (self.block_written - before)
+        if stale:
+            raise self.unknown(f"{node.id!r} is bound to a value read from {', '.join(sorted(stale))}, which the "
+                               "block writes before this use (a let of a changing buffer is not modelled)", node)
+
     def predicate(self, node: ast.expr, scope: Sequence[str]) -> list[Cond]:
+        dep = next((x for x in ast.walk(node) if isinstance(x, ast.Subscript)), None)
+        if dep is not None:
+            raise self.unknown(f"the predicate {ast.unparse(node)} depends on the data ({ast.unparse(dep)}, a "
+                               "runtime value): not modelled", node)
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             return [c for v in node.values for c in self.predicate(v, scope)]
         if isinstance(node, ast.Call) and _t_name(node.func) == "And" and len(node.args) == 2:
@@ -492,8 +673,13 @@ class _Reader:
                 not isinstance(node.value, bool):
             return _num(node.value)
         if isinstance(node, ast.Name):
+            if node.id in self.lets:
+                self._check_let(node)
+                return self.lets[node.id][0]
             if node.id in scope:
                 return IndexValue(Dim(last_index(scope, node.id)))
+            if node.id in self.scalars:
+                return Call(node.id, ())  # a scalar parameter: one runtime value (a nullary function)
             raise self.error(f"unknown name {node.id!r} in a value", node)
         if isinstance(node, ast.Subscript):
             tensor, idx = self.subscript(node, scope)
@@ -522,22 +708,51 @@ class _Reader:
             return v
         if isinstance(node, ast.Call):
             t = _t_name(node.func)
-            if t in ("float32", "float16", "float64", "bfloat16", "int32", "int64", "int8") and len(node.args) == 1:
+            if t in _DTYPES and len(node.args) == 1:
                 a = node.args[0]
                 if isinstance(a, ast.Constant) and isinstance(a.value, str):
                     if a.value in ("-inf", "inf"):
                         return Neg(Num(_LOWEST)) if a.value == "-inf" else Num(_LOWEST)
-                    raise self.error(f"unsupported constant {a.value!r}", a)
-                return self.value(a, scope)
+                    raise self.unknown(f"unsupported constant {a.value!r}", a)
+                if isinstance(a, ast.Constant) or (isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant)):
+                    return self.value(a, scope)  # a typed constant
+                return _cast(t, self.value(a, scope))
             if t in ("min_value", "max_value"):
                 return Neg(Num(_LOWEST)) if t == "min_value" else Num(_LOWEST)
-            if t == "Cast" and len(node.args) == 2:
-                return self.value(node.args[1], scope)
+            if t in ("Cast", "cast") and len(node.args) == 2:
+                dtype_node, x = (node.args[0], node.args[1]) if t == "Cast" else (node.args[1], node.args[0])
+                if not (isinstance(dtype_node, ast.Constant) and isinstance(dtype_node.value, str)):
+                    raise self.error(f"T.{t} needs its type as a string", dtype_node)
+                return _cast(dtype_node.value, self.value(x, scope))
             if t in ("if_then_else", "Select") and len(node.args) == 3:
                 return Call("select", tuple(self.value(a, scope) for a in node.args))
             if t in _VALUE_CALLS:
                 return Call(t, tuple(self.value(a, scope) for a in node.args))
-        raise self.error(f"unsupported value ({ast.unparse(node)})", node)
+        raise self.unknown(f"unsupported value ({ast.unparse(node)})", node)
+
+
+def _cast(dtype: str, v: Value) -> Value:
+    """A conversion to ``dtype``. Values are modelled exactly (as the evaluator
+    computes them), so a conversion to a float type is the value itself; one to an
+    integer type truncates: an uninterpreted ``int32(x)`` (CINN's spelling of the
+    cast), unless ``v`` is an index or an integer literal (already an integer)."""
+    if dtype not in _INT_DTYPES:
+        return v
+    if isinstance(v, IndexValue) or (isinstance(v, Num) and re.fullmatch(r"-?\d+", v.text)):
+        return v
+    return Call(dtype, (v,))
+
+
+def _loads(v: Value) -> list[Load]:
+    if isinstance(v, Load):
+        return [v]
+    if isinstance(v, BinOp):
+        return _loads(v.lhs) + _loads(v.rhs)
+    if isinstance(v, Neg):
+        return _loads(v.operand)
+    if isinstance(v, Call):
+        return [x for a in v.args for x in _loads(a)]
+    return []
 
 
 def _num(v: int | float) -> Num:
@@ -572,34 +787,36 @@ def _hoist(stmt: For, r: _Reader) -> list[Stmt]:
         s = s.body[0]
     if not isinstance(s, ScheduleBlock) or id(s) not in r.pending:
         return [stmt]
-    p = r.pending.pop(id(s))
+    p = r.pending[id(s)]
     names, values, kinds, loops = p.names, p.values, p.kinds, p.loops
+    # Where the init cannot be hoisted before the reduction loops, the block stays pending
+    # and gets a predicated init block instead (see _predicated_init).
     red_loops: list[int] = []
     for v, k in zip(values, kinds):
         if k != "R":
             continue
         if not isinstance(v, Dim) or v.index >= len(loops):
-            raise r.error("a reduce axis with T.init() must be bound to a loop variable", p.node)
+            return [stmt]  # a reduce axis not bound to one loop variable
         red_loops.append(v.index)
     n = len(loops)
     first = min(red_loops) if red_loops else n
     if sorted(red_loops) != list(range(first, n)):
-        raise r.error("T.init() is modelled when the reduce axes are bound to the innermost loops around the "
-                      "block (reorder the loops)", p.node)
+        return [stmt]  # the reduce loops are not the innermost ones
     outer = n - len(chain)  # loops of the enclosing statements, not in this chain
     if first < outer:
-        raise r.error("T.init(): the reduce loops must be in the same loop nest as the block", p.node)
+        return [stmt]
     for v, k in zip(values, kinds):
         if k == "S" and any(isinstance(x, Dim) and x.index >= first for x in v.walk()):
-            raise r.error("T.init(): a spatial axis depends on a reduce loop", p.node)
+            return [stmt]
+    for st in p.init_stores:
+        used = {x.index for e in st.indices for x in e.walk() if isinstance(x, Dim)}
+        if any(first <= k < n for k in used):
+            return [stmt]  # the init store uses a reduction loop variable directly
+    r.pending.pop(id(s))
     sp = [(nm, v) for nm, v, k in zip(names, values, kinds) if k == "S"]
     init_scope = loops[:first] + tuple(nm for nm, _ in sp)
     # init stores: re-index from the block scope (loops + all names) to the init scope, by
     # position (a name may be bound twice: a block's axis shadowing a loop variable)
-    for st in p.init_stores:
-        used = {x.index for e in st.indices for x in e.walk() if isinstance(x, Dim)}
-        if any(first <= k < n for k in used):
-            raise r.error("the T.init() store uses a reduction loop variable directly", p.node)
     remap: list[AffineExpr] = [Dim(k) if k < first else Const(0) for k in range(n)]
     spatial_at = 0
     for k in kinds:
@@ -649,18 +866,43 @@ def parse_tvmscript(text: str, source: str = "<input>", block: str | None = None
     if not funcs:
         raise ParseError("no @T.prim_func function in the TVMScript", text, 0, 1, source)
     fn = funcs[0]
+    r.module_sizes = [t.targets[0].id for t in tree.body if isinstance(t, ast.Assign) and len(t.targets) == 1
+                      and isinstance(t.targets[0], ast.Name) and isinstance(t.value, ast.Call)
+                      and isinstance(t.value.func, ast.Name) and t.value.func.id == "TypeVar"]
     if block is not None and len(funcs) > 1:
         for f in funcs:
-            if any(isinstance(n, ast.Call) and _is_t(n.func, "block") and n.args and
+            if any(isinstance(n, ast.Call) and (_is_t(n.func, "block") or _is_t(n.func, "sblock")) and n.args and
                    isinstance(n.args[0], ast.Constant) and n.args[0].value == block for n in ast.walk(f)):
                 fn = f
                 break
     prog = r.function(fn)
-    _check_no_pending(r)
+    if r.pending:
+        prog = _place_pending(prog, r)
     return unique_names(prog, {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
 
 
-def _check_no_pending(r: _Reader) -> None:
-    for p in r.pending.values():
-        raise r.error("T.init() is modelled when the block is alone in its reduce loops, which are the innermost "
-                      "loops around it", p.node)
+def _predicated_init(p: _Pending) -> ScheduleBlock:
+    """The init block of a reduction whose init cannot be hoisted: ``X__reduce_init``
+    inside the block's loops, storing where every reduce axis is at its first value
+    (0) -- TVM's semantics of ``T.init()`` -- and the block's predicate holds."""
+    n = len(p.loops)
+    scope = p.loops + p.names
+    conds: list[Cond] = [(Dim(n + k), "==", Const(0)) for k, kind in enumerate(p.kinds) if kind == "R"]
+    conds += list(p.where)
+    stores = tuple(Store(f"{st.tensor}__reduce_init", st.indices, st.value, st.scope) for st in p.init_stores)
+    body: tuple[Stmt, ...] = (Bind(p.names, p.values, p.loops),) if p.names else ()
+    body += (If(tuple(conds), stores, scope),) if conds else stores
+    return ScheduleBlock(f"{p.main.name}__reduce_init", body)
+
+
+def _place_pending(s: Stmt, r: _Reader) -> Stmt:
+    """Every block still pending preceded by its predicated init block."""
+    if isinstance(s, (For, If, Group)) or (isinstance(s, ScheduleBlock) and id(s) not in r.pending):
+        body: list[Stmt] = []
+        for c in s.body:
+            if isinstance(c, ScheduleBlock) and id(c) in r.pending:
+                body += [_predicated_init(r.pending[id(c)]), c]
+            else:
+                body.append(_place_pending(c, r))
+        return replace(s, body=tuple(body))
+    return s
