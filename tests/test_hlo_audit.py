@@ -455,6 +455,10 @@ def test_printed_forms_known_empty_unknown_indexing_and_one_line_maps() -> None:
     assert unk.status == "over-approximates" and unk.counterexample is not None
     d0 = dict(unk.counterexample.values)["d0"]
     assert unk.counterexample.source is not None and unk.counterexample.source[0] != d0 + 1
+    # XLA's ToString prints no separator after "unknown indexing"
+    glued = parse_claims("operand id = 0 unknown indexingoperand id = 1 (d0) -> (d0 + 1), domain: d0 in [0, 2]")
+    assert [(c.operand, c.kind) for c in glued] == [(0, "unknown"), (1, "map")]
+    assert [r.status for r in audit(module, glued)] == ["over-approximates", "proved"]
     # the same printout with the map on the next lines, indented as XLA's tests print it
     indented = "operand id = 1\n  (d0) -> (d0 + 1),\n  domain:\n  d0 in [0, 2]\n"
     assert [r.status for r in audit(module, parse_claims(indented))] == ["proved"]

@@ -222,6 +222,9 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
     stripped = text.strip()
     if stripped.startswith(("{", "[")):
         return _claims_from_json(stripped, source)
+    # XLA's HloInstructionIndexing::ToString prints no separator after "unknown indexing":
+    # "operand id = 0 unknown indexingoperand id = 1 ..." (a line break put back)
+    text = re.sub(r"(unknown indexing)[ \t]*(?=operand id\s*=)", "\\1\n", text)
     lines = text.splitlines()
     offsets = [0]
     for ln in lines:
