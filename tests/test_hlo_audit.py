@@ -604,3 +604,28 @@ ENTRY e {
     ours = r.ours
     assert ours and all(a.over_approximation for a in ours), [a.map for a in ours]
     assert r.status == "unknown", r.steps
+
+
+BATCH_GROUPS = """HloModule m
+ENTRY e {
+  p0 = f32[6, 4, 2] parameter(0)
+  p1 = f32[2, 2, 3] parameter(1)
+  ROOT conv = f32[2, 3, 3] convolution(p0, p1), window={size=2}, dim_labels=b0f_0io->b0f, batch_group_count=3
+}
+"""
+
+
+def test_xlas_batch_group_convolution_claim_over_approximates() -> None:
+    # XLA reads every batch group for each output; the output feature ties the group (the numpy interpreter agrees)
+    module = parse_module(BATCH_GROUPS)
+    claim = ("operand id = 0\n  (d0, d1, d2)[s0, s1, s2] -> (d0 + s2 * 2, d1 + s0, s1),\n  domain:\n  d0 in [0, 1],\n"
+             "  d1 in [0, 2],\n  d2 in [0, 2],\n  s0 in [0, 1],\n  s1 in [0, 1],\n  s2 in [0, 2]\n")
+    (r,) = audit(module, parse_claims(claim))
+    assert r.status == "over-approximates" and r.counterexample is not None
+    comp = module.entry
+    (out,) = run(comp.root, comp)
+    claimed = _claim_reads(claim)
+    for idx in np.ndindex(*out.shape):
+        assert {x for k, x in out[idx] if k == 0} <= claimed[idx]  # a superset: sound
+    at = tuple(x for k, x in r.counterexample.values if k.startswith("d"))
+    assert r.counterexample.source not in {x for k, x in out[at] if k == 0}  # the witness is never read
