@@ -5,6 +5,7 @@ or enumeration, never against the engine that produced it."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -453,3 +454,70 @@ def test_a_block_outside_any_loop_is_inlined(read: str, legal: bool) -> None:
         assert rep.status == "refused"
         with pytest.raises(KeyError):
             run(p, {"A"})  # the interpreter: C reads B[1], which nothing writes
+
+
+# ---------------------------------------------------------------------------
+# issue 23 item 5: fuse-epilogue with a symbolic reduction length (K = 0 included), clipping, casts
+# ---------------------------------------------------------------------------
+
+_SYM_MM = '''@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32"), bias: T.Buffer((4,), "float32"),
+         D: T.Buffer((4, 4), "float32")):
+    K = T.int32()
+    C = T.alloc_buffer((4, 4))
+    for i, j, k in T.grid(4, 4, K):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(4, 4):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = EPILOGUE
+'''
+
+
+@pytest.mark.parametrize(("epilogue", "form"), [
+    ("T.max(C[vi, vj], T.float32(0))", "last"),
+    ("C[vi, vj] + bias[vj]", "fold"),
+    ("T.min(T.max(C[vi, vj], T.float32(-1)), T.float32(2))", "last"),
+    ("T.Cast(\"float16\", T.max(C[vi, vj] * T.float32(2), T.float32(0)))", "last"),
+])
+def test_symbolic_reduction_length_fuses_for_every_k(epilogue: str, form: str) -> None:
+    """Was unknown ('symbolic sizes are not modelled'). The fused program computes D at every K the
+    interpreter tries, K = 0 included (no last iteration: the init applies the epilogue)."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    p = parse_tvmscript(_SYM_MM.replace("EPILOGUE", epilogue), "<symbolic K>")
+    rep = fuse_reduction_epilogue(p, "D")
+    assert rep.status == "fused" and rep.form == form, rep.reason
+    assert rep.program is not None
+    for k in range(5):  # the fold form reassociates the sum: equal up to float rounding
+        a = _outcome(rep.program, {"K": k}, {"A", "B", "bias"}, "D")
+        b = _outcome(p, {"K": k}, {"A", "B", "bias"}, "D")
+        assert isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys(), k
+        assert all(math.isclose(a[x], b[x], rel_tol=1e-9, abs_tol=1e-9) for x in a), k
+
+
+def test_a_fused_form_wrong_only_at_k_0_is_refuted_at_k_0() -> None:
+    """The last-iteration form without the K <= 0 case never applies the ReLU when K = 0: refuted with
+    K = 0 in the witness; the interpreter agrees."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    p = parse_tvmscript(_SYM_MM.replace("EPILOGUE", "T.max(C[vi, vj], T.float32(0)) + T.float32(1)"), "<p>")
+    good = fuse_reduction_epilogue(p, "D")
+    assert good.status == "fused" and good.program is not None
+    text = format_program(good.program)
+    assert "select((K <= 0), " in text
+    wrong = parse_program(text.replace("select((K <= 0), (max(0, 0) + 1), 0)", "0"))
+    assert wrong != good.program
+    rep = fuse_reduction_epilogue(p, "D", fused=wrong)
+    assert rep.status == "illegal", rep.reason
+    w = rep.checks[-1].witness
+    assert w is not None and w["sizes"]["K"] == 0
+    assert _outcome(wrong, {"K": 0}, {"A", "B"}, "D") != _outcome(p, {"K": 0}, {"A", "B"}, "D")
+    for k in (1, 2, 3):
+        assert _outcome(wrong, {"K": k}, {"A", "B"}, "D") == _outcome(p, {"K": k}, {"A", "B"}, "D")

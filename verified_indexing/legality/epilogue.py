@@ -43,12 +43,14 @@ or one given with ``fused=``) is then compared with the original:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
 from verified_indexing.engines import Verdict, Z3Encoder
+from verified_indexing.engines.sizes import with_sizes_in_results
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Dim
@@ -68,9 +70,11 @@ from verified_indexing.legality.cinn_ir import (
     Stmt,
     Store,
     Value,
+    at_sizes,
     find_block,
     format_program,
     program_params,
+    program_sizes,
     walk_blocks,
 )
 from verified_indexing.legality.inline import (
@@ -79,6 +83,7 @@ from verified_indexing.legality.inline import (
     _first_point,
     _Frame,
     _frame,
+    _loop_bounds,
     _map_value,
     _own_stores,
     _replace_block,
@@ -204,8 +209,6 @@ def find_reduction(program: Stmt, tensor: str) -> Reduction | str:
         return (f"{tensor} is not written by one init block ({tensor}__reduce_init) and one update block "
                 f"({len(inits)} init, {len(updates)} update)")
     init, update = inits[0], updates[0]
-    if any(f.kind == "size" or f.bound is not None for f in update.loops):
-        return "symbolic sizes are not modelled in epilogue fusion yet"
     istore, ustore = _single_store(init), _single_store(update)
     if istore is None or ustore is None:
         return f"the init and update blocks of {tensor} must each hold one store (after an optional axis.bind)"
@@ -393,8 +396,6 @@ def fuse_reduction_epilogue(
     def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
         checks.append(InlineCheck(name, "proved", detail, engine))
 
-    if any(f.kind == "size" or f.bound is not None for f in ectx.loops):
-        return give_up("the loop structure is modelled", "symbolic sizes are not modelled in epilogue fusion yet")
     estore = _single_store(ectx)
     if estore is None or not ectx.loops:
         own = _own_stores(ectx)
@@ -428,7 +429,7 @@ def fuse_reduction_epilogue(
                                                                       for s in _own_stores(c))]
     if writers or dname == ctensor:
         return refuse("the epilogue is one store in a loop nest", f"{dname} is also written by {', '.join(writers)}")
-    if ectx.order < red.update.order or any(a == b for a, b in zip(ectx.loops, red.update.loops)):
+    if ectx.order < red.update.order or any(a is b and a.kind != "size" for a, b in zip(ectx.loops, red.update.loops)):
         return give_up("the epilogue is one store in a loop nest",
                        f"block {block} must come after the reduction's loop nest, sharing no loop with it")
     ok("the epilogue is one store in a loop nest", f"{dname}[...] = ... is the only write of {dname}")
@@ -488,22 +489,26 @@ def fuse_reduction_epilogue(
     if len(read.results) != len(written.results):
         raise VerifiedIndexingError(f"{block} reads {ctensor} with {len(read.results)} indices; it is written with "
                                     f"{len(written.results)}")
-    inj = is_injective(read, timeout=timeout)
+    k = ef.sizes  # size parameters: every obligation for every size at once (engines.sizes)
+    if k != _frame(red.init).sizes:
+        return give_up("the loop structure is modelled", "not modelled: the epilogue and the reduction see "
+                       "different size parameters")
+    inj = is_injective(read, timeout=timeout, sizes=k)
     rname = f"{block}'s read of {ctensor} is injective"
     enames = [f.var for f in ectx.loops]
     if inj.refuted:
-        pair = collision(read, inj)
+        pair = collision(with_sizes_in_results(read, k), inj)
         assert pair is not None
         w: dict[str, Any] = {"iterations": [dict(zip(enames, pair[0])), dict(zip(enames, pair[1]))],
-                             "element": list(pair[2]),
+                             "element": list(pair[2][k:]),
                              "note": f"iterations ({_assign(enames, pair[0])}) and ({_assign(enames, pair[1])}) "
-                                     f"both read {ctensor}{list(pair[2])}"}
+                                     f"both read {ctensor}{list(pair[2][k:])}"}
         return refuse(rname, str(w["note"]), w, inj.engine)
     if not inj.proved:
         return give_up(rname, inj.reason, inj.engine)
     ok(rname, "", inj.engine)
     wname = f"the reduction's update of {ctensor} is injective in its outer loops"
-    winj = is_injective(written, timeout=timeout)
+    winj = is_injective(written, timeout=timeout, sizes=k)
     if not winj.proved:
         return give_up(wname, f"{winj.status}: several outer iterations reduce into one element is not modelled",
                        winj.engine)
@@ -513,10 +518,11 @@ def fuse_reduction_epilogue(
         (written, read, f"{block} reads every element the reduction writes", red.init.block.name,
          [f.var for f in red.init.loops]),
     ):
-        v, rw = reads_inside(sub, sup, timeout)
+        v, rw = reads_inside(sub, sup, timeout, sizes=k)
         if v.refuted and rw is not None:
             cw: dict[str, Any] = dict(rw)
             it = tuple(rw["consumer_iteration"])
+            cw["element"] = rw["element"] = list(rw["element"][k:])
             cw["iteration"] = dict(zip(loops, it))
             if who == block:
                 cw["note"] = (f"{block}'s iteration ({_assign(loops, it)}) reads {ctensor}{list(rw['element'])}, "
@@ -529,7 +535,7 @@ def fuse_reduction_epilogue(
         if not v.proved:
             return give_up(name, v.reason, v.engine)
         ok(name, "", v.engine)
-    inv = inverse(read, timeout=timeout)
+    inv = inverse(read, timeout=timeout, sizes=k)
     if not inv.proved or inv.inverse is None:
         return give_up(f"{block}'s read of {ctensor} has a proven inverse", inv.reason, "isl")
     ok(f"{block}'s read of {ctensor} has a proven inverse", inv.inverse.format(one_line=True), "isl")
@@ -537,7 +543,7 @@ def fuse_reduction_epilogue(
 
     def at_element(frame: _Frame, idx: tuple[AffineExpr, ...]) -> list[AffineExpr]:
         """The epilogue's scope, over ``frame``'s scope, at the element ``idx``."""
-        loops = [r.substitute(dims=list(idx)) for r in g_inv.results]
+        loops = [r.substitute(dims=[Dim(i) for i in range(k)] + list(idx)) for r in g_inv.results]
         return loops + [b.substitute(dims=loops) for b in ef.bind_values]
 
     def epilogue_here(frame: _Frame, idx: tuple[AffineExpr, ...], acc: Value | None) -> tuple[tuple[AffineExpr, ...],
@@ -563,8 +569,7 @@ def fuse_reduction_epilogue(
     else:
         origin = "given"
     # 1. Exact evaluation on deterministic inputs (when small enough to run).
-    small = max(evaluation_size(program), evaluation_size(fused)) <= EVALUATION_LIMIT
-    diff = compare_programs(program, fused, dname) if small else None
+    small, diff = _compare_at_sizes(program, fused, dname)
     if diff is not None:
         sizes = ", ".join(f"{k} = {v}" for k, v in diff["sizes"].items())
         note = (f"{dname}{diff['element']}: original {diff['original']}, fused {diff['fused']} "
@@ -596,6 +601,11 @@ def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, for
         assert b is not None
         init_value = b if _is_identity(red.init_store.value, red.op) else _combine_value(red.op,
                                                                                           red.init_store.value, b)
+    elif red.loop.bound is not None:
+        # a symbolic reduction length K: when K <= 0 no last iteration applies the epilogue, the init must
+        g_init = epilogue_here(inf, red.init_store.indices, red.init_store.value)[1]
+        empty = BinOp("<=", IndexValue(red.loop.bound), Num("0"))
+        init_value = Call("select", (empty, g_init, red.init_store.value))
     elif red.loop.extent <= 0:
         # an empty reduction loop: no last iteration applies the epilogue, the init must
         init_value = epilogue_here(inf, red.init_store.indices, red.init_store.value)[1]
@@ -610,8 +620,10 @@ def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, for
     else:
         _, g_acc = epilogue_here(uf, red.update_store.indices, acc)
         k = Dim(len(red.update.loops) - 1)
-        last = red.loop.start + red.loop.extent - 1
-        guard = BinOp("==", IndexValue(k), Num(str(last)))
+        if red.loop.bound is not None:
+            guard = BinOp("==", IndexValue(k), IndexValue(red.loop.bound + (red.loop.start - 1)))
+        else:
+            guard = BinOp("==", IndexValue(k), Num(str(red.loop.start + red.loop.extent - 1)))
         upd_value = Call("select", (guard, g_acc, acc))
     new_upd = Store(dname, didx_u, upd_value, red.update_store.scope)
 
@@ -632,14 +644,49 @@ EVALUATION_LIMIT = 20_000
 
 
 def evaluation_size(p: Stmt) -> int:
-    """How many stores the program executes (predicates ignored: an upper bound)."""
+    """How many stores the program executes (predicates ignored: an upper bound). A symbolic extent
+    counts at its value when it depends on fixed sizes only (:func:`~verified_indexing.legality.cinn_ir.at_sizes`),
+    else as unbounded."""
     total = 0
     for c in walk_blocks(p):
         n = 1
-        for f in c.loops:
-            n *= max(0, f.extent)
+        for d, f in enumerate(c.loops):
+            if f.kind == "size":
+                if f.extent != 1:  # a size parameter not fixed by at_sizes: the program cannot run
+                    return EVALUATION_LIMIT + 1
+                continue
+            extent = f.extent
+            if f.bound is not None:
+                if any(i >= d or c.loops[i].kind != "size" for _, i in f.bound.variables()):
+                    return EVALUATION_LIMIT + 1
+                extent = f.bound.evaluate([g.start for g in c.loops[:d]])
+            n *= max(0, extent)
         total += n * len(_own_stores(c))
     return total
+
+
+#: The sizes at which programs with size parameters are compared by evaluation.
+EVALUATION_SIZES = (0, 1, 2, 3)
+
+
+def _compare_at_sizes(original: Stmt, fused: Stmt, tensor: str) -> tuple[bool, dict[str, Any] | None]:
+    """:func:`compare_programs` at every size assignment from :data:`EVALUATION_SIZES` (each size
+    parameter, at most 64 assignments) small enough to run; ``(ran any, first difference)``."""
+    names = program_sizes(original)
+    if names != program_sizes(fused):
+        return False, None
+    ran = False
+    for values in itertools.islice(itertools.product(EVALUATION_SIZES, repeat=len(names)), 64):
+        at = dict(zip(names, values))
+        a, b = (at_sizes(original, at), at_sizes(fused, at)) if names else (original, fused)
+        if max(evaluation_size(a), evaluation_size(b)) > EVALUATION_LIMIT:
+            continue
+        ran = True
+        diff = compare_programs(a, b, tensor)
+        if diff is not None:
+            diff["sizes"] = {**at, **diff["sizes"]}
+            return True, diff
+    return ran, None
 
 
 def _inputs(p: Stmt) -> set[str]:
@@ -655,7 +702,8 @@ def compare_programs(
     evaluation, inputs by :data:`~verified_indexing.legality.cinn_eval.INPUT_RULE`),
     as ``{element, original, fused, sizes, inputs, seed}``; ``None`` when they agree."""
     inputs = _inputs(original) | _inputs(fused)
-    sizes = {c.var: c.extent for ctx in walk_blocks(original) for c in ctx.loops}
+    sizes = {c.var: c.extent for ctx in walk_blocks(original) for c in ctx.loops if c.kind != "size"
+             and c.bound is None}
     for seed in seeds:
         try:
             a = run_exact(original, inputs, seed).get(tensor, {})
@@ -695,7 +743,8 @@ def _prove_fold(
         return Verdict("unknown", "z3", now() - t0, question, f"the fused program is not a reduction into {dname}: "
                        f"{fred}"), ()
     same_loops = len(fred.init.loops) == len(red.init.loops) and all(
-        (a.start, a.extent) == (b.start, b.extent) for a, b in zip(fred.update.loops, red.update.loops))
+        (a.start, a.extent, a.bound) == (b.start, b.extent, b.bound)
+        for a, b in zip(fred.update.loops, red.update.loops))
     if not same_loops:
         return Verdict("unknown", "z3", now() - t0, question,
                        "the fused reduction's loops differ from the original's (not modelled)"), ()
@@ -716,9 +765,13 @@ def _prove_fold(
     return Verdict("unknown", "z3", now() - t0, question, f"no invariant template proves it ({last_reason})"), ()
 
 
-def _rest(p: Stmt, drop: set[str]) -> list[tuple[str, tuple[Stmt, ...], tuple[tuple[str, int, int], ...]]]:
-    return [(c.block.name, c.block.body, tuple((f.var, f.start, f.extent) for f in c.loops))
-            for c in walk_blocks(p) if c.block.name not in drop and (c.loops or c.block.name != "root")]
+_Rest = list[tuple[str, tuple[Stmt, ...], tuple[tuple[str, int, int, AffineExpr | None], ...]]]
+
+
+def _rest(p: Stmt, drop: set[str]) -> _Rest:
+    return [(c.block.name, c.block.body, tuple((f.var, f.start, f.extent, f.bound) for f in c.loops))
+            for c in walk_blocks(p)
+            if c.block.name not in drop and (any(f.kind != "size" for f in c.loops) or c.block.name != "root")]
 
 
 def _induction(
@@ -746,10 +799,12 @@ def _obligation(
     ve = _AccEncoder(enc)
     s = enc.solver(timeout=timeout)
     sp = [enc.int_var(f"s_{f.var}") for f in red.init.loops]
-    for f, x in zip(red.init.loops, sp):
-        s.add(x >= f.start, x <= f.start + f.extent - 1)
+    s.add(*_loop_bounds(enc, inf, sp))
     n = enc.int_var("n")
-    big_k = red.loop.extent
+    big_k: Any = red.loop.extent
+    if red.loop.bound is not None:  # the symbolic reduction length, max(0, K)
+        kk = enc.expr(red.loop.bound, {("d", i): x for i, x in enumerate(sp)})
+        big_k = z3.If(kk > 0, kk, enc.int_val(0))
     k = n + red.loop.start
 
     def scope_env(frame: _Frame, with_k: bool) -> Env:
@@ -803,7 +858,7 @@ def _obligation(
         same = [enc.expr(a, fuenv) == enc.expr(b_, ienv) for a, b_ in zip(fred.update_store.indices, didx)]
         goal = z3.And(inv(n + 1, g_next, f_next), *same)
     else:
-        s.add(inv(enc.int_val(big_k), acc_g, acc_f))
+        s.add(inv(big_k if red.loop.bound is not None else enc.int_val(big_k), acc_g, acc_f))
         goal = acc_g == g_of(acc_f)
     s.add(*enc.side_conditions)
     s.add(z3.Not(goal))

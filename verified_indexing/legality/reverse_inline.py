@@ -53,13 +53,7 @@ from verified_indexing.legality.cinn_ir import (
     program_params,
     walk_blocks,
 )
-from verified_indexing.legality.epilogue import (
-    EVALUATION_LIMIT,
-    Reduction,
-    compare_programs,
-    evaluation_size,
-    find_reduction,
-)
+from verified_indexing.legality.epilogue import Reduction, _compare_at_sizes, find_reduction
 from verified_indexing.legality.inline import (
     InlineCheck,
     InlineReport,
@@ -293,8 +287,7 @@ def _reverse_compute_inline(
     checks.append(InlineCheck(vp.question, vp.status, vp.reason, vp.engine))
     if not vp.proved:
         return InlineReport(block, "unknown", f"{vp.question}: {vp.status}", tuple(checks), None, inv)
-    small = max(evaluation_size(program), evaluation_size(new_program)) <= EVALUATION_LIMIT
-    diff = compare_programs(program, new_program, dname) if small else None
+    small, diff = _compare_at_sizes(program, new_program, dname)
     if diff is not None:
         checks.append(InlineCheck("the rewritten program computes the same values", "error",
                                   f"internal error: evaluation differs at {dname}{diff['element']}", "evaluation",
