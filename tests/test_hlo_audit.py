@@ -629,3 +629,20 @@ def test_xlas_batch_group_convolution_claim_over_approximates() -> None:
         assert {x for k, x in out[idx] if k == 0} <= claimed[idx]  # a superset: sound
     at = tuple(x for k, x in r.counterexample.values if k.startswith("d"))
     assert r.counterexample.source not in {x for k, x in out[at] if k == 0}  # the witness is never read
+
+
+def test_per_instruction_input_to_output_claims() -> None:
+    text = "HloModule m\nENTRY e {\n  p0 = f32[4] parameter(0)\n  ROOT b = f32[3, 4] broadcast(p0), dimensions={1}\n}\n"
+    module = parse_module(text)
+    (out,) = run(module.entry.root, module.entry)
+    uses: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for idx in np.ndindex(*out.shape):  # the oracle inverted: input element -> the outputs reading it
+        for _, x in out[idx]:
+            uses.setdefault(x, set()).add(tuple(int(i) for i in idx))
+    right = "input-to-output\noperand id = 0\n(d0)[s0] -> (s0, d0),\ndomain:\nd0 in [0, 3],\ns0 in [0, 2]\n"
+    assert _claim_reads(right) == uses
+    assert [r.status for r in audit(module, parse_claims(right))] == ["proved"]
+    (bad,) = audit(module, parse_claims(right.replace("s0 in [0, 2]", "s0 in [0, 1]")))
+    assert bad.status == "refuted" and bad.counterexample is not None and bad.counterexample.target is not None
+    d0 = dict(bad.counterexample.values)["d0"]
+    assert bad.counterexample.target in uses[(d0,)] and bad.counterexample.target[0] == 2

@@ -584,6 +584,34 @@ def _with_producer_as_parameter(comp: Computation, name: str) -> tuple[Computati
     return Computation(f"{comp.name}/{name}", [param if i.name == name else i for i in comp.instructions]), number
 
 
+def _instruction_forward(module: Module, claim: Claim, comp: Computation, inst: Instruction,
+                         cache: dict[Any, Any]) -> _Target:
+    """Input-to-output claims of one instruction: from operand ``claim.operand``
+    to output ``claim.output``."""
+    from verified_indexing.hlo.ops import input_to_output
+
+    if claim.physical:
+        raise UnsupportedError("physical-layout input-to-output claims of one instruction are not audited")
+    key = ("instruction-i2o", comp.name, inst.name, claim.operand)
+    if key not in cache:
+        cache[key] = input_to_output(inst, comp, claim.operand)
+    maps = cache[key]
+    if claim.output >= len(maps):
+        raise VerifiedIndexingError(f"claim at line {claim.line}: {inst.name} has no output {claim.output}")
+    out_shape = inst.shape.tuple_shapes[claim.output] if inst.shape.is_tuple else inst.shape
+    src_shape = comp.by_name[inst.operands[claim.operand]].shape
+    approx = _approx_of(inst, comp, claim.operand, module)
+    access = AccessMap(trace_origins(maps[claim.output], comp), 1, None, [], approx)
+    return _Target(comp, [access], [], None if src_shape.is_tuple else tuple(src_shape.dims),
+                   None if out_shape.is_tuple else tuple(out_shape.dims))
+
+
+def _approx_of(inst: Instruction, comp: Computation, k: int, module: Module) -> tuple[str, ...]:
+    from verified_indexing.hlo.fusion import _approx
+
+    return _approx(inst, comp, k, module)
+
+
 def _target(module: Module, claim: Claim, cache: dict[Any, Any]) -> _Target:
     """Our maps for ``claim`` (raises :class:`UnsupportedError` when the analysis
     has none, :class:`VerifiedIndexingError` when the claim names nothing)."""
@@ -594,11 +622,11 @@ def _target(module: Module, claim: Claim, cache: dict[Any, Any]) -> _Target:
     picked = _resolve_instruction(module, claim)
     if picked is not None:
         comp, inst = picked
-        if forward:
-            raise UnsupportedError("input-to-output claims of a single instruction are not audited (name a fusion)")
         if claim.operand >= len(inst.operands):
             raise VerifiedIndexingError(f"claim at line {claim.line}: {inst.name} has {len(inst.operands)} operands, "
                                         f"no operand {claim.operand}")
+        if forward:
+            return _instruction_forward(module, claim, comp, inst, cache)
         key: Any = ("instruction", comp.name, inst.name, claim.output, claim.physical)
         if key not in cache:
             per_op = output_to_input(inst, comp, claim.output)
