@@ -289,3 +289,14 @@ def test_without_tvm_the_command_says_so(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not drv.tvm_available()
     code, _, err = _run(["validate-tvm", str(EX / "tvm_chain.py"), "--primitive", "compute_inline", "--block", "B"])
     assert code == 3 and "TVM is not installed" in err and "Traceback" not in err
+
+
+def test_writing_an_input_buffer_is_not_proved() -> None:
+    """The transformed program also overwrites its input X (the caller sees it): never proved."""
+    clobber = INLINED.replace(
+        '            D[vi, vj] = X[vj, vi] * T.float32(2.0) + T.float32(1.0)',
+        '            D[vi, vj] = X[vj, vi] * T.float32(2.0) + T.float32(1.0)\n'
+        '    for i, j in T.grid(4, 6):\n        with T.block("Z"):\n'
+        '            vi, vj = T.axis.remap("SS", [i, j])\n            X[vi, vj] = T.float32(0.0)')
+    rep = check_equivalence(parse_tvmscript(CHAIN), parse_tvmscript(clobber))
+    assert rep.status == "unknown" and "X" in rep.reason

@@ -570,7 +570,11 @@ def check_equivalence(
     except _Unknown as exc:
         checks.append(InlineCheck("both programs are modelled", "unknown", str(exc)))
         return EquivalenceReport("unknown", str(exc), tuple(checks), outputs=tuple(outs))
-    prover = _Prover(pa, pb, outs, timeout)
+    # a parameter buffer only the transformed program writes (an input of the original) changes what the
+    # caller sees: it is compared too (and is not modelled: unknown)
+    extra = [t for t in program_params(after) if t in _computed(after) and t not in _computed(before)
+             and t not in outs]
+    prover = _Prover(pa, pb, outs + extra, timeout)
     try:
         prover.prove()
     except _Unknown as exc:
