@@ -152,3 +152,39 @@ ENTRY e {
     assert {run_reads(text, {"o": x, "z": 0, "one": 1}) for x in (-1, 0, 5, 292, 293, 400)} == {(16, 16)}
     entry = operand_utilization(parse_module(text))[0]
     assert entry.exact and entry.elements_read == 16 and entry.accesses == 16, entry.format()
+
+
+def test_one_source_two_clamps_beyond_enumeration_is_decided_symbolically() -> None:
+    # TWO_CLAMPS on a 600-element operand: 597 values of o; the 4-element window
+    # always lies inside the 8-element one, so every run reads 8 (12 accesses)
+    text = TWO_CLAMPS.replace("f32[16]{0} parameter(0)", "f32[600]{0} parameter(0)")
+    assert {run_reads(text, {"o": x}) for x in (-2, 0, 1, 300, 591, 592, 593, 595, 596, 597, 700)} == {(8, 12)}
+    entry = operand_utilization(parse_module(text))[0]
+    assert entry.exact, entry.format()
+    assert (entry.elements_read, entry.elements_read_min, entry.accesses) == (8, 8, 12)
+    assert entry.runtime is not None and "decided symbolically" in entry.runtime
+
+
+REDUCED_WINDOW = """HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p0 = f32[600,4]{1,0} parameter(0)
+  o = s32[] parameter(1)
+  z = s32[] constant(0)
+  c = f32[] constant(0)
+  d = f32[8,4]{1,0} dynamic-slice(p0, o, z), dynamic_slice_sizes={8,4}
+  ROOT r = f32[8]{0} reduce(d, c), dimensions={1}, to_apply=add
+}
+"""
+
+
+def test_a_reduced_window_beyond_enumeration_is_decided_symbolically() -> None:
+    # loop variables (the reduction) among the reads: 32 elements, 32 accesses in every run
+    assert {run_reads(REDUCED_WINDOW, {"o": x, "z": 0}) for x in (-1, 0, 7, 591, 592, 593, 1000)} == {(32, 32)}
+    entry = operand_utilization(parse_module(REDUCED_WINDOW))[0]
+    assert entry.exact, entry.format()
+    assert (entry.elements_read, entry.accesses) == (32, 32)

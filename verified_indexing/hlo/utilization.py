@@ -379,64 +379,120 @@ def _utilization_of(entry: OperandUtilization, per_output: list[list[IndexingMap
     )
 
 
+def _linked(m: IndexingMap, names: dict[Source, str], pdomain: str, box: Any, ctx: Any) -> Any:
+    """``[x...] -> {[d..., s...] -> [y...]}``: ``m``'s reads inside the operand,
+    each runtime variable replaced by its source element's value ``x`` clamped to
+    the variable's bounds (a union of three pieces per variable)."""
+    rel = pointwise_map(m, ctx=ctx).intersect_range(box)
+    first = m.num_dims + m.num_range_vars
+    rnames = [f"r{k}" for k in range(m.num_rt_vars)]
+    rel = rel.move_dims(isl.dim_type.param, 0, isl.dim_type.in_, first, m.num_rt_vars)
+    for k, name in enumerate(rnames):
+        rel = rel.set_dim_name(isl.dim_type.param, k, name)
+    links = []
+    for name, v in zip(rnames, m.rt_vars):
+        key = _origin_key(v)
+        assert key is not None
+        x, lo, hi = names[key], v.bounds.lo, v.bounds.hi
+        links.append(f"(({lo} <= {x} <= {hi} and {name} = {x}) or ({x} < {lo} and {name} = {lo}) "
+                     f"or ({x} > {hi} and {name} = {hi}))")
+    params = isl.Set(f"[{', '.join([*rnames, *names.values()])}] -> {{ : {pdomain}"
+                     f"{''.join(' and ' + c for c in links)} }}", context=ctx)
+    rel = rel.align_params(params.space).intersect_params(params)
+    return rel.project_out(isl.dim_type.param, 0, m.num_rt_vars)
+
+
+def _padded(rel: Any, at: int, k: int, width: int) -> Any:
+    """``rel`` with input ``k`` inserted at position ``at`` and zero inputs appended up to ``width``."""
+    rel = rel.insert_dims(isl.dim_type.in_, at, 1).fix_val(isl.dim_type.in_, at, k)
+    n = rel.dim(isl.dim_type.in_)
+    if n < width:
+        rel = rel.add_dims(isl.dim_type.in_, width - n)
+        for p in range(n, width):
+            rel = rel.fix_val(isl.dim_type.in_, p, 0)
+    for p in range(width):  # one space for every map: no names
+        rel = rel.set_dim_name(isl.dim_type.in_, p, f"a{p}")
+    for p in range(rel.dim(isl.dim_type.out)):
+        rel = rel.set_dim_name(isl.dim_type.out, p, f"b{p}")
+    return rel.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
+
+
+def _constant_counts(texts: Sequence[str], pdom: str) -> list[int] | None:
+    """For each parametric relation ``[x] -> {A -> B}`` (a function: one ``B`` per
+    ``A``) written in ``texts``: ``|B(x)|`` when it is the same for every ``x`` in
+    ``pdom``, else None (not decided). Each point of ``B(x)`` has one
+    lexicographically least preimage, so ``|B(x)|`` is the number of those
+    preimages; when that set of ``A`` points is the same for every ``x``, its
+    count is ``|B(x)|`` for every ``x``. The greatest preimages are tried too
+    (the first input numbers the maps: the other order of the maps). Run in
+    the worker under a command budget (a fresh isl context)."""
+    ctx = isl.Context()
+    pset = isl.Set(pdom, context=ctx)
+    out = []
+    for text in texts:
+        rel = isl.Map(text, context=ctx)
+        rel = rel.intersect_params(pset.align_params(rel.space))
+        for least in (True, False):  # the least preimages, else the greatest (the other map order)
+            reps = (rel.reverse().lexmin() if least else rel.reverse().lexmax()).range()
+            fixed = reps.project_out(isl.dim_type.param, 0, reps.dim(isl.dim_type.param))
+            every = fixed.align_params(reps.space).intersect_params(pset.align_params(reps.space))
+            if every.is_subset(reps) and reps.is_subset(every):
+                out.append(_isl_count(fixed)[0])
+                break
+        else:
+            return None
+    return out
+
+
 def _symbolic(entry: OperandUtilization, per_output: list[list[IndexingMap]],
               ranges: dict[Source, Interval]) -> bool:
-    """Decide with isl, each source element's value a parameter, that every run
-    reads the same number of elements: each map's reads, ``(d, s) -> y`` inside
-    the operand, are one-to-one for every value, no two maps read one element,
-    and the ``(d, s)`` that read are the same for every value. Then the count is
-    that of those points (also the accesses), re-counted with the values fixed
-    at both ends of their ranges; else False (nothing decided)."""
+    """Decide with isl, each source element's value ``x`` a parameter (every
+    runtime variable tied to it by its clamp), whether every run reads the same
+    number of elements and makes the same number of accesses. The elements read
+    are the image of ``(map k, d, s) -> y`` and the accesses of each output the
+    image of ``(d, map k, s) -> (d, y)``; each image is counted through its least
+    preimages (:func:`_constant_counts`). When every count is the same for every
+    value, it is re-counted with the values fixed at both ends of their ranges
+    (a disagreement raises ``_Disagreement``) and the entry is exact; else False
+    (nothing decided)."""
     ctx = engine_context()
     names = {k: f"x{i}" for i, k in enumerate(ranges)}
-    xs = ", ".join(names.values())
     pdomain = " and ".join(f"{ranges[k].lo} <= {names[k]} <= {ranges[k].hi}" for k in ranges)
+    pdom = f"[{', '.join(names.values())}] -> {{ : {pdomain} }}"
     box = _box_set(entry.shape, ctx)
-    rels: list[tuple[int, Any]] = []  # (output group, [x] -> {[d, s] -> [y]})
-    for g, ms in enumerate(per_output):
-        for m in ms:
-            if m.state != "ok":
-                continue
-            rel = pointwise_map(m, ctx=ctx).intersect_range(box)
-            first = m.num_dims + m.num_range_vars
-            rnames = [f"r{k}" for k in range(m.num_rt_vars)]
-            rel = rel.move_dims(isl.dim_type.param, 0, isl.dim_type.in_, first, m.num_rt_vars)
-            for k, name in enumerate(rnames):
-                rel = rel.set_dim_name(isl.dim_type.param, k, name)
-            links = []
-            for name, v in zip(rnames, m.rt_vars):
-                key = _origin_key(v)
-                assert key is not None
-                x, lo, hi = names[key], v.bounds.lo, v.bounds.hi
-                links.append(f"(({lo} <= {x} <= {hi} and {name} = {x}) or ({x} < {lo} and {name} = {lo}) "
-                             f"or ({x} > {hi} and {name} = {hi}))")
-            params = isl.Set(f"[{', '.join([*rnames, *names.values()])}] -> {{ : {pdomain}"
-                             f"{''.join(' and ' + c for c in links)} }}", context=ctx)
-            rel = rel.align_params(params.space).intersect_params(params)
-            rel = rel.project_out(isl.dim_type.param, 0, m.num_rt_vars)
-            rels.append((g, rel))
-    total = 0
-    pdom = isl.Set(f"[{xs}] -> {{ : {pdomain} }}", context=ctx)
-    for k, (_, rel) in enumerate(rels):
-        if not rel.is_injective():
-            return False
-        for _, other in rels[:k]:
-            if not rel.range().intersect(other.range().align_params(rel.space)).is_empty():
-                return False
-        dom = rel.domain()
-        fixed = dom.project_out(isl.dim_type.param, 0, dom.dim(isl.dim_type.param))
-        every = fixed.align_params(dom.space).intersect_params(pdom.align_params(dom.space))
-        if not (every.is_subset(dom) and dom.is_subset(every)):
-            return False
-        total += count_points(fixed)[0]
+    groups = [[(m, _linked(m, names, pdomain, box, ctx)) for m in ms if m.state == "ok"] for ms in per_output]
+    flat = [x for g in groups for x in g]
+    if not flat:
+        return False
+    width = 1 + max(m.num_dims + m.num_range_vars for m, _ in flat)
+    elements = _padded(flat[0][1], 0, 0, width)
+    for k, (_, rel) in enumerate(flat[1:], 1):
+        elements = elements.union(_padded(rel, 0, k, width))
+    texts = [elements.to_str()]
+    for g in groups:
+        pairs = None
+        for k, (m, rel) in enumerate(g):
+            n = m.num_dims
+            r = rel.insert_dims(isl.dim_type.out, 0, n)
+            for i in range(n):
+                r = r.equate(isl.dim_type.in_, i, isl.dim_type.out, i)
+            r = _padded(r, n, k, width)
+            pairs = r if pairs is None else pairs.union(r)
+        if pairs is not None:
+            texts.append(pairs.to_str())
+    counts = run_bounded(_constant_counts, remaining() != math.inf, math.inf, args=(texts, pdom))
+    if counts is None:
+        return False
+    total, accesses = counts[0], sum(counts[1:])
     method: Method = "isl-count"
     for end in ("lo", "hi"):  # the count with fixed values, made the other way
         value = {k: getattr(iv, end) for k, iv in ranges.items()}
-        n, pairs, method, _ = _count(_fixed(per_output, value), entry.shape)
-        if (n, pairs) != (total, total):
-            raise _Disagreement(f"the symbolic count is {total} elements and accesses, with every runtime value "
-                                f"at its {end} end {n} and {pairs}")
-    entry.elements_read = entry.elements_read_min = entry.accesses = total
+        n, pairs_n, method, _ = _count(_fixed(per_output, value), entry.shape)
+        if (n, pairs_n) != (total, accesses):
+            raise _Disagreement(f"the symbolic count is {total} elements and {accesses} accesses, with every "
+                                f"runtime value at its {end} end {n} and {pairs_n}")
+    entry.elements_read = entry.elements_read_min = total
+    entry.accesses = accesses
     entry.method, entry.cross_check, entry.exact = method, "isl-count with the runtime values fixed at both ends", True
     entry.runtime = (f"more than {RUNTIME_LIMIT} runtime-value combinations: decided symbolically (isl, the values "
                      f"as parameters): {total} elements read in every run")
