@@ -175,13 +175,19 @@ def test_reduce_loop_not_innermost_gets_a_predicated_init() -> None:
     assert run(p, {"A"}) == run_tvmscript(text)  # the init runs where vk == 0 only
 
 
-def test_cli_reads_tvmscript_and_exits_3_on_bad_input(tmp_path: Path) -> None:
+def test_cli_reads_tvmscript_exit_2_when_not_modelled_3_on_bad_input(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text(NESTED.replace("A[vi, vk]", "A[vi * vk, vk]"))
+    bad.write_text(NESTED.replace("A[vi, vk]", "A[vi * vk, vk]"))  # well-formed TIR, not quasi-affine
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         code = main(["fuse-epilogue", str(bad), "--block", "D"])
-    assert code == 3 and "quasi-affine" in err.getvalue() and "Traceback" not in err.getvalue()
+    assert code == 2 and "quasi-affine" in err.getvalue() and "Traceback" not in err.getvalue()
+    assert err.getvalue().startswith("unknown: ")
+    bad.write_text(NESTED.replace("A[vi, vk]", "A[vi, zz]"))  # an undefined name: bad input
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["fuse-epilogue", str(bad), "--block", "D"])
+    assert code == 3 and "unknown variable 'zz'" in err.getvalue()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(["reverse-inline", str(EX / "elementwise.py"), "--block", "C"])

@@ -47,7 +47,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from verified_indexing.engines import prove_implies
-from verified_indexing.errors import ParseError, VerifiedIndexingError
+from verified_indexing.errors import NotModelledError, ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval, range_of
@@ -355,6 +355,10 @@ _Iter = tuple[str, AffineExpr]
 
 
 class _Reader(Scanner):
+    def unknown(self, message: str, pos: int | None = None, length: int = 1) -> NotModelledError:
+        """A well-formed construct the reader does not model: the answer is ``unknown`` (exit 2)."""
+        return NotModelledError(message, self.text, self.pos if pos is None else pos, length, self.source)
+
     def __init__(self, text: str, source: str, check_truncation: bool = True) -> None:
         super().__init__(text, 0, source)
         self.loop_stack: list[_Loop] = []
@@ -457,7 +461,7 @@ class _Reader(Scanner):
             return Store(m.group(1), tuple(indices), value, scope), None
         fm = _ANY_FOR_RE.match(self.text, self.pos)
         if fm is not None:
-            raise self.error("a loop needs 'for (VAR, MIN, EXTENT)' with an integer MIN and an integer or affine "
+            raise self.unknown("a loop needs 'for (VAR, MIN, EXTENT)' with an integer MIN and an integer or affine "
                              "EXTENT; other computed bounds are not modelled", start, len(fm.group()))
         m = _IF_RE.match(self.text, self.pos)
         if m:
@@ -468,7 +472,8 @@ class _Reader(Scanner):
             body = self.body(loops, iters)
             self.skip_ws()
             if re.match(r"else\b", self.text[self.pos:]):
-                raise self.error("'else' branches are not modelled (only 'if (affine predicate) { ... }')", self.pos, 4)
+                raise self.unknown("'else' branches are not modelled (only 'if (affine predicate) { ... }')",
+                                   self.pos, 4)
             return If(conds, body, scope), None
         raise self.error(
             f"expected a statement (ScheduleBlock, for, axis.bind, a store or '{{'), found {self.found()}", start
@@ -500,7 +505,7 @@ class _Reader(Scanner):
             elif ch in ")]":
                 depth -= 1
             elif depth == 0 and self.text.startswith("||", j):
-                raise self.error("a predicate with '||' is not a conjunction of affine constraints "
+                raise self.unknown("a predicate with '||' is not a conjunction of affine constraints "
                                  "(not modelled)", j, 2)
             elif depth == 0 and self.text.startswith("&&", j):
                 parts.append((s0, j))
@@ -533,15 +538,15 @@ class _Reader(Scanner):
                 if op in ("=", "!"):
                     continue
                 if op == "!=":
-                    raise self.error("'!=' in a predicate is not a convex affine constraint (not modelled)", j, 2)
+                    raise self.unknown("'!=' in a predicate is not a convex affine constraint (not modelled)", j, 2)
                 try:
                     lhs = self.index_expr(start, j, scope, iters)
                     rhs = self.index_expr(j + len(op), stop, scope, iters)
                 except ParseError as exc:
-                    raise self.error(f"a predicate must compare affine expressions of the loop and iteration "
+                    raise self.unknown(f"a predicate must compare affine expressions of the loop and iteration "
                                      f"variables: {exc.message}", exc.offset) from None
                 return (lhs, op, rhs)
-        raise self.error("a predicate must be a comparison (< <= > >= ==) of affine expressions", start,
+        raise self.unknown("a predicate must be a comparison (< <= > >= ==) of affine expressions", start,
                          max(1, stop - start))
 
     def _matching(self, open_pos: int) -> int:
@@ -616,7 +621,7 @@ class _Reader(Scanner):
         what = "'/'" if op == "/" else "'%'"
         advice = "write 'floordiv' or 'mod' for floor semantics"
         if divisor <= 0:
-            raise self.error(
+            raise self.unknown(
                 f"{what} truncates toward zero in CINN and its divisor {divisor} is not positive, so it differs "
                 f"from floor semantics; {advice}", pos)
         loops = self.loop_stack
@@ -634,7 +639,7 @@ class _Reader(Scanner):
         if not dims:
             if not differs([]):
                 return
-            raise self.error(f"{what} truncates toward zero in CINN and its dividend {shown} is "
+            raise self.unknown(f"{what} truncates toward zero in CINN and its dividend {shown} is "
                              f"{resolved.evaluate([])}, where floor semantics differ; {advice}", pos)
         domain = IndexingMap(dims, [resolved])
         verdict = prove_implies(domain, agree, Interval(0, _HUGE))
@@ -645,10 +650,10 @@ class _Reader(Scanner):
             point = [v for _, v in ce.values[: len(dims)]]
             if domain.contains(point) and differs(point):
                 at = ", ".join(f"{n} = {v}" for n, v in zip(names, point))
-                raise self.error(
+                raise self.unknown(
                     f"{what} truncates toward zero in CINN and its dividend {shown} is {resolved.evaluate(point)} "
                     f"at ({at}), where C's truncation and floor semantics differ; {advice}", pos)
-        raise self.error(
+        raise self.unknown(
             f"{what} truncates toward zero in CINN; it could not be proven equal to floor semantics "
             f"({verdict.status}: {verdict.reason}); {advice}", pos)
 
@@ -754,8 +759,9 @@ class _IndexParser:
              pos: int | None = None) -> AffineExpr:
         try:
             return fn(a, b)
-        except VerifiedIndexingError as exc:
-            raise self.r.error(str(exc), self.toks[self.i - 1][2] if pos is None else pos) from None
+        except VerifiedIndexingError as exc:  # a product of variables...: well-formed, not modelled
+            at = self.toks[self.i - 1][2] if pos is None else pos
+            raise self.r.unknown(f"a non-affine index: {exc}", at) from None
 
     def term(self) -> AffineExpr:
         e = self.unary()
@@ -770,7 +776,7 @@ class _IndexParser:
                 continue
             c = rhs.evaluate([]) if not rhs.variables() else None
             if c is None:
-                raise self.r.error(f"the divisor of {op!r} must be a constant", pos, len(op))
+                raise self.r.unknown(f"the divisor of {op!r} must be a constant", pos, len(op))
             if c == 0:
                 raise self.r.error(f"division by zero ({op!r} by 0)", pos, len(op))
             if op in "/%":

@@ -222,7 +222,7 @@ class _Reader:
                     out.extend(self.block(node, name, loops))
                     continue
             if isinstance(node, (ast.Assign, ast.AugAssign)) and self._is_store(node):
-                raise self.error("a buffer store outside a T.block is not modelled", node)
+                raise self.unknown("a buffer store outside a T.block is not modelled", node)
             raise self.unknown(f"unsupported TVMScript statement ({type(node).__name__}): only for loops over "
                                "T.grid/T.serial/range and T.block are modelled here", node)
         return out
@@ -249,11 +249,11 @@ class _Reader:
         through one name invisible to the other (the checks compare names)."""
         for kw in call.keywords:
             if kw.arg == "data":
-                raise self.error("a buffer aliasing another's memory (data=...) is not modelled", kw.value)
+                raise self.unknown("a buffer aliasing another's memory (data=...) is not modelled", kw.value)
         if _t_name(call.func) == "match_buffer" and call.args and isinstance(call.args[0], ast.Name):
             handle = call.args[0].id
             if handle in self.matched:
-                raise self.error(f"a second T.match_buffer of the handle {handle} (aliasing buffers) is not modelled",
+                raise self.unknown(f"a second T.match_buffer of the handle {handle} (aliasing buffers) is not modelled",
                                  call.args[0])
             self.matched.add(handle)
 
@@ -293,7 +293,7 @@ class _Reader:
 
     def loop(self, node: ast.For, loops: tuple[str, ...]) -> list[Stmt]:
         if node.orelse:
-            raise self.error("for ... else is not modelled", node)
+            raise self.unknown("for ... else is not modelled", node)
         names: list[str]
         if isinstance(node.target, ast.Name):
             names = [node.target.id]
@@ -303,7 +303,7 @@ class _Reader:
             raise self.error("a loop variable must be a name or a tuple of names", node.target)
         it = node.iter
         if not isinstance(it, ast.Call):
-            raise self.error("a loop must iterate over T.grid(...), T.serial(...) or range(...)", it)
+            raise self.unknown("a loop must iterate over T.grid(...), T.serial(...) or range(...)", it)
         kind = "serial"
         t = _t_name(it.func)
         ranges: list[tuple[int, int | AffineExpr]]
@@ -318,9 +318,9 @@ class _Reader:
                 lo, hi = self.const(args[0]), self.extent(args[1], loops)
                 ranges = [(lo, hi - lo)]
             else:
-                raise self.error("a loop range takes (extent) or (start, stop)", it)
+                raise self.unknown("a loop range takes (extent) or (start, stop)", it)
         else:
-            raise self.error("a loop must iterate over T.grid(...), T.serial(...) or range(...)", it)
+            raise self.unknown("a loop must iterate over T.grid(...), T.serial(...) or range(...)", it)
         if len(ranges) != len(names):
             raise self.error(f"{len(names)} loop variables for {len(ranges)} extents", node.target)
         # A loop variable named like an enclosing name opens a new frame and shadows it
@@ -344,7 +344,7 @@ class _Reader:
             return -self.const(node.operand)
         if isinstance(node, ast.Call) and _t_name(node.func) in ("int32", "int64") and len(node.args) == 1:
             return self.const(node.args[0])
-        raise self.error("a loop start must be an integer constant", node)
+        raise self.unknown("a loop start must be an integer constant", node)
 
     def extent(self, node: ast.expr, loops: tuple[str, ...]) -> int | AffineExpr:
         """A loop extent: an integer, or an affine expression of the size parameters
@@ -419,7 +419,7 @@ class _Reader:
         finally:
             self.lets, self.views = {}, {}
         if not stores:
-            raise self.error(f"block {name!r} stores nothing", node)
+            raise self.unknown(f"block {name!r} stores nothing", node)
         bind: tuple[Stmt, ...] = (Bind(tuple(names), tuple(values), loops),) if names else ()
 
         def wrap(ss: Sequence[Store], sc: tuple[str, ...]) -> tuple[Stmt, ...]:
@@ -496,7 +496,7 @@ class _Reader:
     def _init_stmt(self, st: ast.stmt) -> bool:
         if isinstance(st, (ast.Assign, ast.AugAssign)) and self._is_store(st):
             return True
-        raise self.error("T.init() may only hold buffer stores", st)
+        raise self.unknown("T.init() may only hold buffer stores", st)
 
     def _axis(self, st: ast.Assign, loops: tuple[str, ...], names: list[str], values: list[AffineExpr],
               kinds: list[str]) -> bool:
@@ -529,7 +529,7 @@ class _Reader:
                 self._add_axis(tnames[0], k, self.index(call.args[1], loops), names, values, kinds, st)
                 return True
         if _t_name(f) == "axis" or (isinstance(f, ast.Attribute) and _is_t(f.value, "axis")):
-            raise self.error("unsupported axis kind (only spatial/S, reduce/R and remap are modelled)", call)
+            raise self.unknown("unsupported axis kind (only spatial/S, reduce/R and remap are modelled)", call)
         return False
 
     def _add_axis(self, name: str, kind: str, value: AffineExpr, names: list[str], values: list[AffineExpr],
@@ -553,7 +553,7 @@ class _Reader:
         tensor, idx = self.subscript(st.target, scope)
         op = _ARITH.get(type(st.op))
         if op is None:
-            raise self.error("unsupported augmented assignment", st)
+            raise self.unknown("unsupported augmented assignment", st)
         return Store(tensor, idx, BinOp(op, Load(tensor, idx), self.value(st.value, scope)), scope)
 
     def subscript(self, node: ast.Subscript, scope: Sequence[str]) -> tuple[str, tuple[AffineExpr, ...]]:
@@ -586,7 +586,7 @@ class _Reader:
         except ParseError:
             raise
         except VerifiedIndexingError as exc:
-            raise self.error(f"an index must be quasi-affine in the loop and iteration variables: {exc}",
+            raise self.unknown(f"an index must be quasi-affine in the loop and iteration variables: {exc}",
                              node) from None
 
     def _index(self, node: ast.expr, scope: Sequence[str]) -> AffineExpr:
@@ -619,9 +619,9 @@ class _Reader:
             if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
                 c = b.evaluate([]) if not b.variables() else None
                 if c is None or c == 0:
-                    raise self.error("the divisor of '//' or '%' must be a nonzero constant", node.right)
+                    raise self.unknown("the divisor of '//' or '%' must be a nonzero constant", node.right)
                 return a.floordiv(c) if isinstance(node.op, ast.FloorDiv) else a.mod(c)
-            raise self.error("an index supports + - * // % only ('/' on integers is floor division in TIR: "
+            raise self.unknown("an index supports + - * // % only ('/' on integers is floor division in TIR: "
                              "write '//')", node)
         if isinstance(node, ast.Call):
             t = _t_name(node.func)
@@ -633,11 +633,11 @@ class _Reader:
                     return emax(a, b)
                 c = b.evaluate([]) if not b.variables() else None
                 if c is None or c == 0:
-                    raise self.error("the divisor must be a nonzero constant", node.args[1])
+                    raise self.unknown("the divisor must be a nonzero constant", node.args[1])
                 return a.floordiv(c) if t == "floordiv" else a.mod(c)
             if t in ("int32", "int64") and len(node.args) == 1:
                 return self._index(node.args[0], scope)
-        raise self.error("an index must be quasi-affine in the loop and iteration variables", node)
+        raise self.unknown("an index must be quasi-affine in the loop and iteration variables", node)
 
     def _check_let(self, node: ast.Name) -> None:
         loads, before = self.let_reads.get(node.id, (set(), set()))
@@ -661,12 +661,12 @@ class _Reader:
             for op, right in zip(node.ops, node.comparators):
                 sym = _CMP.get(type(op))
                 if sym is None or sym == "!=":
-                    raise self.error("a predicate comparison must be < <= > >= or == (a convex affine constraint)",
+                    raise self.unknown("a predicate comparison must be < <= > >= or == (a convex affine constraint)",
                                      node)
                 out.append((self.index(left, scope), sym, self.index(right, scope)))
                 left = right
             return out
-        raise self.error("a predicate must be a conjunction ('and') of affine comparisons", node)
+        raise self.unknown("a predicate must be a conjunction ('and') of affine comparisons", node)
 
     def value(self, node: ast.expr, scope: Sequence[str]) -> Value:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
