@@ -15,6 +15,8 @@ import itertools
 
 import hlo_oracle
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verified_indexing.hlo.fusion import topological_order
 from verified_indexing.hlo.parser import parse_module
@@ -188,3 +190,45 @@ def test_a_reduced_window_beyond_enumeration_is_decided_symbolically() -> None:
     entry = operand_utilization(parse_module(REDUCED_WINDOW))[0]
     assert entry.exact, entry.format()
     assert (entry.elements_read, entry.accesses) == (32, 32)
+
+
+@st.composite
+def windows(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Two dynamic-slice windows of one 1-D operand (too many offsets to
+    enumerate), at one offset or two, concatenated or (same size) added."""
+    n = draw(st.integers(300, 400))
+    a = draw(st.integers(1, 8))
+    b = draw(st.integers(1, 8))
+    same = draw(st.booleans())
+    join = "add" if a == b and draw(st.booleans()) else "concatenate"
+    q = "o" if same else "q"
+    root = (f"  ROOT r = f32[{a}]{{0}} add(d1, d2)" if join == "add"
+            else f"  ROOT r = f32[{a + b}]{{0}} concatenate(d1, d2), dimensions={{0}}")
+    text = f"""HloModule m
+ENTRY e {{
+  p0 = f32[{n}]{{0}} parameter(0)
+  o = s32[] parameter(1)
+  q = s32[] parameter(2)
+  d1 = f32[{a}]{{0}} dynamic-slice(p0, o), dynamic_slice_sizes={{{a}}}
+  d2 = f32[{b}]{{0}} dynamic-slice(p0, {q}), dynamic_slice_sizes={{{b}}}
+{root}
+}}
+"""
+    return text, ["o"] if same else ["o", "q"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(windows(), st.lists(st.integers(-5, 410), min_size=4, max_size=6))
+def test_runtime_counts_bound_every_run(w: tuple[str, list[str]], picks: list[int]) -> None:
+    """Every sampled run (offsets at the ends and at random) reads at most the
+    reported count and at least the reported minimum; an exact entry is every run's count."""
+    text, offsets = w
+    entry = operand_utilization(parse_module(text))[0]
+    assert entry.status == "ok" and entry.elements_read is not None, entry.format()
+    values = [0, 10_000, *picks]
+    runs = {run_reads(text, dict(zip(offsets, combo))) for combo in itertools.product(values, repeat=len(offsets))}
+    assert all(n <= entry.elements_read for n, _ in runs), (text, entry.format(), runs)
+    if entry.exact:
+        assert runs == {(entry.elements_read, entry.accesses)}, (text, entry.format(), runs)
+    elif entry.elements_read_min is not None:
+        assert all(n >= entry.elements_read_min for n, _ in runs)
