@@ -427,16 +427,16 @@ def test_tvms_relu_at_every_reduction_step_is_refuted_with_the_element_and_both_
     assert (str(max(total, 0)), str(stepwise)) == (w["original"], w["fused"]) and max(total, 0) != stepwise
 
 
-def test_a_predicated_epilogue_is_unknown_not_refused() -> None:
-    """Predicated epilogues are not modelled: unknown (exit 2) naming the predicate, never 'illegal' with
-    'must hold one store' (issue 23 item 6)."""
+def test_an_epilogue_of_two_stores_is_unknown_not_refused() -> None:
+    """An epilogue shape outside the model is unknown (exit 2) naming it, never 'illegal' with 'must hold one
+    store' (issue 23 item 6)."""
     from verified_indexing.legality.epilogue import fuse_reduction_epilogue
-    from verified_indexing.legality.tvmscript import parse_tvmscript
 
-    text = _EMPTY_MM.format(ri=4, rk=4, ei=4).replace(
-        "D[vi, vj] = T.max(", "T.where(i < 3)\n            D[vi, vj] = T.max(")
-    rep = fuse_reduction_epilogue(parse_tvmscript(text, "<where>"), "D")
-    assert rep.status == "unknown" and rep.exit_code == 2 and "predicate" in rep.reason
+    text = (CINN / "matmul_relu.txt").read_text()
+    line = next(x for x in text.splitlines() if x.strip().startswith("D[") and "C[" in x)
+    p = parse_program(text.replace(line, line + "\n" + line.replace("D[", "E[", 1)))
+    rep = fuse_reduction_epilogue(p, "D")
+    assert rep.status == "unknown" and rep.exit_code == 2 and "not modelled" in rep.reason and "2 store(s)" in rep.reason
 
 
 @pytest.mark.parametrize(("read", "legal"), [("B[0]", True), ("B[1]", False)])
@@ -521,3 +521,53 @@ def test_a_fused_form_wrong_only_at_k_0_is_refuted_at_k_0() -> None:
     assert _outcome(wrong, {"K": 0}, {"A", "B"}, "D") != _outcome(p, {"K": 0}, {"A", "B"}, "D")
     for k in (1, 2, 3):
         assert _outcome(wrong, {"K": k}, {"A", "B"}, "D") == _outcome(p, {"K": k}, {"A", "B"}, "D")
+
+
+_PRED_MM = '''@T.prim_func
+def main(A: T.Buffer((6, 4), "float32"), B: T.Buffer((4, 4), "float32"), D: T.Buffer((6, 4), "float32")):
+    C = T.alloc_buffer((6, 4))
+    for io, ii, j, k in T.grid(2, 4, 4, 4):
+        with T.block("C"):
+            vi = T.axis.spatial(6, io * 4 + ii)
+            vj = T.axis.spatial(4, j)
+            vk = T.axis.reduce(4, k)
+            T.where(io * 4 + ii < 6)
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for io, ii, j in T.grid(2, 4, 4):
+        with T.block("D"):
+            vi = T.axis.spatial(6, io * 4 + ii)
+            vj = T.axis.spatial(4, j)
+            T.where(io * 4 + ii < 6)
+            D[vi, vj] = T.max(C[vi, vj], T.float32(0))
+'''
+
+
+@pytest.mark.parametrize(("epilogue_where", "fused"), [("io * 4 + ii < 6", True), ("io * 4 + ii < 5", False)])
+def test_predicated_reduction_and_epilogue(epilogue_where: str, fused: bool) -> None:
+    """A split loop with a tail (T.where(io * 4 + ii < 6)) around the reduction and the epilogue: fused under
+    the reduction's predicate (was unknown: 'must hold one store'); an epilogue reading fewer rows than the
+    reduction writes is refused with the extra element (the interpreter: written in C, never in D)."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    text = _PRED_MM.replace("            T.where(io * 4 + ii < 6)\n            D[", f"            T.where({epilogue_where})\n"
+                            "            D[")
+    p = parse_tvmscript(text, "<where>")
+    rep = fuse_reduction_epilogue(p, "D")
+    original = run(p, {"A", "B"})
+    if fused:
+        assert rep.status == "fused", rep.reason
+        assert rep.program is not None and run(rep.program, {"A", "B"})["D"] == original["D"]
+        # the fused form without the predicate writes rows 6 and 7: refuted
+        bare = parse_program(format_program(rep.program).replace("if ((io * 4 + ii < 6))", "if ((0 <= io))"))
+        wrong = fuse_reduction_epilogue(p, "D", fused=bare)
+        assert wrong.status in ("illegal", "unknown")
+        assert run(bare, {"A", "B"})["D"] != original["D"]
+        return
+    assert rep.status == "illegal", rep.reason
+    w = rep.checks[-1].witness
+    assert w is not None
+    row = w["element"][0]
+    assert (row, w["element"][1]) in original["C"] and all(key[0] != row for key in original["D"])

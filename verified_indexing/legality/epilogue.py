@@ -62,6 +62,7 @@ from verified_indexing.legality.cinn_ir import (
     BlockContext,
     Call,
     For,
+    If,
     IndexValue,
     Load,
     Neg,
@@ -80,11 +81,13 @@ from verified_indexing.legality.cinn_ir import (
 from verified_indexing.legality.inline import (
     InlineCheck,
     _assign,
+    _encode_conds,
     _first_point,
     _Frame,
     _frame,
     _loop_bounds,
     _map_value,
+    _only_store,
     _own_stores,
     _replace_block,
     _subst_value,
@@ -164,12 +167,16 @@ class EpilogueReport:
 def _single_store(ctx: BlockContext, allow_guards: bool = False) -> Store | None:
     """The block's one store (after an optional axis.bind); ``None`` for any
     other shape, and for predicated blocks unless ``allow_guards`` (predicates
-    around the block, which are part of its domain)."""
+    around the block or inside it around the store -- TVM's ``T.where`` --, which
+    are part of its domain: :func:`~verified_indexing.legality.inline._frame` with the store)."""
     if ctx.guards and not allow_guards:
         return None
     own = _own_stores(ctx)
     body = ctx.block.body
-    if len(own) != 1 or not all(isinstance(s, (Bind, Store)) for s in body) or len(body) > 2:
+    rest = [s for s in body if not isinstance(s, Bind)]
+    if len(own) != 1 or len(rest) != 1 or len(body) > 2:
+        return None
+    if not isinstance(rest[0], Store) and not (allow_guards and _only_store(rest[0])):
         return None
     return own[0]
 
@@ -199,8 +206,11 @@ def _split_update(store: Store, frame: _Frame, tensor: str) -> tuple[str, Value 
     return "", None
 
 
-def find_reduction(program: Stmt, tensor: str) -> Reduction | str:
-    """The reduction into ``tensor``, or why there is none that is modelled."""
+def find_reduction(program: Stmt, tensor: str, *, predicated: bool = False) -> Reduction | str:
+    """The reduction into ``tensor``, or why there is none that is modelled. With ``predicated``, the
+    init and update blocks may run under one predicate (``T.where``, ``if``) over the outer loops, the
+    same for both (the frames of the blocks with their stores carry it); without, a predicated block is
+    not a modelled reduction."""
     contexts = list(walk_blocks(program))
     inits = [c for c in contexts if any(tensor_of(s.tensor) == tensor and s.tensor.endswith("__reduce_init")
                                         for s in _own_stores(c))]
@@ -209,9 +219,10 @@ def find_reduction(program: Stmt, tensor: str) -> Reduction | str:
         return (f"{tensor} is not written by one init block ({tensor}__reduce_init) and one update block "
                 f"({len(inits)} init, {len(updates)} update)")
     init, update = inits[0], updates[0]
-    istore, ustore = _single_store(init), _single_store(update)
+    istore, ustore = _single_store(init, predicated), _single_store(update, predicated)
     if istore is None or ustore is None:
-        return f"the init and update blocks of {tensor} must each hold one store (after an optional axis.bind)"
+        return (f"the init and update blocks of {tensor} must each hold one store (after an optional axis.bind)"
+                + ("" if predicated else ", not under a predicate"))
     n = len(init.loops)
     if len(update.loops) != n + 1 or any(a is not b for a, b in zip(init.loops, update.loops)):
         return (f"the update block {update.block.name} must sit in exactly one more loop (the reduction loop) "
@@ -232,6 +243,12 @@ def find_reduction(program: Stmt, tensor: str) -> Reduction | str:
         return f"the update block {update.block.name} does not read {tensor} (not a reduction)"
     if any([uf.resolve(i) for i in ld.indices] != u_idx for ld in self_loads):
         return f"the update block {update.block.name} reads {tensor} at another element than it writes"
+    if predicated:
+        pu, pi = _frame(update, ustore).conds(), _frame(init, istore).conds()
+        if n in {x.index for a, _, b in pu for e in (a, b) for x in e.walk() if isinstance(x, Dim)}:
+            return f"the update's predicate depends on the reduction loop {update.loops[-1].var}"
+        if pu != pi:
+            return f"the init and update blocks of {tensor} run under different predicates"
     op, operand = _split_update(ustore, uf, tensor)
     return Reduction(tensor, init, update, istore, ustore, update.loops[-1], op, operand)
 
@@ -396,7 +413,7 @@ def fuse_reduction_epilogue(
     def ok(name: str, detail: str = "", engine: str = "syntax") -> None:
         checks.append(InlineCheck(name, "proved", detail, engine))
 
-    estore = _single_store(ectx)
+    estore = _single_store(ectx, allow_guards=True)
     if estore is None or not ectx.loops:
         own = _own_stores(ectx)
         what = ("is not inside a loop nest" if estore is not None
@@ -411,7 +428,7 @@ def fuse_reduction_epilogue(
     red: Reduction | None = None
     why = f"block {block} reads no reduction's tensor"
     for t in dict.fromkeys(ld.tensor for ld in _value_loads(estore.value)):
-        found = find_reduction(program, t)
+        found = find_reduction(program, t, predicated=True)
         if isinstance(found, Reduction):
             red = found
             break
@@ -441,7 +458,7 @@ def fuse_reduction_epilogue(
         return refuse(f"{block} is the only reader of {ctensor}, which is not an output",
                       f"{what}; it must stay materialized")
     ok(f"{block} is the only reader of {ctensor}, which is not an output")
-    ef = _frame(ectx)
+    ef = _frame(ectx, estore)
     cloads = [ld for ld in _value_loads(estore.value) if ld.tensor == ctensor]
     tuples = {tuple(ef.resolve(i) for i in ld.indices) for ld in cloads}
     if len(tuples) != 1:
@@ -458,7 +475,7 @@ def fuse_reduction_epilogue(
                       f"{', '.join(late)} read by {block} is written at or after the reduction; moving {block} "
                       "into the reduction would read another value")
     ok(f"{block}'s other inputs are not written during or after the reduction")
-    rf, inf = _frame(red.update), _frame(red.init)
+    rf, inf = _frame(red.update, red.update_store), _frame(red.init, red.init_store)
     read = ef.domain(ef.resolve(i) for i in cloads[0].indices)
     written = inf.domain(inf.resolve(i) for i in red.init_store.indices)
     if read.is_known_empty or written.is_known_empty:  # a loop of extent 0: a block that never runs
@@ -592,7 +609,7 @@ def fuse_reduction_epilogue(
 
 
 def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, form: str, epilogue_here: Any) -> Stmt:
-    inf, uf = _frame(red.init), _frame(red.update)
+    inf, uf = _frame(red.init, red.init_store), _frame(red.update, red.update_store)
     ctensor = red.tensor
     didx_i, b_init = epilogue_here(inf, red.init_store.indices, None)
     # init
@@ -628,7 +645,12 @@ def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, for
     new_upd = Store(dname, didx_u, upd_value, red.update_store.scope)
 
     def swap(sb: ScheduleBlock, store: Store, name: str) -> Stmt:
-        return ScheduleBlock(name, tuple(store if isinstance(s, Store) else s for s in sb.body))
+        def go(s: Stmt) -> Stmt:  # the store, under the block's predicates if any
+            if isinstance(s, Store):
+                return store
+            return If(s.conds, tuple(go(c) for c in s.body), s.scope) if isinstance(s, If) else s
+
+        return ScheduleBlock(name, tuple(go(s) for s in sb.body))
 
     p = _replace_block(program, ectx.block.name, lambda sb: None)  # first: the fused blocks may take its name
     assert p is not None
@@ -738,7 +760,7 @@ def _prove_fold(
     question = f"the fused {dname} equals the epilogue of the reduction, for every element (induction over " \
                f"{red.loop.var})"
     t0 = now()
-    fred = find_reduction(fused, dname)
+    fred = find_reduction(fused, dname, predicated=True)
     if not isinstance(fred, Reduction):
         return Verdict("unknown", "z3", now() - t0, question, f"the fused program is not a reduction into {dname}: "
                        f"{fred}"), ()
@@ -748,6 +770,9 @@ def _prove_fold(
     if not same_loops:
         return Verdict("unknown", "z3", now() - t0, question,
                        "the fused reduction's loops differ from the original's (not modelled)"), ()
+    if _frame(fred.init, fred.init_store).conds() != _frame(red.init, red.init_store).conds():
+        return Verdict("unknown", "z3", now() - t0, question,
+                       "the fused reduction runs under another predicate than the original (not modelled)"), ()
     rest_a = _rest(program, {red.init.block.name, red.update.block.name, ectx.block.name})
     rest_b = _rest(fused, {fred.init.block.name, fred.update.block.name})
     if rest_a != rest_b:
@@ -791,8 +816,8 @@ def _obligation(
     red: Reduction, fred: Reduction, dname: str, template: str, epilogue_here: Any, timeout: float, obligation: str,
 ) -> tuple[str, tuple[str, ...]]:
     """One obligation (``base``, ``step`` or ``conclusion``) of the induction."""
-    uf, inf = _frame(red.update), _frame(red.init)
-    fuf, finf = _frame(fred.update), _frame(fred.init)
+    uf, inf = _frame(red.update, red.update_store), _frame(red.init, red.init_store)
+    fuf, finf = _frame(fred.update, fred.update_store), _frame(fred.init, fred.init_store)
     laws: tuple[str, ...] = ()
     enc = Z3Encoder()
     z3 = enc.z3
@@ -800,6 +825,7 @@ def _obligation(
     s = enc.solver(timeout=timeout)
     sp = [enc.int_var(f"s_{f.var}") for f in red.init.loops]
     s.add(*_loop_bounds(enc, inf, sp))
+    s.add(*_encode_conds(enc, inf, {("d", i): x for i, x in enumerate(sp)}))  # the reduction's predicate
     n = enc.int_var("n")
     big_k: Any = red.loop.extent
     if red.loop.bound is not None:  # the symbolic reduction length, max(0, K)
