@@ -300,3 +300,23 @@ def test_writing_an_input_buffer_is_not_proved() -> None:
         '            vi, vj = T.axis.remap("SS", [i, j])\n            X[vi, vj] = T.float32(0.0)')
     rep = check_equivalence(parse_tvmscript(CHAIN), parse_tvmscript(clobber))
     assert rep.status == "unknown" and "X" in rep.reason
+
+
+def test_a_tvm_refusal_the_project_proves_legal_is_reported_as_too_conservative() -> None:
+    """TVM refuses to reverse-inline a predicated consumer; the project's own program is checked against a
+    numpy evaluation of the original (the input rule recomputed here)."""
+    _tvm()
+    from verified_indexing.legality.cinn_eval import run_exact
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+    from verified_indexing.tvm import validate_primitive
+    from verified_indexing.tvm.driver import read_tvm_program
+
+    text = (EX / "tvm_predicated_consumer.py").read_text()
+    v = validate_primitive(text, "reverse_compute_inline", "C")
+    assert v.tvm_status == "refused" and "predicates" in v.tvm_error
+    assert v.outcome == "tvm-too-conservative" and v.project["legal"] is True
+    rep = reverse_compute_inline(read_tvm_program(v.before), "C")
+    assert rep.program is not None
+    got = run_exact(rep.program, {"X"}, 0)["C"]
+    x = _array("X", (5, 3), 0).reshape(15)
+    assert {k[0]: float(val) for k, val in got.items()} == {i: max(x[i] * x[i], 0.0) for i in range(15)}

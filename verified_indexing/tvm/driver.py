@@ -285,9 +285,8 @@ def validate_primitive(
     try:
         sch = _apply(tvm, pf, primitive, block, reduction)
     except tvm.s_tir.ScheduleError as exc:
-        msg = str(exc).strip().splitlines()
-        text = next((ln for ln in msg if "ScheduleError" in ln or "Error" in ln), msg[-1] if msg else "")
-        return StepValidation(primitive, blocks, "refused", text.strip(), before_text, None, None, project)
+        return StepValidation(primitive, blocks, "refused", _schedule_error(str(exc)), before_text, None, None,
+                              project)
     except Exception as exc:  # TVM failed inside the primitive (an internal error, not a ScheduleError)
         msg = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
         text = f"{type(exc).__name__}: {msg[-1] if msg else ''}".strip()
@@ -296,6 +295,16 @@ def validate_primitive(
     after_text = after_pf.script()
     return _validate_result(tvm, pf, after_pf, before, before_text, after_text, primitive, blocks, project,
                             timeout, outputs, recheck_with_tvm)
+
+
+def _schedule_error(text: str) -> str:
+    """TVM's ScheduleError in one line: the first line and the ``Error message:`` paragraph."""
+    lines = text.strip().splitlines()
+    head = lines[0].strip() if lines else ""
+    m = re.search(r"Error message:\s*(.*)", text, re.DOTALL)
+    if m is None:
+        return head
+    return f"{head} {' '.join(m.group(1).split())}"
 
 
 def _validate_result(
