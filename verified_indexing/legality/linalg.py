@@ -169,6 +169,7 @@ class FusionReport:
     condition: str | None = None
     otherwise: Obligation | None = None
     condition_constraints: tuple[tuple[AffineExpr, Interval], ...] = ()
+    second_check: Obligation | None = None
 
     def holds_at(self, sizes: Sequence[int]) -> bool:
         """Whether concrete sizes (in ``sizes.names`` order) satisfy the condition."""
@@ -201,6 +202,7 @@ class FusionReport:
             "warnings": list(self.warnings),
             "obligations": [o.to_json() for o in self.obligations],
             "whole_op_proof": self.whole_op.to_json() if self.whole_op is not None else None,
+            "second_check": self.second_check.to_json() if self.second_check is not None else None,
             "write_map_inverse": self.write_inverse.to_json() if self.write_inverse else None,
             "fused": (
                 {
@@ -776,8 +778,7 @@ def undefined_sizes(producer: GenericOp, consumer: GenericOp, sm: SizeModel) -> 
     """
     import islpy as isl
 
-    from verified_indexing.engines.api import _isl_first
-    from verified_indexing.engines.isl import engine_context, to_isl_map
+    from verified_indexing.engines.isl import engine_context, point_values, to_isl_map
 
     ctx = engine_context()
     nk = sm.k
@@ -798,7 +799,7 @@ def undefined_sizes(producer: GenericOp, consumer: GenericOp, sm: SizeModel) -> 
                     if pts.is_empty():
                         continue
                     n = pts.dim(isl.dim_type.set)
-                    pt = _isl_first(pts, n)
+                    pt = point_values(pts.lexmin().sample_point(), n)  # sizes first: the smallest sizes
                     at, it = _split_sizes(sm.names, pt)
                     el = acc.evaluate(list(pt))
                     verb = "reads" if o.is_input else "writes"
@@ -1091,6 +1092,12 @@ def _check_fusion(
     rep = replace(rep, whole_op=whole)
     if not vw.proved:
         return done(replace(rep, reason=f"whole-op proof {vw.status}: {vw.reason}"))
+    # The second, independent check: the pair and the fused op run by the Linalg
+    # interpreter at several sizes (raises Disagreement, an internal error, when they differ).
+    from verified_indexing.legality.linalg_interpreter import QUESTION, cross_check
+
+    v2 = cross_check(replace(rep, sizes=sm, condition_constraints=tuple(condition)), text)
+    rep = replace(rep, second_check=Obligation(QUESTION, v2))
     return done(replace(rep, status="legal", reason="all obligations proved"))
 
 
@@ -1287,6 +1294,11 @@ def format_report(rep: FusionReport) -> str:
             if o.witness is not None:
                 lines.append(f"    counterexample: {o.witness['note']}")
             elif not o.verdict.proved and o.verdict.reason:
+                lines.append(f"    {o.verdict.reason}")
+        if rep.second_check is not None:
+            o = rep.second_check
+            lines.append(f"  [{o.verdict.status}] {o.name} ({o.verdict.engine})")
+            if o.verdict.reason:
                 lines.append(f"    {o.verdict.reason}")
         text = fused_generic_text(rep)
         if text is not None:
