@@ -216,7 +216,7 @@ def test_address_exprs_match_the_numpy_buffer(dims: list[int], data: st.DataObje
 
 # -- the property test ---------------------------------------------------------------------------------------
 
-VIEWS = ("p", "rev0", "rev1", "transpose", "row", "col")
+VIEWS = ("p", "rev0", "rev1", "transpose", "row", "col", "one")
 
 
 def _view(kind: str, name: str, r: int, c: int, lay: str) -> tuple[list[str], str]:
@@ -234,6 +234,10 @@ def _view(kind: str, name: str, r: int, c: int, lay: str) -> tuple[list[str], st
         return [f"  {name}s = f32[1,{c}]{{1,0}} slice(p), slice={{[0:1],[0:{c}]}}",
                 f"  {name}r = f32[{c}]{{0}} reshape({name}s)",
                 f"  {name} = {shp} broadcast({name}r), dimensions={{1}}"], name
+    if kind == "one":  # every element reads p[r - 1, 0]
+        return [f"  {name}s = f32[1,1]{{1,0}} slice(p), slice={{[{r - 1}:{r}],[0:1]}}",
+                f"  {name}r = f32[] reshape({name}s)",
+                f"  {name} = {shp} broadcast({name}r), dimensions={{}}"], name
     return [f"  {name}s = f32[{r},1]{{1,0}} slice(p), slice={{[0:{r}],[0:1]}}",  # col: every column reads column 0
             f"  {name}r = f32[{r}]{{0}} reshape({name}s)",
             f"  {name} = {shp} broadcast({name}r), dimensions={{0}}"], name
@@ -241,9 +245,10 @@ def _view(kind: str, name: str, r: int, c: int, lay: str) -> tuple[list[str], st
 
 @st.composite
 def questions(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]], int, int]:
-    """A fusion reading one [r, c] parameter (a random layout, maybe tiled)
+    """A computation reading one [r, c] parameter (a random layout, maybe tiled)
     through a concatenate of two views, a sum of two views (two paths at every
-    element), or one view, with a random output layout."""
+    element), or one view, with a random output layout; the entry, or a loop
+    fusion's computation."""
     r = draw(st.sampled_from([1, 2, 3, 4]))
     c = draw(st.sampled_from([2, 3, 4, 8]))
     square = r == c
@@ -270,7 +275,12 @@ def questions(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]], int, int]:
         out = (2 * r, c) if d == 0 else (r, 2 * c)
         lines += a_lines + b_lines + [
             f"  ROOT o = f32[{out[0]},{out[1]}]{{{lay}}} concatenate({a}, {b}), dimensions={{{d}}}"]
-    text = "HloModule m\nENTRY f {\n" + "\n".join(lines) + "\n}\n"
+    if draw(st.booleans()):  # a loop fusion calling f, checked as the module's one fusion
+        root = lines[-1].split(" = ", 1)[1].split(" ", 1)[0]
+        text = ("HloModule m\nf {\n" + "\n".join(lines) + "\n}\n\nENTRY e {\n"
+                f"  a = {pshape} parameter(0)\n  ROOT fu = {root} fusion(a), kind=kLoop, calls=f\n}}\n")
+    else:
+        text = "HloModule m\nENTRY f {\n" + "\n".join(lines) + "\n}\n"
     vs = draw(st.sampled_from([1, 2, 3]))
     warp = draw(st.sampled_from([2, 4, 8, 32]))
     return text, tilings, vs, warp
@@ -280,7 +290,9 @@ def questions(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]], int, int]:
 @given(questions())
 def test_coalescing_matches_the_warp_emulator(q: tuple[str, list[tuple[int, ...]], int, int]) -> None:
     text, tilings, vs, warp = q
-    (res,) = coalescing(load_hlo(text), computation="f", vector_size=vs, warp_size=warp)
+    module = load_hlo(text)
+    (res,) = coalescing(module, computation=None if module.fusions() else "f", vector_size=vs, warp_size=warp)
+    assert res.computation == "f"
     expected = emulate(text, "f", 0, tilings, vs, warp)
     assert res.status == expected, (text, vs, warp, res.format())
     if res.status == "not coalesced" and res.witness and res.witness["lanes"]:
