@@ -1,4 +1,5 @@
-"""A plain interpreter of TVMScript source: the independent oracle of the TVMScript reader.
+"""A plain interpreter of TVMScript source (and of CINN's Python DSL, ``@to_cinn_llir``):
+the independent oracle of the TVMScript reader.
 
 It does not use the project's reader or IR. The ``@T.prim_func``'s body is run by
 Python itself (``exec``) with a stand-in for ``T`` that implements TIR's semantics:
@@ -285,6 +286,21 @@ class _T:
         return a % b
 
 
+class _IR:
+    """The stand-in for CINN's Python DSL ``ir`` (``ScheduleBlockContext``, ``AxisMap``)."""
+
+    def __init__(self, t: _T) -> None:
+        self.ScheduleBlockContext = t.block
+        self.AxisMap = t.axis.remap
+
+
+class _Schedule:
+    """``sch.*`` of CINN's DSL: schedule steps after the blocks, not run (the program before them)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
 class _Region:
     def __init__(self, buffer: Buffer, ranges: list[tuple[int, int]]) -> None:
         self.buffer = buffer
@@ -360,7 +376,8 @@ def run_tvmscript(text: str, sizes: dict[str, int] | None = None, scalars: dict[
     env: dict[str, Any] = {}
     state = _State(env)
     t = _T(state, scalars or {})
-    env.update({"T": t, "__sizes": dict(sizes or {}), "__Region": _Region, **(sizes or {})})
+    env.update({"T": t, "ir": _IR(t), "sch": _Schedule(), "__sizes": dict(sizes or {}), "__Region": _Region,
+                **(sizes or {})})
     for a in fn.args.args:
         ann = a.annotation
         if ann is not None and isinstance(ann, (ast.Call, ast.Subscript)):

@@ -76,7 +76,8 @@ _T_ALIASES = ("T", "tir", "tirx")
 _INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 _DTYPES = (*_INT_DTYPES, "float16", "float32", "float64", "bfloat16")
 _BUFFER_DECLS = ("alloc_buffer", "sblock_alloc_buffer", "match_buffer", "decl_buffer")
-_DETECT = re.compile(r"@T\.prim_func|^\s*(?:import tvm|from tvm)|@tvm\.script", re.MULTILINE)
+_DETECT = re.compile(r"@T\.prim_func|^\s*(?:import tvm|from tvm)|@tvm\.script|@(?:\w+\.)*to_cinn_llir\b",
+                     re.MULTILINE)
 _LOWEST = "3.40282347e+38f"
 _LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorize", "unroll": "unroll",
                "thread_binding": "gpu_thread"}
@@ -110,9 +111,29 @@ def _t_name(node: ast.AST) -> str | None:
 
 
 def _is_buffer_annotation(a: ast.expr) -> bool:
-    """``T.Buffer((16, 16), "float32")`` or ``T.Buffer[(16, 16), "float32"]``."""
+    """``T.Buffer((16, 16), "float32")``, ``T.Buffer[(16, 16), "float32"]`` or CINN's ``DataArray((16, 16))``."""
     target = a.func if isinstance(a, ast.Call) else a.value if isinstance(a, ast.Subscript) else a
-    return _t_name(target) == "Buffer"
+    return _t_name(target) == "Buffer" or _is_ir(target, "DataArray")
+
+
+def _is_ir(node: ast.AST, name: str) -> bool:
+    """``node`` is CINN's Python DSL ``ir.NAME`` (or a bare ``NAME``, as imported)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == name and isinstance(node.value, (ast.Name, ast.Attribute))
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _is_schedule_call(node: ast.stmt) -> bool:
+    """``sch.compute_inline(b)`` / ``b = sch.get_block("A")``: a schedule step of CINN's DSL."""
+    value = node.value if isinstance(node, (ast.Expr, ast.Assign)) else None
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+        isinstance(value.func.value, ast.Name) and value.func.value.id == "sch"
+
+
+def _is_entry(d: ast.expr) -> bool:
+    """A ``@T.prim_func`` (any arguments) or CINN's ``@to_cinn_llir`` decorator."""
+    f = d.func if isinstance(d, ast.Call) else d
+    return _is_t(f, "prim_func") or _is_ir(f, "to_cinn_llir")
 
 
 class _Reader:
@@ -185,7 +206,8 @@ class _Reader:
         if len(node.items) != 1:
             return None
         e = node.items[0].context_expr
-        if isinstance(e, ast.Call) and (_is_t(e.func, "block") or _is_t(e.func, "sblock")):
+        if isinstance(e, ast.Call) and (_is_t(e.func, "block") or _is_t(e.func, "sblock")
+                                        or _is_ir(e.func, "ScheduleBlockContext")):
             if _is_t(e.func, "sblock"):
                 self.spelling = "sblock"
             if len(e.args) >= 1 and isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str):
@@ -213,6 +235,8 @@ class _Reader:
                 continue
             if self._size_decl(node):
                 continue
+            if _is_schedule_call(node):
+                continue  # CINN's DSL: a schedule step after the blocks (the question, not the program)
             if isinstance(node, ast.For):
                 out.extend(self.loop(node, loops))
                 continue
@@ -511,7 +535,7 @@ class _Reader:
             tnames = [e.id for e in targets.elts if isinstance(e, ast.Name)]
         else:
             return False
-        if _is_t(f, "axis", "remap"):
+        if _is_t(f, "axis", "remap") or _is_ir(f, "AxisMap"):
             if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or \
                     not isinstance(call.args[0].value, str) or not isinstance(call.args[1], (ast.List, ast.Tuple)):
                 raise self.error('T.axis.remap takes a kind string and a list of loop variables', call)
@@ -860,18 +884,17 @@ def parse_tvmscript(text: str, source: str = "<input>", block: str | None = None
         line = exc.lineno or 1
         offset = r.starts[min(line - 1, len(r.starts) - 1)] + max(0, (exc.offset or 1) - 1)
         raise ParseError(f"Python syntax error: {exc.msg}", text, offset, 1, source) from None
-    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-             and any(_is_t(d, "prim_func") or (isinstance(d, ast.Call) and _is_t(d.func, "prim_func"))
-                     for d in n.decorator_list)]
+    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and any(map(_is_entry, n.decorator_list))]
     if not funcs:
-        raise ParseError("no @T.prim_func function in the TVMScript", text, 0, 1, source)
+        raise ParseError("no @T.prim_func (or CINN @to_cinn_llir) function in the input", text, 0, 1, source)
     fn = funcs[0]
     r.module_sizes = [t.targets[0].id for t in tree.body if isinstance(t, ast.Assign) and len(t.targets) == 1
                       and isinstance(t.targets[0], ast.Name) and isinstance(t.value, ast.Call)
                       and isinstance(t.value.func, ast.Name) and t.value.func.id == "TypeVar"]
     if block is not None and len(funcs) > 1:
         for f in funcs:
-            if any(isinstance(n, ast.Call) and (_is_t(n.func, "block") or _is_t(n.func, "sblock")) and n.args and
+            if any(isinstance(n, ast.Call) and (_is_t(n.func, "block") or _is_t(n.func, "sblock")
+                                                or _is_ir(n.func, "ScheduleBlockContext")) and n.args and
                    isinstance(n.args[0], ast.Constant) and n.args[0].value == block for n in ast.walk(f)):
                 fn = f
                 break
