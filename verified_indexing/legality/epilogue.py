@@ -20,6 +20,13 @@ Two fused forms are generated, whichever applies first:
   ``D[w] = select((k == LAST), g(D[w] (+) u), (D[w] (+) u))``. The proof assumes
   no algebraic law: ``g`` is applied exactly once, after the last update.
 
+Size parameters lead every map (every obligation for every size at once); a
+symbolic reduction length ``K`` gives the guard ``k == K - 1`` and an init that
+applies the epilogue when ``K <= 0``. Predicates (``T.where``) are part of the
+blocks' domains: the init and update under one predicate over the outer loops,
+kept by the fused stores. A block that never runs (a loop of extent 0) is
+decided (both never run: removed; one runs: refused with its first iteration).
+
 Obligations (each reported, with a witness when it fails): the reduction is
 recognized; the epilogue is one store and the only reader of ``C``, which is not
 an output; it reads ``C`` at one index tuple, injectively, and exactly the

@@ -9,20 +9,29 @@ substitution) -- and the consumer block, ``B`` and the loops left empty are
 removed.
 
 Checks (each reported, in order, with a witness when it fails): the consumer is
-one store (after an optional ``axis.bind``) and the only writer of its tensor;
+one store (after an optional ``axis.bind``, under optional predicates -- TVM's
+``T.where`` --, which are part of its domain) and the only writer of its tensor;
 the producer (the block writing the last-computed tensor the consumer reads) is
-one store, not a reduction, and comes first, sharing no loop with the consumer;
-the consumer is the only reader of ``B``, which is not an output; it reads ``B``
-at one index tuple; its other inputs and its own tensor are not touched between
-the two blocks; the producer's store and the consumer's read are injective
-(two iterations otherwise); the consumer reads exactly the elements the
-producer writes (both inclusions: an unwritten read, or a written element no
-consumer iteration reads -- the moved store would write an extra element); the
-read has a proven inverse. Then z3 proves, for every producer iteration ``s``
+one store likewise; a producer that is a reduction hands the consumer to
+:func:`~verified_indexing.legality.epilogue.fuse_reduction_epilogue` (applied on
+the last reduction iteration); the consumer is the only reader of ``B``, which
+is not an output; it reads ``B`` at one index tuple; its other inputs and its own
+tensor are not touched between the two blocks; the producer's store and the
+consumer's read are injective (two iterations otherwise); the consumer reads
+only elements the producer writes (an unwritten read otherwise); the read has a
+proven inverse. When the producer writes elements the consumer never reads, the
+moved store runs under a predicate built from that inverse (``t(s)`` is a
+consumer iteration reading ``p(s)``), redundant comparisons dropped, proven exact
+by z3 (every kept write read, every dropped write unread). Producer and consumer
+may share loops when z3 proves every element is read in the shared iteration
+that writes it (``unknown`` otherwise). A block that never runs (a loop of
+extent 0) is decided: both never run -> removed; one runs -> refused with its
+first iteration. Shapes outside the model are ``unknown`` naming what is
+missing, never a refusal. Then z3 proves, for every producer iteration ``s``
 and the consumer iteration ``t`` reading its element, that the rewritten store
 writes the consumer's element with the consumer's value (reads, constants and
 operations uninterpreted), and the two programs are compared by exact
-evaluation as a cross-check.
+evaluation (at sizes 0..3 for size parameters) as a cross-check.
 """
 
 from __future__ import annotations
