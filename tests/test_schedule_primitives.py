@@ -571,3 +571,56 @@ def test_predicated_reduction_and_epilogue(epilogue_where: str, fused: bool) -> 
     assert w is not None
     row = w["element"][0]
     assert (row, w["element"][1]) in original["C"] and all(key[0] != row for key in original["D"])
+
+
+_CLIP_WRONG = '''@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), D: T.Buffer((4, 4), "float32"), lo: T.float32, hi: T.float32):
+    for i, j, k in T.grid(4, 4, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                D[vi, vj] = T.float32(0)
+            D[vi, vj] = T.min(T.max(D[vi, vj] + A[vi, vk] * B[vk, vj], lo), hi)
+'''
+
+
+def _with_scalars(p: Stmt, values: dict[str, float]) -> Stmt:
+    """The program with each scalar parameter (a nullary call ``lo()``) replaced by a number, for the plain
+    interpreter."""
+    text = format_program(p)
+    for name, v in values.items():
+        text = text.replace(f"{name}()", repr(v))
+    return parse_program(text)
+
+
+def test_clipping_epilogue_with_scalar_parameters() -> None:
+    """D = min(max(C, lo), hi) with scalar parameters: fused on the last iteration (checked by the interpreter
+    at several lo, hi); TVM's clipping at every reduction step is refuted, the witness recomputed by hand."""
+    import zlib
+
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    text = _EMPTY_MM.format(ri=4, rk=4, ei=4).replace("T.max(C[vi, vj], T.float32(0))", "T.min(T.max(C[vi, vj], lo), hi)")
+    text = text.replace('D: T.Buffer((4, 4), "float32"))', 'D: T.Buffer((4, 4), "float32"), lo: T.float32, hi: T.float32)')
+    p = parse_tvmscript(text, "<clip>")
+    rep = fuse_reduction_epilogue(p, "D")
+    assert rep.status == "fused" and rep.form == "last" and rep.program is not None, rep.reason
+    for lo, hi in ((-1.0, 2.0), (0.0, 0.5), (-3.0, -1.0), (1.0, -1.0)):
+        scal = {"lo": lo, "hi": hi}
+        assert run(_with_scalars(rep.program, scal), {"A", "B"})["D"] == run(_with_scalars(p, scal), {"A", "B"})["D"]
+    bad = fuse_reduction_epilogue(p, "D", fused=parse_tvmscript(_CLIP_WRONG, "<tvm clip>"))
+    assert bad.status == "illegal", bad.reason
+    w = bad.checks[-1].witness
+    assert w is not None
+
+    def x(name: str, idx: tuple[int, ...]) -> int:
+        return zlib.crc32(f"{name}{list(idx)}{w['seed']}".encode()) % 7 - 3
+
+    i, j = w["element"]
+    lo_v, hi_v = x("lo", ()), x("hi", ())
+    total, stepwise = 0, 0
+    for k in range(4):
+        total += x("A", (i, k)) * x("B", (k, j))
+        stepwise = min(max(stepwise + x("A", (i, k)) * x("B", (k, j)), lo_v), hi_v)
+    assert (str(min(max(total, lo_v), hi_v)), str(stepwise)) == (w["original"], w["fused"])

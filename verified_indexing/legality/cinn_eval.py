@@ -104,6 +104,8 @@ def value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], bool
         if v.name == "select" and len(v.args) == 3:
             c = value(v.args[0], scope, t, is_input, seed)
             return value(v.args[1] if _truth(c) else v.args[2], scope, t, is_input, seed)
+        if not v.args:  # a scalar parameter (``lo: T.float32``): an input element with no index
+            return input_value(v.name, (), seed)
         args = [value(a, scope, t, is_input, seed) for a in v.args]
         if v.name == "max" and args:
             return max(args)
