@@ -419,24 +419,27 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
     pairs = [(i, j) for i in range(len(accesses)) for j in range(len(accesses))]
     pairs.sort(key=lambda p: p[0] != p[1])  # one map's own pairs first: their refutations make the witness
 
-    def ask_all(lane: bool, step: int) -> list[tuple[_Question, Verdict]]:
+    def ask(lane: bool, step: int) -> list[tuple[_Question, Verdict]]:
+        """The pairs' answers, up to the first refutation (one settles the question)."""
         extra = same_warp if lane else []
         out = []
         for i, j in pairs:
             q = _question(accesses[i], accesses[j], i, j, lane, step, extra)
             out.append((q, _ask(q, accesses, timeout)))
+            if out[-1][1].refuted:
+                break
         return out
 
-    lanes = ask_all(True, vector_size)
-    vectors = ask_all(False, 1) if vector_size > 1 else []
+    lanes = ask(True, vector_size)
     lanes_ok = all(v.proved for _, v in lanes)
+    vectors = ask(False, 1) if vector_size > 1 else []
     vec_ok = all(v.proved for _, v in vectors)
     uniform: list[tuple[_Question, Verdict]] = []
     vector_same: list[tuple[_Question, Verdict]] = []
     if not (lanes_ok and vec_ok):
-        uniform = ask_all(True, 0)
-        if vector_size > 1 and not vec_ok:
-            vector_same = ask_all(False, 0)
+        uniform = ask(True, 0)
+        if all(v.proved for _, v in uniform) and not vec_ok:
+            vector_same = ask(False, 0)
     lane_v = _combine([v for _, v in lanes])
     vec_v = _combine([v for _, v in vectors]) if vectors else None
     uniform_ok = bool(uniform) and all(v.proved for _, v in uniform)
