@@ -94,7 +94,7 @@ def test_parse_error_under_json_has_the_position() -> None:
     assert data["error"]["position"] == {"source": "<argument>", "line": 1, "column": 13,
                                          "text": "(d0) -> (d0 mod 0), domain: d0 in [0, 3]"}
     assert_valid(data)
-    code, out, _ = run("show", "--json", "--timeout", "3")  # argparse's own error: show has no --timeout
+    code, out, _ = run("show", "--json", "--no-such-option", "3")  # argparse's own error: an unknown option
     assert code == 3 and json.loads(out)["error"]["kind"] == "bad-input"
     assert_valid(json.loads(out))
 

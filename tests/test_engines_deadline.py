@@ -54,3 +54,94 @@ def test_the_one_map_answer_is_memoised_with_the_thresholds(monkeypatch: pytest.
     monkeypatch.setattr(deadline, "RISKY_DIV_DEPTH", 2)  # two nested divisions now count as risky
     assert deadline.risky_maps([m]) is True
     assert deadline.risky_maps([m], existential=False) is True  # the unmemoised path agrees
+
+
+# -- issue 26 item 10: the layering, the z3 clamp and the backstop ------------------------------------
+
+def _imports(module: str) -> set[str]:
+    """Every module ``module``'s source imports (at the top or inside functions)."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(open(spec.origin, encoding="utf-8").read())
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            out.add(node.module)
+    return out
+
+
+def test_the_deadline_machinery_sits_below_the_engines_api() -> None:
+    """deadline imports nothing above it (it imported engines.api to warm the worker), and sizes does not
+    reach back into the API (it imported engines.api._isl_first): no cycle through the API."""
+    from verified_indexing.engines import api, deadline
+
+    assert {m for m in _imports("verified_indexing.engines.deadline") if m.startswith("verified_indexing")} <= {
+        "verified_indexing.errors", "verified_indexing.expr", "verified_indexing.indexing_map",
+        "verified_indexing.engines.isl",
+    }
+    assert "verified_indexing.engines.api" not in _imports("verified_indexing.engines.sizes")
+    assert "verified_indexing.engines.api" in deadline._PRELOAD  # the API registers itself with the worker
+    assert api.__name__ == "verified_indexing.engines.api"
+
+
+def test_a_z3_solver_never_outlives_the_command_budget() -> None:
+    """A solver asked for 10 s under a 0.3 s budget gives up within the budget (oracle: the clock)."""
+    import time
+
+    import z3
+
+    from verified_indexing.engines.deadline import command_budget
+    from verified_indexing.engines.z3 import Z3Encoder
+
+    enc = Z3Encoder()
+    x, y, z = (z3.Int(n, ctx=enc.ctx) for n in "xyz")
+    with command_budget(0.3):
+        s = enc.solver(timeout=10.0, rlimit=10**12)
+        # x^3 + y^3 = z^3 with x, y, z > 0: z3 searches without end
+        s.add(x > 0, y > 0, z > 0, x * x * x + y * y * y == z * z * z)
+        start = time.monotonic()
+        assert s.check() == z3.unknown
+        assert time.monotonic() - start < 0.3 + 0.5
+
+
+def test_the_backstop_stops_python_code_that_never_checks_the_budget() -> None:
+    import time
+
+    from verified_indexing.engines.deadline import BudgetExpired, command_budget, hard_deadline
+
+    start = time.monotonic()
+    with pytest.raises(BudgetExpired), command_budget(0.2), hard_deadline(0.1):
+        while True:  # a loop that checks nothing
+            pass
+    assert 0.29 <= time.monotonic() - start < 0.8
+    import signal
+
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)  # the handler is put back
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_a_relation_equality_under_a_budget_is_bounded_and_exact() -> None:
+    """hlo.relation.relations_equal under a command budget goes to the worker: the same answer as
+    in-process isl on small relations (both ways), and a DeadlineExceeded when the budget is gone."""
+    import islpy as isl
+
+    from verified_indexing.engines.deadline import DeadlineExceeded, command_budget
+    from verified_indexing.hlo.relation import relations_equal
+
+    a = isl.Map("{ [d0] -> [(d0 mod 7) + 7 * floor(d0 / 7)] : 0 <= d0 <= 99 }")
+    b = isl.Map("{ [d0] -> [d0] : 0 <= d0 <= 99 }")
+    c = isl.Map("{ [d0] -> [d0 mod 7] : 0 <= d0 <= 99 }")
+    with command_budget(30):
+        assert relations_equal(a, b) is True and relations_equal(a, c) is False
+    assert a.is_equal(b) and not a.is_equal(c)  # the oracle: isl in-process
+    with command_budget(0.001):
+        import time
+
+        time.sleep(0.01)
+        with pytest.raises(DeadlineExceeded):
+            relations_equal(a, c)

@@ -31,11 +31,14 @@ wheel. Exit code 0 when every check gives the expected result, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from verified_indexing.cli._common import add_timeout
 
 if TYPE_CHECKING:
     from verified_indexing.engines import Verdict
@@ -125,6 +128,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--spec", metavar="FILE", help=f"XLA's indexing-analysis document ({SPEC_NAME})")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run)
 
 

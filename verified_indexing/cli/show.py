@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 
-from verified_indexing.cli._common import add_inputs, looks_like_map, print_json, read_inputs
+from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
 
 EXAMPLES = """examples:
   verified-indexing show -e '(d0, d1) -> (d1 + d0 * 0, d0), domain: d0 in [0, 9], d1 in [0, 19]'
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_inputs(p, ["MAP_FILE"], "a file holding the map, or - for standard input (inline text: -e TEXT)")
     p.add_argument("--mlir", action="store_true", help="print as an MLIR affine_map (bounds dropped)")
     p.add_argument("--json", action="store_true", help="print a JSON description")
+    add_timeout(p, math.inf)
     p.set_defaults(run=run)
 
 

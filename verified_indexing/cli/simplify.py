@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from verified_indexing.cli._batch import add_batch
 from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
@@ -97,6 +98,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog="examples:\n  verified-indexing prove-rules\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_timeout(r, math.inf)
     r.set_defaults(run=run_prove_rules)
 
 

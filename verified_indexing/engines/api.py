@@ -36,6 +36,7 @@ from verified_indexing.engines.cache import ProofCache, default_cache
 from verified_indexing.engines.deadline import (
     DeadlineExceeded,
     command_budget,
+    preload_in_worker,
     remaining,
     risky_maps,
     run_bounded,
@@ -53,6 +54,9 @@ from verified_indexing.engines.isl import (
     pointwise_pair,
     to_isl_domain,
     to_isl_map,
+)
+from verified_indexing.engines.isl import (
+    first_point as _isl_first,
 )
 from verified_indexing.engines.verdict import ENGINES, Counterexample, Verdict
 from verified_indexing.errors import MapError, VerifiedIndexingError
@@ -75,6 +79,8 @@ __all__ = [
     "equality_question",
     "expr_equality_question",
 ]
+
+preload_in_worker(__name__)  # the worker has the engines loaded before its first question
 
 CacheArg = ProofCache | None | bool
 Point = en.Point
@@ -437,25 +443,6 @@ def _run_all(q: Question, timeout: float) -> tuple[Verdict, Evidence | None]:
 def _ctx() -> Any:
     """The isl context of engine queries (see :func:`engine_context`)."""
     return engine_context()
-
-
-def _isl_first(s: Any, n: int) -> tuple[int, ...]:
-    """A point of a nonempty isl set, preferring small values: the lexicographic
-    minimum of the set cut to the box ``|x_i| <= k`` for the first k in 0, 1, 2, 4,
-    ... that leaves a point (values near zero; at worst the set's lexmin)."""
-    if n == 0:
-        return ()
-    k = 0
-    space = s.get_space()
-    while k < (1 << 62):
-        box = isl.Set.universe(space)
-        for i in range(n):
-            box = box.lower_bound_val(isl.dim_type.set, i, -k).upper_bound_val(isl.dim_type.set, i, k)
-        cut = s.intersect(box)
-        if not cut.is_empty():
-            return point_values(cut.lexmin().sample_point(), n)
-        k = 1 if k == 0 else 2 * k
-    return point_values(s.lexmin().sample_point(), n)  # pragma: no cover
 
 
 def _isl_point(values: Sequence[int]) -> Any:

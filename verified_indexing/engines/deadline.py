@@ -55,6 +55,8 @@ __all__ = [
     "RISKY_DIVISOR",
     "DEFAULT_DEADLINE",
     "DeadlineExceeded",
+    "BudgetExpired",
+    "hard_deadline",
     "largest_divisor",
     "risky_maps",
     "run_bounded",
@@ -63,6 +65,8 @@ __all__ = [
     "remaining",
     "budget_exhausted",
     "worker_stats",
+    "stop_worker",
+    "preload_in_worker",
 ]
 
 RISKY_DIVISOR = 4096
@@ -85,6 +89,12 @@ T = TypeVar("T")
 
 class DeadlineExceeded(IslLimitExceeded):
     """A bounded computation did not finish within its deadline (the worker was killed)."""
+
+
+class BudgetExpired(BaseException):
+    """The command's budget ran out in code that does not check it: raised in the main thread by
+    :func:`hard_deadline`'s alarm. A ``BaseException``, so that no ``except Exception`` on the way
+    swallows it and carries on; the command line reports it as ``unknown`` (exit 2)."""
 
 
 # ---------------------------------------------------------------------------
@@ -110,6 +120,38 @@ def command_budget(seconds: float) -> Iterator[None]:
         yield
     finally:
         _budget.deadline = previous
+
+
+@contextmanager
+def hard_deadline(grace: float) -> Iterator[None]:
+    """The backstop of the budget: ``grace`` seconds after the current budget's deadline,
+    :class:`BudgetExpired` is raised in the main thread (``SIGALRM``), wherever the command is,
+    unless it has left this block. Python code is stopped at once; a native call holding the
+    interpreter (an isl call run in-process) delays it until it returns, which is why isl calls
+    that can run away run in the worker, killed at the deadline. Does nothing without a finite
+    budget, outside the main thread, or where ``setitimer`` is missing."""
+    import signal
+
+    left = remaining()
+    if (
+        left == math.inf
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+    ):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise BudgetExpired("the time budget ran out")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, max(left + grace, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def remaining(timeout: float = math.inf) -> float:
@@ -202,12 +244,26 @@ def _risky(maps: Iterable[IndexingMap], exprs: Iterable[AffineExpr], existential
 # ---------------------------------------------------------------------------
 
 
-def _serve(rfd: int, wfd: int) -> None:  # pragma: no cover - runs in the worker process
-    """The worker's loop: receive ``(fn, args)``, reply ``(ok, value)``."""
+_PRELOAD: list[str] = ["verified_indexing.engines.isl"]
+"""The modules a new worker imports before it says ready (see :func:`preload_in_worker`)."""
+
+
+def preload_in_worker(module: str) -> None:
+    """Have every worker started from now on import ``module`` before it takes work (its first call
+    then does not pay the import). The layers above register themselves (``engines.api`` does on
+    import, the command line names what it will need): this module imports none of them."""
+    if module not in _PRELOAD:
+        _PRELOAD.append(module)
+
+
+def _serve(rfd: int, wfd: int, preload: tuple[str, ...] = ()) -> None:  # pragma: no cover - in the worker
+    """The worker's loop: import ``preload``, receive ``(fn, args)``, reply ``(ok, value)``."""
+    import importlib
     from multiprocessing.connection import Connection
 
     inbox, outbox = Connection(rfd, writable=False), Connection(wfd, readable=False)
-    import verified_indexing.engines.api  # noqa: F401  (the engines: imported before saying ready)
+    for name in preload:  # imported before saying ready
+        importlib.import_module(name)
 
     outbox.send("ready")
     while True:
@@ -245,7 +301,10 @@ class _Worker:
 
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
-        code = f"from verified_indexing.engines.deadline import _serve; _serve({to_child_r}, {to_parent_w})"
+        code = (
+            "from verified_indexing.engines.deadline import _serve; "
+            f"_serve({to_child_r}, {to_parent_w}, {tuple(_PRELOAD)!r})"
+        )
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         try:
             self.proc = subprocess.Popen(
@@ -336,6 +395,11 @@ class _Worker:
 
 _WORKER = _Worker()
 atexit.register(_WORKER._stop)
+
+
+def stop_worker() -> None:
+    """Stop the worker now (it is stopped at exit anyway)."""
+    _WORKER._stop()
 
 
 def worker_stats() -> dict[str, int]:

@@ -73,6 +73,7 @@ __all__ = [
     "engine_context",
     "limited_context",
     "set_max_operations",
+    "first_point",
     "get_max_operations",
     "is_quota_error",
     "IslLimitExceeded",
@@ -598,3 +599,22 @@ def indexing_map_from_isl(isl_map: Any, *, single_valued: bool = False) -> Index
         return m
     except (_NotRepresentable, isl.Error):
         return None
+
+
+def first_point(s: Any, n: int) -> tuple[int, ...]:
+    """A point of a nonempty isl set, preferring small values: the lexicographic
+    minimum of the set cut to the box ``|x_i| <= k`` for the first k in 0, 1, 2, 4,
+    ... that leaves a point (values near zero; at worst the set's lexmin)."""
+    if n == 0:
+        return ()
+    k = 0
+    space = s.get_space()
+    while k < (1 << 62):
+        box = isl.Set.universe(space)
+        for i in range(n):
+            box = box.lower_bound_val(isl.dim_type.set, i, -k).upper_bound_val(isl.dim_type.set, i, k)
+        cut = s.intersect(box)
+        if not cut.is_empty():
+            return point_values(cut.lexmin().sample_point(), n)
+        k = 1 if k == 0 else 2 * k
+    return point_values(s.lexmin().sample_point(), n)  # pragma: no cover

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import islpy as isl
 
-from verified_indexing.engines.isl import engine_context, to_isl_map
+from verified_indexing.engines.isl import engine_context, first_point, to_isl_map
 from verified_indexing.errors import MapError
 from verified_indexing.expr import AffineExpr, Const, Dim
 from verified_indexing.indexing_map import IndexingMap
@@ -208,9 +208,7 @@ def size_condition(violations: Sequence[Any], k: int, names: Sequence[str]) -> S
     bad = bad.intersect(universe).coalesce()
     if bad.is_empty():
         return SizeCondition("every", "every size", ())
-    from verified_indexing.engines.api import _isl_first
-
-    witness = _isl_first(bad, k)
+    witness = first_point(bad, k)
     good = universe.subtract(bad).coalesce()
     nonempty = good
     for i in range(k):

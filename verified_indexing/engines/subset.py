@@ -30,7 +30,6 @@ from verified_indexing.engines.api import (
     Evidence,
     Question,
     _ctx,
-    _isl_first,
     _isl_point,
     _named,
     _pt_from,
@@ -44,6 +43,7 @@ from verified_indexing.engines.api import (
 )
 from verified_indexing.engines.api import _pointwise_question as _pointwise
 from verified_indexing.engines.api import equality_question as _equality_question
+from verified_indexing.engines.isl import first_point as _isl_first
 from verified_indexing.engines.isl import pointwise_map, to_isl_domain, to_isl_map
 from verified_indexing.engines.verdict import Counterexample, Verdict
 from verified_indexing.indexing_map import IndexingMap

@@ -293,10 +293,14 @@ class Z3Encoder:
 
     def solver(self, timeout: float | None = None, rlimit: int = DEFAULT_RLIMIT) -> Any:
         """A solver in this context with a deterministic ``rlimit`` and a wall-clock
-        ``timeout`` in seconds (either exhausted makes ``check()`` return unknown)."""
+        ``timeout`` in seconds (either exhausted makes ``check()`` return unknown),
+        never longer than what is left of the command's budget
+        (:func:`verified_indexing.engines.deadline.remaining`)."""
+        from verified_indexing.engines.deadline import remaining
+
         s = z3.Solver(ctx=self.ctx)
         s.set("rlimit", rlimit)
-        ms = timeout_ms(timeout)
+        ms = timeout_ms(max(remaining(math.inf if timeout is None else timeout), 0.001))
         if ms is not None:
             s.set("timeout", ms)
         return s

@@ -539,14 +539,17 @@ def operand_utilization(
                         for a in t.maps:
                             if verify and (a.verdict is None or not a.verdict.proved):
                                 why = a.verdict.reason if a.verdict is not None else "no proof"
-                                problems.append(f"a map is not proven: {why}")
+                                if a.verdict is not None and a.verdict.unknown:  # a time budget: not an error
+                                    problems.append(f"a map's proof was not finished: {why}")
+                                else:
+                                    problems.append(f"a map is not proven: {why}")
                         per_output.append([a.map for a in t.maps])
                 approx = [
                     why for r in rs for t in r.targets if t.index == number and t.element == key_element
                     for a in t.maps for why in a.over_approximation
                 ]
                 if problems:
-                    entry.status = "error" if any(p.startswith("a map") for p in problems) else "unknown"
+                    entry.status = "error" if any(p.startswith("a map is not") for p in problems) else "unknown"
                     entry.reason = "; ".join(dict.fromkeys(problems))
                 else:
                     try:
