@@ -320,3 +320,71 @@ def test_a_tvm_refusal_the_project_proves_legal_is_reported_as_too_conservative(
     got = run_exact(rep.program, {"X"}, 0)["C"]
     x = _array("X", (5, 3), 0).reshape(15)
     assert {k[0]: float(val) for k, val in got.items()} == {i: max(x[i] * x[i], 0.0) for i in range(15)}
+
+
+PREDICATED_PRODUCER = '''
+@T.prim_func(s_tir=True)
+def main(X: T.Buffer((8,), "float32"), E: T.Buffer((6,), "float32")):
+    B = T.sblock_alloc_buffer((8,))
+    C = T.sblock_alloc_buffer((8,))
+    D = T.sblock_alloc_buffer((7,))
+    for i in range(8):
+        with T.sblock("B"):
+            v0 = T.axis.spatial(8, i)
+            B[v0] = X[7 - v0] * X[7 - v0]
+    for i in range(10):
+        with T.sblock("C"):
+            v0 = T.axis.spatial(8, i)
+            T.where(i < 8)
+            C[v0] = B[v0] * T.float32(-1.0)
+    for i in range(7):
+        with T.sblock("D"):
+            v0 = T.axis.spatial(7, i)
+            D[v0] = C[v0 + 1] * T.float32(3.0)
+    for i in range(6):
+        with T.sblock("E"):
+            v0 = T.axis.spatial(6, i)
+            E[v0] = D[v0 + 1] * D[v0 + 1]
+'''
+
+
+def test_tvm_reverse_inline_into_a_predicated_producer_drops_its_predicate() -> None:
+    """Found by the tvm fuzz area (seed 0, index 375): TVM 0.27 replaces the producer's T.where(i < 8) by the
+    consumer's (1 <= i), so iterations i = 8, 9 read B[8], B[9] (B has 8 elements) and write D[7], D[8]
+    (D has 7). Oracle: TVM's printed result, read here (loop extent and predicate)."""
+    _tvm()
+    from verified_indexing.tvm import validate_primitive
+
+    v = validate_primitive(PREDICATED_PRODUCER, "reverse_compute_inline", "D")
+    assert v.outcome == "refuted" and v.verdict is not None and "B[8]" in v.verdict.reason
+    assert v.project["legal"] is True  # the project's own reverse inline keeps the predicate and is proved
+    # TVM's printed result: the loop over 10 iterations keeps only the consumer's predicate
+    text = v.after or ""
+    assert "for i in range(10)" in text and "T.where(1 <= i)" in text and "i < 8" not in text
+    executed = [i for i in range(10) if 1 <= i]
+    assert max(executed) >= 8  # B[i] with i = 8 or 9 is read: out of B's 8 elements
+
+
+def test_a_crash_inside_a_tvm_primitive_is_reported_not_raised() -> None:
+    """Found by the tvm fuzz area: TVM 0.27's reverse_compute_inline of a consumer that broadcasts its read
+    fails with an InternalError (not a ScheduleError); the command reports it."""
+    _tvm()
+    from verified_indexing.tvm import validate_primitive
+
+    text = '''
+@T.prim_func(s_tir=True)
+def main(X: T.Buffer((12,), "float32"), D: T.Buffer((12, 3), "float32")):
+    C = T.sblock_alloc_buffer((12,))
+    for i in range(12):
+        with T.sblock("C"):
+            v0 = T.axis.spatial(12, i)
+            C[v0] = X[v0] * T.float32(2.0)
+    for i, j in T.grid(12, 3):
+        with T.sblock("D"):
+            v0, v1 = T.axis.remap("SS", [i, j])
+            D[v0, v1] = C[v0] + T.float32(-1.0)
+'''
+    v = validate_primitive(text, "reverse_compute_inline", "D")
+    assert v.tvm_status == "crashed" and v.outcome == "tvm-crashed" and v.exit_code == 2
+    assert "InternalError" in v.tvm_error
+    assert v.project["legal"] is False  # two iterations of D read C[0]: the project refuses too
