@@ -27,6 +27,8 @@ __all__ = ["ELEMENTWISE_FOR_ORACLE", "run", "tagged"]
 
 ELEMENTWISE_FOR_ORACLE = {
     "add", "multiply", "select", "clamp", "exponential", "compare", "convert", "copy", "negate",
+    # the inverse and hyperbolic functions XLA added as opcodes: one element in, one out
+    "sinh", "cosh", "asin", "acos", "asinh", "acosh", "atanh", "erf", "tan", "cbrt",
     # map applies its computation at each index; reduce-precision rounds each element; rng draws
     # each element from its (scalar) distribution parameters.
     "map", "reduce-precision", "rng",

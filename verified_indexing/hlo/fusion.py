@@ -856,7 +856,10 @@ def _entering(inst: Instruction, comp: Computation, called: Computation) -> Iter
         shape = comp.by_name[name].shape
         if _strip_layout(shape) != _strip_layout(p.shape):
             raise _bad(inst, f"operand {name} has shape {shape}, parameter {p.name} of {called.name} {p.shape}")
-    if _strip_layout(called.root.shape) != _strip_layout(inst.shape):
+    result = inst.shape
+    if inst.opcode == "async-start" and inst.shape.is_tuple and len(inst.shape.tuple_shapes) >= 2:
+        result = inst.shape.tuple_shapes[1]  # ((operands), result, context...)
+    if _strip_layout(called.root.shape) != _strip_layout(result):
         raise _bad(inst, f"has shape {inst.shape}, the root of {called.name} {called.root.shape}")
     active: set[str] = getattr(_ACTIVE, "names", set())
     if called.name in active:
@@ -982,10 +985,17 @@ def _operand_steps(
     if inst.opcode == "while" and module is not None:
         return _while_steps(inst, comp, output_index, module)
     called = inst.called_computation()
-    if inst.opcode in ("call", "fusion") and module is not None and called in module.computations:
+    called_output = output_index
+    if inst.opcode == "async-start" and module is not None and called in module.computations:
+        # ((operands), the wrapped computation's output, context...): element 1 is the call's result
+        if output_index != 1 or _output_shape(inst, 1).is_tuple:
+            raise UnsupportedError(f"element {output_index} of async-start {inst.name} (only element 1, the "
+                                   "wrapped computation's array result, is modeled)")
+        called_output = 0
+    if inst.opcode in ("call", "fusion", "async-start") and module is not None and called in module.computations:
         _refuse_recursion(module, called, inst.name)
         with _entering(inst, comp, module.computations[called]):
-            sub = _called_maps(module, called, output_index, verify, simplify)
+            sub = _called_maps(module, called, called_output, verify, simplify)
         steps: list[tuple[str, int, IndexingMap, str, tuple[str, ...]]] = []
         for target in sub.targets:
             if not 0 <= target.index < len(inst.operands):
@@ -1001,6 +1011,25 @@ def _operand_steps(
                 approx = tuple(f"{called}/{a}" for a in access.over_approximation)
                 steps.append((operand, target.element or 0, lifted, "", approx))
         return steps
+    if len(inst.operands) == 1 and inst.operands[0] in comp.by_name and comp.by_name[inst.operands[0]].shape.is_tuple:
+        from verified_indexing.hlo.ops import ASYNC_DONE_ELEMENT, _done_dims
+
+        if inst.opcode in ASYNC_DONE_ELEMENT:  # the result is an element of the -start's tuple
+            dims, element = _done_dims(inst, comp)
+            return [(inst.operands[0], element or 0, IndexingMap.identity(dims), "", ())]
+        if inst.opcode == "async-update":  # passes its async-start's tuple through
+            shape = _output_shape(inst, output_index)
+            if _strip_layout(comp.by_name[inst.operands[0]].shape) != _strip_layout(inst.shape):
+                raise _bad(inst, "the output is not its async-start's tuple")
+            if shape.is_tuple:
+                raise UnsupportedError(f"element {output_index} of async-update {inst.name} is a tuple")
+            return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
+        if inst.opcode == "all-reduce-done" and inst.shape.is_tuple:  # a variadic all-reduce, element by element
+            shape = _output_shape(inst, output_index)
+            start = comp.by_name[inst.operands[0]].shape
+            if _strip_layout(start) != _strip_layout(inst.shape):
+                raise _bad(inst, f"the output {inst.shape} is not its all-reduce-start's {start}")
+            return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
     op_maps = per_op(inst, comp, output_index)
     if len(op_maps) != len(inst.operands):
         raise UnsupportedError(f"the model gave {len(op_maps)} maps for {len(inst.operands)} operands")
@@ -1142,24 +1171,38 @@ def _while_steps(
     state = comp.by_name[inst.operands[0]].shape
     if len(params) != 1 or _strip_layout(params[0].shape) != _strip_layout(state):
         raise _bad(inst, f"the body {body_name} does not take the loop state {state}")
-    if not inst.shape.is_tuple:
-        raise UnsupportedError(f"while {inst.name}: a non-tuple loop state changes in every iteration")
     element = root.operands[output_index] if root.opcode == "tuple" and output_index < len(root.operands) else None
     source = body.by_name.get(element) if element is not None else None
     if (
-        source is None
+        not inst.shape.is_tuple
+        or source is None
         or source.opcode != "get-tuple-element"
         or source.tuple_index != output_index
         or source.operands != [params[0].name]
     ):
-        from verified_indexing.hlo.ops import UNSUPPORTED_OPCODES
-
-        raise UnsupportedError(
-            f"unknown indexing for while ({inst.name}): {UNSUPPORTED_OPCODES['while']}: element {output_index} of "
-            f"the loop state changes in the body {body_name}"
-        )
+        return _whole_loop(inst, state, output_index, body_name)
     shape = _output_shape(inst, output_index)
     return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
+
+
+def _whole_loop(
+    inst: Instruction, state: Shape, output_index: int, body_name: str
+) -> list[tuple[str, int, IndexingMap, str, tuple[str, ...]]]:
+    """A sound whole-loop over-approximation (marked): an element of the state
+    the body changes is computed from the initial state only, so each of its
+    elements is taken to read every element of every element of the initial
+    state. A state holding a nested tuple stays unsupported."""
+    from verified_indexing.hlo.ops import _whole
+
+    parts = list(state.tuple_shapes) if state.is_tuple else [state]
+    if any(p.is_tuple for p in parts):
+        raise UnsupportedError(f"unknown indexing for while ({inst.name}): element {output_index} of the loop state "
+                               f"changes in the body {body_name} and the state holds a nested tuple")
+    out = _output_shape(inst, output_index)
+    why = (f"{inst.name} (while): element {output_index} of the loop state changes in the body {body_name} (a "
+           "data-dependent number of iterations): every element of the initial state is taken as read")
+    return [(inst.operands[0], j if state.is_tuple else 0, _whole(out.dims, p.dims), "", (why,))
+            for j, p in enumerate(parts)]
 
 
 def _approx(inst: Instruction, comp: Computation, operand_index: int, module: Module | None) -> tuple[str, ...]:

@@ -50,7 +50,10 @@ from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval, range_of
 
 __all__ = [
+    "ASYNC_DONE_ELEMENT",
     "ELEMENTWISE_OPCODES",
+    "WHOLE_OPERAND_CUSTOM_CALLS",
+    "whole_operand_custom_call",
     "ELEMENT_BITS",
     "NULLARY_OPCODES",
     "UNSUPPORTED_OPCODES",
@@ -70,22 +73,23 @@ __all__ = [
 #: (a rank-0 operand is read by every output element).
 ELEMENTWISE_OPCODES: frozenset[str] = frozenset(
     {
-        "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "clz", "compare", "complex", "convert",
-        "copy", "cosine", "count-leading-zeros", "divide", "erf", "exponential", "exponential-minus-one",
+        "abs", "acos", "acosh", "add", "and", "asin", "asinh", "atan2", "atanh", "cbrt", "ceil", "clamp", "clz",
+        "compare", "complex", "convert", "copy", "cosh", "cosine", "count-leading-zeros", "divide", "erf",
+        "exponential", "exponential-minus-one",
         "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum", "minimum",
         "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder",
         "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
-        "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt", "stochastic-convert",
+        "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sinh", "sqrt", "stochastic-convert",
         "subtract", "tan", "tanh", "xor", "rng", "domain",
     }
 )
 
 #: Opcodes without operands: their output reads no tensor (no maps).
 NULLARY_OPCODES: frozenset[str] = frozenset(
-    {"constant", "iota", "parameter", "partition-id", "replica-id"}
+    {"constant", "iota", "parameter", "partition-id", "replica-id", "rng-get-and-update-state"}
 )
 
-_COLLECTIVE = "a collective: its elements combine or move data across devices, which a per-device map cannot state"
+_COLLECTIVE = "a collective whose chunks have data-dependent sizes, which a per-device map cannot state"
 _ASYNC = "an asynchronous wrapper: its elements are produced by the wrapped operation, analyze that one"
 _IO = "communication with the host or another device: no element of an operand is read by index"
 _DYNAMIC = "dynamic shapes: the sizes are known only when the program runs"
@@ -99,20 +103,12 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "through every branch and marks the maps as over-approximations)",
     "call": "a call: analyze its computation (the fusion walk goes through calls)",
     "fusion": "a fusion: analyze its computation (the fusion walk goes through fusions)",
-    "all-reduce": _COLLECTIVE, "all-reduce-start": _COLLECTIVE, "all-reduce-done": _ASYNC,
-    "all-gather": _COLLECTIVE, "all-gather-start": _COLLECTIVE, "all-gather-done": _ASYNC,
-    "all-to-all": _COLLECTIVE, "reduce-scatter": _COLLECTIVE, "collective-permute": _COLLECTIVE,
-    "collective-permute-start": _COLLECTIVE, "collective-permute-done": _ASYNC,
-    "collective-broadcast": _COLLECTIVE, "ragged-all-to-all": _COLLECTIVE,
-    "async-start": _ASYNC, "async-update": _ASYNC, "async-done": _ASYNC,
-    "copy-start": _ASYNC, "copy-done": _ASYNC,
+    "ragged-all-to-all": _COLLECTIVE,
+    "async-start": _ASYNC + " (the fusion walk, given the module, goes through the wrapped computation)",
+    "async-update": _ASYNC + " (the fusion walk passes its tuple through)",
     "send": _IO, "send-done": _IO, "recv": _IO, "recv-done": _IO, "infeed": _IO, "outfeed": _IO,
     "dynamic-reshape": _DYNAMIC, "set-dimension-size": _DYNAMIC, "get-dimension-size": _DYNAMIC,
-    "rng-bit-generator": "a random-state update whose output shape is not its operand's",
-    "rng-get-and-update-state": "a random-state update",
     "after-all": "a token join: tokens hold no elements",
-    "cholesky": "a factorization: each output element reads a triangular, data-independent but non-affine region",
-    "triangular-solve": "a solve: each output element reads a triangular region (not modeled)",
     "fft": "a transform: each output element reads a whole FFT dimension (not modeled)",
     "batch-norm-training": "a normalization with statistics outputs (not modeled)",
     "batch-norm-inference": "a normalization (not modeled)",
@@ -1368,7 +1364,8 @@ def _custom_call_parts(inst: Instruction, comp: Computation) -> tuple[int, ...]:
         target = custom_call_target(inst) or "?"
         raise _unsupported(
             inst, f"an opaque target {target!r}: its semantics are not known (pass-through targets: "
-            + ", ".join(PASS_THROUGH_CUSTOM_CALLS) + "; modelled targets: " + ", ".join(KNOWN_CUSTOM_CALLS) + ")"
+            + ", ".join(PASS_THROUGH_CUSTOM_CALLS) + "; modelled targets: " + ", ".join(KNOWN_CUSTOM_CALLS)
+            + "; whole-operand targets: " + ", ".join(WHOLE_OPERAND_CUSTOM_CALLS) + ")"
         )
     if len(inst.operands) != 1 or inst.shape.is_tuple:
         raise _unsupported(inst, f"pass-through custom-call {custom_call_target(inst)!r} with "
@@ -1390,6 +1387,8 @@ def _custom_call_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[I
     known = KNOWN_CUSTOM_CALLS.get(custom_call_target(inst))
     if known is not None:
         return known[0](inst, comp, out_k)
+    if whole_operand_custom_call(inst) is not None:
+        return _opaque_o2i(inst, comp, out_k)
     return [_identity(_custom_call_parts(inst, comp))]
 
 
@@ -1397,6 +1396,8 @@ def _custom_call_i2o(inst: Instruction, comp: Computation, k: int) -> list[Index
     known = KNOWN_CUSTOM_CALLS.get(custom_call_target(inst))
     if known is not None:
         return known[1](inst, comp, k)
+    if whole_operand_custom_call(inst) is not None:
+        return _opaque_i2o(inst, comp, k)
     return [_identity(_custom_call_parts(inst, comp))]
 
 
@@ -1483,6 +1484,360 @@ KNOWN_CUSTOM_CALLS = {
 }
 
 
+# -- collectives (per-device maps), async pairs, whole-operand ops ----------------------------------
+#
+# A per-device map relates an element of this device's output to the *index* of the operand
+# element it is computed from; which replica holds that element is not part of the map (an
+# all-gather's replica is a range variable tied to the output index). A device's own position
+# in its group is a runtime value no operand holds: where it picks the element, the map takes
+# every position and is marked an over-approximation.
+
+def _same_dims_ops(inst: Instruction, comp: Computation) -> list[tuple[int, ...]]:
+    """Each operand's dims, each equal to the matching output's (all-reduce, collective-permute, ...)."""
+    outs = _output_shapes(inst)
+    if len(outs) != len(inst.operands):  # e.g. the in-place collective-permute (buffers and start indices)
+        raise _unsupported(inst, f"{len(inst.operands)} operand(s) for {len(outs)} output(s): only the form whose "
+                           "output k has operand k's shape is modeled")
+    dims = []
+    for k, o in enumerate(outs):
+        d = _operand_dims(inst, comp, k)
+        if _array(o, inst, f"output {k}") != d:
+            raise _bad(inst, f"output {k} {list(o.dims)} does not have the shape of operand {k} {list(d)}")
+        dims.append(d)
+    return dims
+
+
+def _one_to_one_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    dims = _same_dims_ops(inst, comp)
+    return [_identity(d) if k == out_k else IndexingMap.known_empty() for k, d in enumerate(dims)]
+
+
+def _one_to_one_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    dims = _same_dims_ops(inst, comp)
+    if not 0 <= k < len(dims):
+        raise _bad(inst, f"has {len(dims)} operand(s), no operand {k}")
+    return [_identity(dims[k]) if j == k else IndexingMap.known_empty() for j in range(len(dims))]
+
+
+def _gathered_dim(inst: Instruction, comp: Computation, src: _Dims, out: _Dims) -> tuple[int, int]:
+    """(the gathered/scattered dimension, the group size) of an all-gather (out bigger)
+    or a reduce-scatter (src bigger)."""
+    dims = inst.dimensions()
+    if len(dims) != 1 or not 0 <= dims[0] < len(src) or len(src) != len(out):
+        raise _bad(inst, f"dimensions={inst.attr('dimensions')} must name one dimension of {list(src)}")
+    g = dims[0]
+    small, big = (src[g], out[g]) if out[g] >= src[g] else (out[g], src[g])
+    if small == 0 or big % small or any(a != b for i, (a, b) in enumerate(zip(src, out)) if i != g):
+        raise _bad(inst, f"operand {list(src)} and output {list(out)} do not differ by a group along dimension {g}")
+    return g, big // small
+
+
+def _all_gather_pairs(inst: Instruction, comp: Computation) -> tuple[list[tuple[_Dims, _Dims]], bool]:
+    """(operand dims, gathered dims) per operand; True for ``all-gather-start`` (output
+    ``(operand, gathered)``, one operand)."""
+    start = inst.opcode == "all-gather-start"
+    outs = _output_shapes(inst)
+    if start:
+        if len(inst.operands) != 1 or len(outs) != 2:
+            raise _unsupported(inst, "an all-gather-start of several operands (nested tuples are not modeled)")
+        outs = outs[1:]
+    if len(outs) != len(inst.operands):
+        raise _bad(inst, f"{len(inst.operands)} operand(s) for {len(outs)} output(s)")
+    return [(_operand_dims(inst, comp, k), _array(o, inst, f"output {k}")) for k, o in enumerate(outs)], start
+
+
+def _all_gather_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    pairs, start = _all_gather_pairs(inst, comp)
+    if start and out_k == 0:
+        return [_identity(pairs[0][0])]
+    k_read = out_k - 1 if start else out_k
+    maps = []
+    for k, (src, out) in enumerate(pairs):
+        if k != k_read:
+            maps.append(IndexingMap.known_empty())
+            continue
+        g, groups = _gathered_dim(inst, comp, src, out)
+        b = _Builder(_boxes(out))
+        replica = b.sym(Interval(0, groups - 1))  # the replica whose shard holds the element
+        local = Dim(g) - replica * src[g]
+        b.constraints.append((local, Interval(0, src[g] - 1)))
+        maps.append(b.build([local if i == g else Dim(i) for i in range(len(out))]))
+    return maps
+
+
+def _all_gather_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    pairs, start = _all_gather_pairs(inst, comp)
+    if not 0 <= k < len(pairs):
+        raise _bad(inst, f"has {len(pairs)} operand(s), no operand {k}")
+    out: list[IndexingMap] = [_identity(pairs[0][0])] if start else []
+    for j, (src, dims) in enumerate(pairs):
+        if j != k:
+            out.append(IndexingMap.known_empty())
+            continue
+        g, groups = _gathered_dim(inst, comp, src, dims)
+        b = _Builder(_boxes(src))
+        replica = b.sym(Interval(0, groups - 1))  # every replica's output holds this shard at its place
+        out.append(b.build([Dim(i) + replica * src[g] if i == g else Dim(i) for i in range(len(src))]))
+    return out
+
+
+def _reduce_scatter_pairs(inst: Instruction, comp: Computation) -> list[tuple[_Dims, _Dims]]:
+    outs = _output_shapes(inst)
+    if len(outs) != len(inst.operands):
+        raise _bad(inst, f"{len(inst.operands)} operand(s) for {len(outs)} output(s)")
+    return [(_operand_dims(inst, comp, k), _array(o, inst, f"output {k}")) for k, o in enumerate(outs)]
+
+
+def _reduce_scatter_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    maps = []
+    for k, (src, out) in enumerate(_reduce_scatter_pairs(inst, comp)):
+        if k != out_k:
+            maps.append(IndexingMap.known_empty())
+            continue
+        g, groups = _gathered_dim(inst, comp, src, out)
+        b = _Builder(_boxes(out))
+        position = b.sym(Interval(0, groups - 1))  # this device's block: taken as any (marked)
+        maps.append(b.build([Dim(i) + position * out[g] if i == g else Dim(i) for i in range(len(out))]))
+    return maps
+
+
+def _reduce_scatter_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    pairs = _reduce_scatter_pairs(inst, comp)
+    if not 0 <= k < len(pairs):
+        raise _bad(inst, f"has {len(pairs)} operand(s), no operand {k}")
+    maps = []
+    for j, (src, out) in enumerate(pairs):
+        if j != k:
+            maps.append(IndexingMap.known_empty())
+            continue
+        g, _ = _gathered_dim(inst, comp, src, out)
+        b = _Builder(_boxes(src))
+        maps.append(b.build([Dim(i) % out[g] if i == g else Dim(i) for i in range(len(src))]))
+    return maps
+
+
+def _all_to_all_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, int | None, int]:
+    """(dims, the split dimension or None for the tuple form, the group size)."""
+    dims_attr = inst.dimensions()
+    if not dims_attr:  # the tuple form: output k on device r is operand r of replica k
+        outs = _same_dims_ops(inst, comp)
+        if len(set(outs)) != 1:
+            raise _bad(inst, "the operands of a tuple all-to-all must share one shape")
+        return outs[0], None, len(outs)
+    if len(inst.operands) != 1 or inst.shape.is_tuple:
+        raise _unsupported(inst, "an array all-to-all over several operands")
+    src = _operand_dims(inst, comp, 0)
+    if len(dims_attr) != 1 or not 0 <= dims_attr[0] < len(src) or _output_dims(inst, 0) != src:
+        raise _bad(inst, f"dimensions={inst.attr('dimensions')} must name one dimension and keep the shape")
+    groups = _group_size(inst)
+    if groups is None or groups < 1 or src[dims_attr[0]] % groups:
+        raise _unsupported(inst, "the group size (replica_groups) does not divide the split dimension")
+    return src, dims_attr[0], groups
+
+
+def _group_size(inst: Instruction) -> int | None:
+    """The size of each replica group: ``{{0,1},{2,3}}`` or ``[G,S]<=[N]`` (None when not given or uneven)."""
+    raw = (inst.attr("replica_groups") or "").strip()
+    if m := re.match(r"\[\s*\d+\s*,\s*(\d+)\s*\]\s*<=", raw):
+        return int(m.group(1))
+    groups = re.findall(r"\{([^{}]*)\}", raw)
+    sizes = {len([x for x in g.split(",") if x.strip()]) for g in groups}
+    return sizes.pop() if len(sizes) == 1 and 0 not in sizes else None
+
+
+def _all_to_all_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    dims, split, groups = _all_to_all_parts(inst, comp)
+    if split is None:  # output k reads, on replica k, the operand of this device's position: any (marked)
+        return [_identity(dims) for _ in inst.operands]
+    m = dims[split] // groups
+    b = _Builder(_boxes(dims))
+    position = b.sym(Interval(0, groups - 1))  # this device's chunk of each sender: taken as any (marked)
+    return [b.build([position * m + Dim(i) % m if i == split else Dim(i) for i in range(len(dims))])]
+
+
+def _all_to_all_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    dims, split, groups = _all_to_all_parts(inst, comp)
+    if split is None:
+        return [_identity(dims) for _ in _output_shapes(inst)]
+    m = dims[split] // groups
+    b = _Builder(_boxes(dims))
+    sender = b.sym(Interval(0, groups - 1))  # the chunk lands at the receiver's slot of this sender: any
+    return [b.build([sender * m + Dim(i) % m if i == split else Dim(i) for i in range(len(dims))])]
+
+
+def _start_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, int]:
+    """A ``collective-permute-start`` / ``copy-start``: one array operand; output
+    ``(operand-shaped, operand-shaped, contexts...)``."""
+    outs = _output_shapes(inst)
+    if len(inst.operands) != 1 or len(outs) < 2:
+        raise _unsupported(inst, f"a {inst.opcode} of {len(inst.operands)} operands (one array operand is modeled)")
+    dims = _operand_dims(inst, comp, 0)
+    if any(_array(o, inst, "output") != dims for o in outs[:2]):
+        raise _bad(inst, f"the first two outputs must have the operand's shape {list(dims)}")
+    return dims, len(outs)
+
+
+def _start_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    dims, _ = _start_parts(inst, comp)
+    if out_k >= 2:  # a context scalar: reads no element
+        return [IndexingMap.known_empty()]
+    return [_identity(dims)]
+
+
+def _start_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    dims, n = _start_parts(inst, comp)
+    return [_identity(dims), _identity(dims)] + [IndexingMap.known_empty()] * (n - 2)
+
+
+#: The asynchronous ``-done`` ops: the element of their ``-start`` operand's tuple that
+#: holds the result (the fusion walk follows it like a get-tuple-element).
+ASYNC_DONE_ELEMENT: dict[str, int] = {
+    "async-done": 1,
+    "all-gather-done": 1,
+    "collective-permute-done": 1,
+    "copy-done": 0,
+}
+
+
+def _done_dims(inst: Instruction, comp: Computation) -> tuple[_Dims, int | None]:
+    src = _operand_shape(inst, comp, 0) if len(inst.operands) == 1 else None
+    if src is None:
+        raise _bad(inst, "expected one operand (the -start)")
+    element = ASYNC_DONE_ELEMENT.get(inst.opcode)
+    if inst.opcode == "all-reduce-done" and not src.is_tuple:
+        dims = _operand_dims(inst, comp, 0)
+        if dims != _output_dims(inst, 0):
+            raise _bad(inst, "the output must have the shape of its all-reduce-start")
+        return dims, None
+    if element is None or not src.is_tuple or element >= len(src.tuple_shapes):
+        raise _unsupported(inst, f"{inst.opcode} of {src}: not the tuple of its -start")
+    dims = _array(src.tuple_shapes[element], inst, f"element {element} of the start")
+    if dims != _output_dims(inst, 0):
+        raise _bad(inst, f"output {inst.shape} is not element {element} of {src}")
+    return dims, element
+
+
+def _done_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    return [_identity(_done_dims(inst, comp)[0])]
+
+
+def _done_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    return [_identity(_done_dims(inst, comp)[0])]
+
+
+def _whole_batched(src: _Dims, out: _Dims, batch: int = 0) -> IndexingMap:
+    """Every output index reads the whole operand (its first ``batch`` dims tied to the output's)."""
+    b = _Builder(_boxes(out))
+    results: list[AffineExpr] = [Dim(i) for i in range(batch)]
+    results += [b.sym(Interval(0, n - 1)) for n in src[batch:]]
+    return b.build(results)
+
+
+def _batch_of_matrices(inst: Instruction, comp: Computation) -> int:
+    """The number of leading batch dims shared by every operand and the output of a
+    cholesky or triangular-solve (all but the last two)."""
+    out = _output_dims(inst, 0)
+    if len(out) < 2:
+        raise _bad(inst, f"expects matrices (rank >= 2), got {list(out)}")
+    batch = len(out) - 2
+    for k in range(len(inst.operands)):
+        d = _operand_dims(inst, comp, k)
+        if len(d) != len(out) or d[:batch] != out[:batch]:
+            raise _bad(inst, f"operand {k} {list(d)} does not share the batch dims of {list(out)}")
+    return batch
+
+
+def _matrices_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out, batch = _output_dims(inst, 0), _batch_of_matrices(inst, comp)
+    return [_whole_batched(_operand_dims(inst, comp, k), out, batch) for k in range(len(inst.operands))]
+
+
+def _matrices_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    out, batch = _output_dims(inst, 0), _batch_of_matrices(inst, comp)
+    return [_whole_batched(out, _operand_dims(inst, comp, k), batch)]
+
+
+def _opaque_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    out = _output_dims(inst, out_k)
+    return [_whole_batched(_operand_dims(inst, comp, k), out) for k in range(len(inst.operands))]
+
+
+def _opaque_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    src = _operand_dims(inst, comp, k)
+    return [_whole_batched(_array(o, inst, f"output {j}"), src) for j, o in enumerate(_output_shapes(inst))]
+
+
+#: Custom-call targets of known libraries (LAPACK, cuSOLVER, cuBLAS, ...) whose reads are not
+#: modeled element by element: every output element is taken to read every element of every
+#: operand (a marked over-approximation). A key ending in ``*`` is a prefix.
+WHOLE_OPERAND_CUSTOM_CALLS: dict[str, str] = {
+    "lapack_*": "a LAPACK routine (factorization, solve, eigen/singular values)",
+    "cusolver_*": "a cuSOLVER routine", "hipsolver_*": "a hipSOLVER routine",
+    "__cublas$*": "a cuBLAS call (matrix products)", "__cublasLt$*": "a cuBLASLt call (matrix products)",
+    "cublas_*": "a cuBLAS routine", "hipblas_*": "a hipBLAS routine",
+    "__cudnn$*": "a cuDNN call (convolutions, attention)", "Qr": "a QR decomposition", "Eigh": "an eigendecomposition",
+    "ProductOfElementaryHouseholderReflectors": "a product of Householder reflectors",
+    "cu_threefry2x32*": "a random-bit generator", "__xla_cpu_runtime_*": "an XLA:CPU runtime routine",
+}
+
+
+def whole_operand_custom_call(inst: Instruction) -> str | None:
+    """Why a custom-call's maps are whole operands (None: not such a target)."""
+    target = custom_call_target(inst)
+    for key, reason in WHOLE_OPERAND_CUSTOM_CALLS.items():
+        if target == key or (key.endswith("*") and target.startswith(key[:-1])):
+            return reason
+    return None
+
+
+# -- scaled-dot ----------------------------------------------------------------------------------------
+
+
+def _scaled_dot_parts(inst: Instruction, comp: Computation) -> tuple[Instruction, list[int], list[list[int]]]:
+    """A plain ``dot`` of the data operands, the operand numbers of (lhs, rhs, lhs scale,
+    rhs scale), and the block size of each scale dimension. XLA's operand order is
+    (lhs, rhs, lhs_scale, rhs_scale); the shapes must fit the dot and divide."""
+    if len(inst.operands) != 4:
+        raise _bad(inst, f"scaled-dot takes lhs, rhs and their two scales, got {len(inst.operands)} operands")
+    order = [0, 1, 2, 3]
+    dot = Instruction(inst.name, "dot", inst.shape, [inst.operands[0], inst.operands[1]], inst.attributes,
+                      offset=inst.offset, source_text=inst.source_text, source_name=inst.source_name)
+    _dot_parts(dot, comp)
+    blocks = []
+    for data, scale in ((order[0], order[2]), (order[1], order[3])):
+        d, s = _operand_dims(inst, comp, data), _operand_dims(inst, comp, scale)
+        if len(d) != len(s) or any(y == 0 or x % y for x, y in zip(d, s)):
+            raise _bad(inst, f"scale operand {scale} {list(s)} does not divide operand {data} {list(d)} into blocks")
+        blocks.append([x // y for x, y in zip(d, s)])
+    return dot, order, blocks
+
+
+def _scaled_dot_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    dot, _, blocks = _scaled_dot_parts(inst, comp)
+    lhs, rhs = _dot_o2i(dot, comp, 0)
+    scales = [m.replace(results=[r.floordiv(bk) if bk > 1 else r for r, bk in zip(m.results, blk)])
+              for m, blk in ((lhs, blocks[0]), (rhs, blocks[1]))]
+    return [lhs, rhs, *scales]
+
+
+def _scaled_dot_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    dot, _, blocks = _scaled_dot_parts(inst, comp)
+    if k < 2:
+        return _dot_i2o(dot, comp, k)
+    if k > 3:
+        raise _bad(inst, f"scaled-dot has 4 operands, no operand {k}")
+    from verified_indexing.indexing_map import compose
+
+    data = k - 2
+    d = _operand_dims(inst, comp, data)
+    s = _operand_dims(inst, comp, k)
+    b = _Builder(_boxes(s))
+    spread = [Dim(i) * bk + b.sym(Interval(0, bk - 1)) if bk > 1 else Dim(i) for i, bk in enumerate(blocks[data])]
+    expand = b.build(spread)
+    assert len(d) == len(spread)
+    return [compose(expand, m) for m in _dot_i2o(dot, comp, data)]
+
+
 # -- scatter -------------------------------------------------------------------------------------------
 
 
@@ -1549,6 +1904,20 @@ def _parameters_used(called: Computation) -> set[int]:
     return used
 
 
+#: Ops whose maps are marked over-approximations, and why.
+_WHOLE_REASONS: dict[str, str] = {
+    "reduce-scatter": "this device's block is chosen by its position in the replica group (a runtime value no "
+    "operand holds): every block is taken",
+    "all-to-all": "this device's chunk of each sender is chosen by its position in the replica group (a runtime "
+    "value no operand holds): every position is taken",
+    "collective-permute": "a device that is no pair's target receives zeros and reads nothing",
+    "collective-permute-start": "a device that is no pair's target receives zeros and reads nothing",
+    "cholesky": "each output element reads a triangle of its matrix: the whole matrix of its batch is taken",
+    "triangular-solve": "each output element reads part of its matrices: the whole matrices of its batch are taken",
+    "rng-bit-generator": "every output element is taken to read the whole random state",
+}
+
+
 def over_approximation(
     inst: Instruction, comp: Computation, operand_index: int, called: Computation | None = None
 ) -> str | None:
@@ -1557,6 +1926,10 @@ def over_approximation(
     ``called`` is the computation of ``to_apply=`` (sort's comparator, scatter's
     combiner) when known: it makes some maps exact."""
     op, k = inst.opcode, operand_index
+    if op in _WHOLE_REASONS:
+        return _WHOLE_REASONS[op]
+    if op == "custom-call" and (why := whole_operand_custom_call(inst)) is not None:
+        return f"{why} ({custom_call_target(inst)}): every output element is taken to read the whole operand"
     if op == "dynamic-update-slice" and k in (0, 1):
         return (
             "src is mapped by the identity although the elements inside the updated "
@@ -1643,6 +2016,25 @@ _OPS: dict[str, tuple[_O2I, _I2O]] = {
     "convolution": (_conv_o2i, _conv_i2o),
     "get-tuple-element": (_gte_o2i, _gte_i2o),
     "tuple": (_tuple_o2i, _tuple_i2o),
+    "all-reduce": (_one_to_one_o2i, _one_to_one_i2o),
+    "all-reduce-start": (_one_to_one_o2i, _one_to_one_i2o),
+    "all-reduce-done": (_done_o2i, _done_i2o),
+    "collective-broadcast": (_one_to_one_o2i, _one_to_one_i2o),
+    "collective-permute": (_one_to_one_o2i, _one_to_one_i2o),
+    "collective-permute-start": (_start_o2i, _start_i2o),
+    "collective-permute-done": (_done_o2i, _done_i2o),
+    "copy-start": (_start_o2i, _start_i2o),
+    "copy-done": (_done_o2i, _done_i2o),
+    "all-gather": (_all_gather_o2i, _all_gather_i2o),
+    "all-gather-start": (_all_gather_o2i, _all_gather_i2o),
+    "all-gather-done": (_done_o2i, _done_i2o),
+    "async-done": (_done_o2i, _done_i2o),
+    "reduce-scatter": (_reduce_scatter_o2i, _reduce_scatter_i2o),
+    "all-to-all": (_all_to_all_o2i, _all_to_all_i2o),
+    "cholesky": (_matrices_o2i, _matrices_i2o),
+    "triangular-solve": (_matrices_o2i, _matrices_i2o),
+    "rng-bit-generator": (_opaque_o2i, _opaque_i2o),
+    "scaled-dot": (_scaled_dot_o2i, _scaled_dot_i2o),
 }
 
 
