@@ -183,7 +183,7 @@ def compare_by_evaluation(
     sizes, seed, inputs, note}`` (``None`` when they agree), and a note on what
     was run. Raises :class:`_Unknown` when ``before`` itself reads an element
     nothing wrote."""
-    inputs = _read(before) - _computed(before)
+    inputs = (_read(before) | set(program_params(before))) - _computed(before)
     names = program_sizes(before)
     ran = 0
     for assignment in (sizes if sizes is not None else size_assignments(names)):
@@ -340,7 +340,7 @@ class _Prover:
 
     # -- structure ------------------------------------------------------------
     def structure(self, m: _Model, who: str) -> None:
-        inputs = _read(self.before.program) - self.before.computed
+        inputs = (_read(self.before.program) | set(program_params(self.before.program))) - self.before.computed
         for t in m.computed:
             name = f"{who}: every element of {t} has one writer"
             v = is_injective(m.write_map(t), timeout=self.timeout, sizes=self.k)
@@ -436,7 +436,8 @@ class _Prover:
 
         def tensor(u: str, idx: list[Any]) -> Any:
             if u in self.folds:
-                return ve.func(f"fold {u}", [sizes[n] for n in m.sizes] + idx, [ints] * (len(m.sizes) + len(idx)))
+                sv = [sizes.setdefault(n, enc.int_var(f"size_{n}")) for n in m.sizes]
+                return ve.func(f"fold {u}", sv + idx, [ints] * (len(sv) + len(idx)))
             if u in m.reductions:
                 raise _Unknown(f"the reduction {u} read by another block differs between the programs "
                                "(not proven equal)")
