@@ -157,7 +157,131 @@ def run(
         return _scatter(inst, ops, values[n], n)
     if op == "select-and-scatter":
         return [_select_and_scatter(inst, ops, values[0])]
+    if op in _COLLECTIVES:
+        return _collective(inst, ops, out, values)
+    if op == "cholesky" or (op == "custom-call" and "potrf" in inst.attributes.get("custom_call_target", "")):
+        return [_cholesky(ops[0])]
+    if op == "triangular-solve":
+        return [_triangular_solve(inst, ops)]
+    if op == "rng-bit-generator":  # every output element is drawn from the whole state
+        everything = _all_tags(ops[0])
+        return [_filled(o, everything) for o in out]
+    if op == "scaled-dot":
+        return [_scaled_dot(inst, ops, out[0])]
     raise NotImplementedError(f"oracle: no interpreter for {op}")
+
+
+# -- collectives, simulated on one device of a group ------------------------------------------------
+#
+# ``values[-1]`` is this device's position in its replica group (default 0), ``values[-2]`` the group
+# size where the shapes do not give it, ``values[-3]`` 1 when no pair of a collective-permute targets
+# this device. Tags name operand elements by index (on whichever replica holds them).
+
+_COLLECTIVES = {
+    "all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter", "all-to-all",
+    "collective-permute", "collective-permute-start", "collective-broadcast", "copy-start",
+}
+
+
+def _filled(dims: Sequence[int], tag: Tag) -> np.ndarray:
+    a = np.empty(tuple(dims), dtype=object)
+    for idx in np.ndindex(*a.shape):
+        a[idx] = tag
+    return a
+
+
+def _collective(
+    inst: Instruction, ops: list[np.ndarray], out: list[tuple[int, ...]], values: dict[int, np.ndarray]
+) -> list[np.ndarray]:
+    op = inst.opcode
+    me = int(values.get(-1, np.array(0)))
+    if op in ("all-reduce", "all-reduce-start", "collective-broadcast"):
+        return [a.copy() for a in ops]  # element i of every replica's operand (or the root's)
+    if op in ("collective-permute", "collective-permute-start", "copy-start"):
+        untargeted = op != "copy-start" and int(values.get(-3, np.array(0))) == 1
+        moved = _empty(ops[0].shape) if untargeted else ops[0].copy()
+        if op == "collective-permute":
+            return [moved]
+        return [ops[0].copy(), moved] + [_empty(o) for o in out[2:]]
+    (g,) = inst.dimensions() if op != "all-to-all" or inst.dimensions() else (None,)
+    if op in ("all-gather", "all-gather-start"):
+        gathered = [np.concatenate([a] * (o[g] // a.shape[g]), axis=g) for a, o in
+                    zip(ops, out[1:] if op == "all-gather-start" else out)]
+        return [ops[0].copy(), *gathered] if op == "all-gather-start" else gathered
+    if op == "reduce-scatter":  # this device keeps block ``me`` of the sum over the replicas
+        res = []
+        for a, o in zip(ops, out):
+            m = o[g]
+            res.append(np.take(a, range(me * m, (me + 1) * m), axis=g))
+        return res
+    # all-to-all
+    if g is None:  # output k is operand ``me`` of replica k
+        return [ops[me].copy() for _ in ops]
+    (a,) = ops
+    groups = int(values[-2])
+    m = a.shape[g] // groups
+    mine = np.take(a, range(me * m, (me + 1) * m), axis=g)  # every sender sends its chunk ``me`` here
+    return [np.concatenate([mine] * groups, axis=g)]
+
+
+def _cholesky(a: np.ndarray) -> np.ndarray:
+    """The lower Cholesky factor computed on tags (the textbook algorithm, batch by batch); the
+    other triangle (implementation-defined) is taken as the input's element."""
+    res = a.copy()
+    n = a.shape[-1]
+    for b in np.ndindex(*a.shape[:-2]):
+        low: dict[tuple[int, int], Tag] = {}
+        for j in range(n):
+            acc = set(a[(*b, j, j)])
+            for k in range(j):
+                acc |= low[(j, k)]
+            low[(j, j)] = frozenset(acc)
+            for i in range(j + 1, n):
+                acc = set(a[(*b, i, j)]) | low[(j, j)]
+                for k in range(j):
+                    acc |= low[(i, k)] | low[(j, k)]
+                low[(i, j)] = frozenset(acc)
+        for (i, j), tag in low.items():
+            res[(*b, i, j)] = tag
+    return res
+
+
+def _triangular_solve(inst: Instruction, ops: list[np.ndarray]) -> np.ndarray:
+    """``a x = b`` with a lower (or upper) triangular ``a``, left side, not transposed, by
+    substitution on tags."""
+    a, rhs = ops
+    lower = inst.attributes.get("lower", "false") == "true"
+    if inst.attributes.get("left_side", "false") != "true" or inst.attributes.get("transpose_a", "NO_TRANSPOSE") \
+            not in ("NO_TRANSPOSE", "no_transpose"):
+        raise NotImplementedError("oracle: triangular-solve other than left side, not transposed")
+    res = rhs.copy()
+    m = a.shape[-1]
+    rows = range(m) if lower else range(m - 1, -1, -1)
+    for b in np.ndindex(*a.shape[:-2]):
+        for j in range(rhs.shape[-1]):
+            done: list[int] = []
+            for i in rows:
+                acc = set(rhs[(*b, i, j)]) | a[(*b, i, i)]
+                for k in done:
+                    acc |= a[(*b, i, k)] | res[(*b, k, j)]
+                res[(*b, i, j)] = frozenset(acc)
+                done.append(i)
+    return res
+
+
+def _scaled_dot(inst: Instruction, ops: list[np.ndarray], out: tuple[int, ...]) -> np.ndarray:
+    """``dot(lhs * expand(lhs_scale), rhs * expand(rhs_scale))``: each scale element covers a
+    block of its operand (operands: lhs, rhs, lhs_scale, rhs_scale)."""
+    scaled = []
+    for data, scale in ((ops[0], ops[2]), (ops[1], ops[3])):
+        big = scale
+        for d in range(data.ndim):
+            big = np.repeat(big, data.shape[d] // scale.shape[d], axis=d)
+        both = _empty(data.shape)
+        for idx in np.ndindex(*data.shape):
+            both[idx] = data[idx] | big[idx]
+        scaled.append(both)
+    return _dot(inst, scaled, out)
 
 
 PASS_THROUGH_TARGETS = {"Sharding", "annotate_device_placement", "MoveToHost", "MoveToDevice", "xla.sdy.Sharding"}
