@@ -624,3 +624,62 @@ def test_clipping_epilogue_with_scalar_parameters() -> None:
         total += x("A", (i, k)) * x("B", (k, j))
         stepwise = min(max(stepwise + x("A", (i, k)) * x("B", (k, j)), lo_v), hi_v)
     assert (str(min(max(total, lo_v), hi_v)), str(stepwise)) == (w["original"], w["fused"])
+
+
+# ---------------------------------------------------------------------------
+# issue 23 item 6: "written between" is decided on the elements, not on the tensor's name
+# ---------------------------------------------------------------------------
+
+_BETWEEN = '''@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), P: T.Buffer((4,), "float32"),
+         D: T.Buffer((4, 4), "float32")):
+    C = T.alloc_buffer((4, 4))
+    X = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("I"):
+            vi = T.axis.spatial(4, i)
+            X[vi] = P[vi] * 2.0
+    for i, j, k in T.grid(4, 4, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i in range(M):
+        with T.block("W"):
+            vi = T.axis.spatial(4, i)
+            X[WIDX] = T.float32(5)
+    for i, j in T.grid(4, 4):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi, vj] + X[RIDX], T.float32(0))
+'''
+
+
+@pytest.mark.parametrize(("m", "w", "r"), [(2, "vi + 2", "vj // 2"), (1, "3", "vj // 2"), (2, "vi", "vj"),
+                                           (1, "3", "3 - vi")])
+def test_fuse_epilogue_with_a_write_between(m: int, w: str, r: str) -> None:
+    """W writes X after the reduction starts and before the epilogue, which reads X: fusing is legal exactly
+    when W writes no element the epilogue reads (enumerated); was refused whenever any block wrote X there.
+    A refusal's witness is checked by the interpreter: the fused program computes another D."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    text = _BETWEEN.replace("M", str(m)).replace("WIDX", w).replace("RIDX", r)
+    p = parse_tvmscript(text, "<between>")
+    written = {eval(w, {}, {"vi": i}) for i in range(m)}
+    read = {eval(r, {}, {"vi": i, "vj": j}) for i in range(4) for j in range(4)}
+    rep = fuse_reduction_epilogue(p, "D")
+    inputs = {"A", "B", "P"}
+    if not written & read:
+        assert rep.status == "fused", rep.reason
+        assert rep.program is not None and run(rep.program, inputs)["D"] == run(p, inputs)["D"]
+        return
+    assert rep.status == "illegal", rep.reason
+    wit = rep.checks[-1].witness
+    assert wit is not None and wit["element"][0] in written & read
+    # the interpreter: the epilogue run inside the reduction (before W) computes another D
+    moved = text.replace(f"X[{w}] = T.float32(5)", f"Q[{w}] = T.float32(5)")
+    assert moved != text
+    q = parse_tvmscript(moved, "<W writes elsewhere>")
+    assert run(q, inputs)["D"] != run(p, inputs)["D"]

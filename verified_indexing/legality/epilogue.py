@@ -101,6 +101,7 @@ from verified_indexing.legality.inline import (
     _tidy_index,
     _value_loads,
     _ValueEncoder,
+    access_conflicts,
 )
 from verified_indexing.legality.inverse import collision, inverse, is_injective
 
@@ -473,15 +474,23 @@ def fuse_reduction_epilogue(
                       f"{block} reads {ctensor} at {len(tuples)} different index tuples; each element of the "
                       "fused reduction can feed only the epilogue iteration that reads it")
     ok(f"{block} reads {ctensor} at one index tuple")
-    # Inputs of the epilogue must not change between the reduction and the epilogue.
-    others = {ld.tensor for ld in _value_loads(estore.value)} - {ctensor}
-    late = sorted({tensor_of(s.tensor) for c in contexts if c is not ectx and c.order >= red.init.order
-                   for s in _own_stores(c)} & (others | {dname}))
-    if late:
-        return refuse(f"{block}'s other inputs are not written during or after the reduction",
-                      f"{', '.join(late)} read by {block} is written at or after the reduction; moving {block} "
-                      "into the reduction would read another value")
-    ok(f"{block}'s other inputs are not written during or after the reduction")
+    # Inputs of the epilogue must not change between the reduction's start and the epilogue (it moves
+    # there), nor may a block in between read what it writes (z3, re-checked by evaluation).
+    middle = [c for c in contexts if red.init.order <= c.order < ectx.order and c not in (red.init, red.update)]
+    lname = f"{block}'s other inputs are not written during or after the reduction"
+    ks = sum(1 for f in ectx.loops if f.kind == "size")
+    inside = [c for c in middle if any(a is b and a.kind != "size" for a, b in zip(c.loops, red.update.loops))]
+    for loads_of in (None, dname):
+        status, note, wit = access_conflicts(ectx, estore, loads_of, inside, ks, timeout)
+        if status != "proved":  # interleaved with the reduction: when it runs relative to the fused epilogue
+            return give_up(lname, f"not modelled: a block inside the reduction's loop nest touches what {block} "
+                           f"accesses ({note})", "z3")
+        status, note, wit = access_conflicts(ectx, estore, loads_of, middle, ks, timeout)
+        if status == "refuted":
+            return refuse(lname, note, wit, "z3")
+        if status != "proved":
+            return give_up(lname, note, "z3")
+    ok(lname, "", "z3" if middle else "syntax")
     rf, inf = _frame(red.update, red.update_store), _frame(red.init, red.init_store)
     read = ef.domain(ef.resolve(i) for i in cloads[0].indices)
     written = inf.domain(inf.resolve(i) for i in red.init_store.indices)

@@ -86,6 +86,7 @@ from verified_indexing.legality.cinn_ir import (
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
 
 __all__ = [
+    "access_conflicts",
     "InlineCheck",
     "InlineReport",
     "compute_inline",
@@ -542,6 +543,73 @@ def _written_before_read(
     witness: dict[str, Any] = {"producer_iteration": list(pv), "consumer_iteration": list(cv),
                                "element": list(write.evaluate(pv))}
     return Verdict("refuted", "z3", now() - t0, question), witness
+
+
+def access_conflicts(
+    moved: BlockContext, moved_store: Store, loads_of: str | None, others: list[BlockContext], sizes: int,
+    timeout: float,
+) -> tuple[str, str, dict[str, Any] | None]:
+    """Whether a block of ``others`` (run between the old and the new place of ``moved``'s store) touches what
+    the move changes: with ``loads_of=None``, an element ``moved`` reads (of any tensor) that one of
+    ``others`` writes; with a tensor name, an element of ``moved``'s tensor (``loads_of``) that one of
+    ``others`` reads. z3 searches the two iterations (sizes equal); a model is re-checked by the plain
+    evaluator. Returns ``("proved", "", None)`` (no conflict), ``("refuted", note, witness)`` or
+    ``("unknown", reason, None)``; a block sharing loops (beyond the sizes) with ``moved`` is ``unknown``."""
+    mf = _frame(moved, moved_store)
+    mnames = [f.var for f in moved.loops]
+    for octx in others:
+        pairs: list[tuple[IndexingMap, IndexingMap, str]] = []  # (moved's access, other's access, tensor)
+        for st in _own_stores(octx):
+            of = _frame(octx, st)
+            if loads_of is None:
+                for ld in _value_loads(moved_store.value):
+                    if tensor_of(st.tensor) == ld.tensor and len(ld.indices) == len(st.indices):
+                        pairs.append((mf.domain(mf.resolve(i) for i in ld.indices),
+                                      of.domain(of.resolve(i) for i in st.indices), ld.tensor))
+            else:
+                for ld in _value_loads(st.value):
+                    if ld.tensor == loads_of and len(ld.indices) == len(moved_store.indices):
+                        pairs.append((mf.domain(mf.resolve(i) for i in moved_store.indices),
+                                      of.domain(of.resolve(i) for i in ld.indices), loads_of))
+        if not pairs:
+            continue
+        if _shared_loops(moved, octx) > sizes:
+            return "unknown", (f"not modelled: {octx.block.name} shares loops with {moved.block.name} and "
+                               f"{'writes what it reads' if loads_of is None else 'reads what it writes'}"), None
+        for a, b, tensor in pairs:
+            if a.is_known_empty or b.is_known_empty:
+                continue
+            enc = Z3Encoder()
+            z3 = enc.z3
+            aenv, benv = enc.map_vars(a, "m_"), enc.map_vars(b, "o_")
+            sol = enc.solver(timeout=timeout)
+            sol.add(*enc.domain(a, aenv), *enc.domain(b, benv))
+            sol.add(*[enc.expr(x, aenv) == enc.expr(y, benv) for x, y in zip(a.results, b.results)])
+            sol.add(*[aenv[("d", i)] == benv[("d", i)] for i in range(sizes)])
+            sol.add(*enc.side_conditions)
+            r = sol.check()
+            if r == z3.unsat:
+                continue
+            if r != z3.sat:
+                return "unknown", str(sol.reason_unknown()), None
+            model = sol.model()
+            pa, pb = (tuple(model.eval(env[("d", i)], model_completion=True).as_long() for i in range(m.num_dims))
+                      for m, env in ((a, aenv), (b, benv)))
+            if not (a.contains(pa) and b.contains(pb) and a.evaluate(pa) == b.evaluate(pb)):
+                return "unknown", "internal error: encoding disagrees with evaluator", None
+            onames = [f.var for f in octx.loops]
+            elem = list(a.evaluate(pa))
+            if loads_of is None:
+                note = (f"{octx.block.name}'s iteration ({_assign(onames, pb)}) writes {tensor}{elem}, which "
+                        f"{moved.block.name}'s iteration ({_assign(mnames, pa)}) reads: moved, it would read the "
+                        "value from before that write")
+            else:
+                note = (f"{octx.block.name}'s iteration ({_assign(onames, pb)}) reads {tensor}{elem}, which "
+                        f"{moved.block.name}'s iteration ({_assign(mnames, pa)}) writes: moved, the write would "
+                        "come before that read")
+            return "refuted", note, {"moved_iteration": dict(zip(mnames, pa)),
+                                     "other_iteration": dict(zip(onames, pb)), "element": elem, "note": note}
+    return "proved", "", None
 
 
 def _first_point(m: IndexingMap, timeout: float) -> tuple[int, ...] | None:

@@ -82,6 +82,7 @@ from verified_indexing.legality.inline import (
     _tidy_index,
     _value_loads,
     _ValueEncoder,
+    access_conflicts,
     int64_guard,
 )
 from verified_indexing.legality.inverse import collision, inverse, is_injective
@@ -181,16 +182,18 @@ def _reverse_compute_inline(
                       f"{block} reads {btensor} at {len(tuples)} different index tuples; a producer iteration "
                       "computes only the element it writes")
     ok(f"{block} reads {btensor} at one index tuple")
-    others = read_tensors - {btensor}
-    between = sorted({tensor_of(s.tensor) for c in contexts if pctx.order <= c.order < cctx.order
-                      for s in _own_stores(c)} & others)
-    touched_d = [c.block.name for c in contexts if pctx.order < c.order < cctx.order
-                 and any(ld.tensor == dname for s in _own_stores(c) for ld in _value_loads(s.value))]
-    if between or touched_d:
-        what = (f"{', '.join(between)} read by {block} is written between {pname} and {block}" if between
-                else f"{', '.join(touched_d)} read {dname} between {pname} and {block}")
-        return refuse(f"{block}'s other inputs and {dname} are untouched between {pname} and {block}", what)
-    ok(f"{block}'s other inputs and {dname} are untouched between {pname} and {block}")
+    # Moving D to B's place runs it before the blocks in between: none may write an element D reads, nor
+    # read an element D writes (z3, the two iterations re-checked by evaluation).
+    middle = [c for c in contexts if pctx.order < c.order < cctx.order and c is not cctx]
+    uname = f"{block}'s other inputs and {dname} are untouched between {pname} and {block}"
+    ks = sum(1 for f in cctx.loops if f.kind == "size")
+    for loads_of in (None, dname):
+        status, note, wit = access_conflicts(cctx, cstore, loads_of, middle, ks, timeout)
+        if status == "refuted":
+            return refuse(uname, note, wit, "z3")
+        if status != "proved":
+            return give_up(uname, note, "z3")
+    ok(uname, "", "z3" if middle else "syntax")
     write = pf.domain(pf.resolve(i) for i in pstore.indices)
     read = cf.domain(cf.resolve(i) for i in bloads[0].indices)
     if read.is_known_empty or write.is_known_empty:  # a loop of extent 0: a block that never runs
