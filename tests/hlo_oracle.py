@@ -203,7 +203,10 @@ def _collective(
         if op == "collective-permute":
             return [moved]
         return [ops[0].copy(), moved] + [_empty(o) for o in out[2:]]
-    (g,) = inst.dimensions() if op != "all-to-all" or inst.dimensions() else (None,)
+    split = inst.dimensions()
+    if op == "all-to-all" and not split:  # the tuple form: output k is operand ``me`` of replica k
+        return [ops[me].copy() for _ in ops]
+    (g,) = split
     if op in ("all-gather", "all-gather-start"):
         gathered = [np.concatenate([a] * (o[g] // a.shape[g]), axis=g) for a, o in
                     zip(ops, out[1:] if op == "all-gather-start" else out)]
@@ -214,9 +217,7 @@ def _collective(
             m = o[g]
             res.append(np.take(a, range(me * m, (me + 1) * m), axis=g))
         return res
-    # all-to-all
-    if g is None:  # output k is operand ``me`` of replica k
-        return [ops[me].copy() for _ in ops]
+    # the array all-to-all
     (a,) = ops
     groups = int(values[-2])
     m = a.shape[g] // groups

@@ -50,7 +50,7 @@ def test_elementwise_collectives(opcode: str) -> None:
 def test_all_gather_has_a_replica_variable(src: list[int], dim: int, groups: int) -> None:
     out = list(src)
     out[dim] *= groups
-    inst, comp = build("all-gather", _shape(out), [_shape(src)], {"dimensions": "{%d}" % dim})
+    inst, comp = build("all-gather", _shape(out), [_shape(src)], {"dimensions": "{" + str(dim) + "}"})
     check(inst, comp)
     assert _exact(inst, comp)
     (m,) = output_to_input(inst, comp)
@@ -58,7 +58,7 @@ def test_all_gather_has_a_replica_variable(src: list[int], dim: int, groups: int
     from verified_indexing.hlo.ir import Shape
 
     start, scomp = build("all-gather-start", Shape("tuple", (), None, (_shape(src), _shape(out))), [_shape(src)],
-                         {"dimensions": "{%d}" % dim})
+                         {"dimensions": "{" + str(dim) + "}"})
     check(start, scomp)
 
 
