@@ -7,7 +7,7 @@ module attributes {torch.debug_module_name = "M"} {
     %cst = arith.constant 0.000000e+00 : f32 loc(#loc)
     %0 = tensor.empty() : tensor<8x4xf32>
     %transposed = linalg.transpose ins(%arg0 : tensor<4x8xf32>) outs(%0 : tensor<8x4xf32>) permutation = [1, 0]  loc(#loc)
-    %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], library_call = "bias_add", doc = "a // doc with {braces}"} ins(%transposed, %arg1 : tensor<8x4xf32>, tensor<8x4xf32>) outs(%0 : tensor<8x4xf32>) attrs =  {my.attr = 1 : i64} {
+    %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"], library_call = "bias_add", doc = "a // doc with {braces}"} ins(%transposed, %arg1 : tensor<8x4xf32>, tensor<8x4xf32>) outs(%0 : tensor<8x4xf32>) attrs =  {my.attr = 1 : i64} {
     ^bb0(%in: f32 loc("x"), %in_0: f32, %out: f32):
       %4 = arith.addf %in, %in_0 : f32 loc(#loc)
       linalg.yield %4 : f32

@@ -101,6 +101,7 @@ class GenericOp:
     kind: str = "linalg.generic"
     function: str = ""
     scope: tuple[int, ...] = ()
+    end: int = 0  # the offset just after the op's text (its result types)
 
     def sees(self, other: GenericOp) -> bool:
         """Whether SSA values ``other`` defines are visible in this op: ``other``'s
@@ -332,6 +333,10 @@ def _parse_generic(
     if it is None:
         raise cur.error("linalg.generic needs an 'iterator_types' attribute", match.start(), head)
     iters = _iterators(Cursor(text, 0, source), a_start + it.start(1), a_start + it.end(1))
+    if strict and "#linalg.iterator_type" in it.group(1):
+        # the generic form's spelling; MLIR's pretty-form parser expects strings (iree-opt crashes on it)
+        raise cur.error("iterator_types in the pretty form are strings (\"parallel\"), not #linalg.iterator_type<...>",
+                        a_start + it.start(1), max(1, it.end(1) - it.start(1)))
     ins = _operands(cur, "ins", strict)
     outs = _operands(cur, "outs", strict)
     if cur.at("attrs"):
@@ -542,6 +547,10 @@ def _parse_named(
         body = [f"%0 = {opname} {', '.join(args_in)} : {elem}", f"linalg.yield %0 : {elem}"]
     elif name == "fill":
         maps, iters = [AffineMap(n, 0, []), _identity(n)], ["parallel"] * n
+        if strict and ins and ins[0][1].element != elem:
+            # MLIR's verifier today; older definitions converted (cast_signed), as the lenient reader does
+            raise cur.error(f"linalg.fill: the fill value type ({ins[0][1].element}) does not match the output "
+                            f"element type ({elem}), which MLIR's verifier rejects", match.start(), head)
         cv, conv = _converted(cur, ins, args_in, elem, kind, match.start(), head)
         body = [*conv, f"linalg.yield {cv[0]} : {elem}"] if args_in else []
     elif name == "copy":
@@ -780,7 +789,7 @@ def _parse_ops(text: str, source: str, strict: bool = False) -> LinalgModule:
             continue
         if quoted_op and name == "generic":
             op, pos = _parse_generic_form(text, m, aliases, source)
-            ops.append(op)
+            ops.append(replace(op, end=pos))
             continue
         if quoted_op:
             skipped.append(SkippedOp(f"linalg.{name}", label, line,
@@ -790,10 +799,10 @@ def _parse_ops(text: str, source: str, strict: bool = False) -> LinalgModule:
             continue
         if name == "generic":
             op, pos = _parse_generic(text, m, aliases, source)
-            ops.append(op)
+            ops.append(replace(op, end=pos))
         elif name in _SUPPORTED_NAMED:
             op, pos = _parse_named(text, m, aliases, source, name)
-            ops.append(op)
+            ops.append(replace(op, end=pos))
         else:
             skipped.append(SkippedOp(f"linalg.{name}", label, line,
                                      f"linalg.{name} is not modelled (its indexing maps are not read)"))
