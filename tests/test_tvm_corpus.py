@@ -142,3 +142,42 @@ def test_cli_not_modelled_is_unknown_exit_2_never_bad_input(capsys: pytest.Captu
             assert code == 2, (command, name, err)
             assert err.startswith("unknown: ") and "not modelled" in err and "Traceback" not in err
             assert what.split("(")[0] in err
+
+
+@pytest.mark.parametrize("path", [f for f in FILES if f.name not in NOT_MODELLED], ids=lambda f: f.name)
+def test_results_printed_as_tvmscript_in_the_spelling_of_the_input(path: Path) -> None:
+    """Each function and each positive answer printed back as TVMScript (the input's
+    spelling) computes, run by the source interpreter, what the input computes; and
+    the reader reads the printed text back to a program storing the same elements."""
+    from verified_indexing.legality.tvmscript import format_tvmscript
+
+    text = path.read_text()
+    prog = parse_tvmscript(text)
+    sizes = {n: SIZES[n] for n in program_sizes(prog)}
+    expected = run_tvmscript(text, sizes)
+    printed = format_tvmscript(prog, text)
+    assert ("T.sblock(" in printed) == ("T.sblock(" in text)
+    assert run_tvmscript(printed, sizes) == expected
+    outputs = {n for n in program_params(prog) if n in expected}
+    for b in [c.block.name for c in walk_blocks(prog) if c.block.name != "root"]:
+        for ask in (compute_inline, reverse_compute_inline, fuse_reduction_epilogue):
+            rep = ask(prog, b)
+            if rep.status not in ("inlined", "fused") or rep.program is None:
+                continue
+            again = format_tvmscript(rep.program, text)
+            after = run_tvmscript(again, sizes)
+            for name in outputs:
+                assert _close(after[name], expected[name]), (ask.__name__, b, name, again)
+            reread = parse_tvmscript(again)
+            assert _run_ir(reread, sizes, outputs).get(next(iter(outputs))) is not None
+            tvm_text = _tvm_reprint(again) if _has_tvm() else None
+            if tvm_text is not None:
+                assert "T.prim_func" in tvm_text
+
+
+def _has_tvm() -> bool:
+    try:
+        import tvm  # noqa: F401
+    except ImportError:
+        return False
+    return True

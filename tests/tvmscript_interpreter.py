@@ -279,6 +279,18 @@ class _T:
 
     Select = if_then_else
 
+    def And(self, a: object, b: object) -> bool:
+        return bool(a) and bool(b)
+
+    def Or(self, a: object, b: object) -> bool:
+        return bool(a) or bool(b)
+
+    def Not(self, a: object) -> bool:
+        return not a
+
+    def ceildiv(self, a: int, b: int) -> int:
+        return -(-a // b)
+
     def floordiv(self, a: int, b: int) -> int:
         return a // b
 

@@ -133,6 +133,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(run=run_invert)
 
 
+def format_like_input(program: Stmt, text: str) -> str:
+    """A result program printed like the input: TVMScript in the input's spelling for
+    TVMScript input, CINN IR otherwise (JSON reports keep CINN IR)."""
+    from verified_indexing.legality.tvmscript import format_like_input as fmt
+
+    return fmt(program, text)
+
+
 def read_program(text: str, source: str, block: str | None = None) -> Stmt:
     """A CINN loop-nest program, or TVMScript (``@T.prim_func``, ``import tvm``)
     read with ``ast`` and converted to it (with several prim_funcs, the one
@@ -200,7 +208,6 @@ def run_fuse(args: argparse.Namespace) -> int:
 
 
 def run_inline(args: argparse.Namespace) -> int:
-    from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.inline import compute_inline
 
     ((text, source),) = read_inputs(args)
@@ -208,7 +215,7 @@ def run_inline(args: argparse.Namespace) -> int:
     if args.all:
         if args.block is not None:
             raise VerifiedIndexingError("--all and --block are exclusive")
-        return _run_inline_all(program, args)
+        return _run_inline_all(program, args, text)
     rep = compute_inline(program, args.block, outputs=args.output)
     if args.json:
         print_json(rep.to_json())
@@ -218,7 +225,7 @@ def run_inline(args: argparse.Namespace) -> int:
         line = f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else "")
         print(line)
     if rep.program is not None:
-        print(format_program(rep.program))
+        print(format_like_input(rep.program, text))
     return rep.exit_code
 
 
@@ -232,7 +239,7 @@ def _inline_head(rep: InlineReport) -> str:
     return f"inline {rep.block}: inlined" + (f" {every}" if every.startswith("for every") else "")
 
 
-def _run_inline_all(program: Stmt, args: argparse.Namespace) -> int:
+def _run_inline_all(program: Stmt, args: argparse.Namespace, text: str = "") -> int:
     from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.inline import inline_all
 
@@ -247,7 +254,7 @@ def _run_inline_all(program: Stmt, args: argparse.Namespace) -> int:
             print(_inline_head(r))
         if when:
             print(f"the final program holds when {' and '.join(when)} (it is guarded by that condition)")
-        print(format_program(final))
+        print(format_like_input(final, text))
     if any(r.status == "unknown" for r in reports):
         return 2
     return 0
@@ -261,7 +268,6 @@ def _print_checks(checks: Sequence[InlineCheck]) -> None:
 
 
 def run_fuse_epilogue(args: argparse.Namespace) -> int:
-    from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.epilogue import fuse_reduction_epilogue
 
     ((text, source),) = read_inputs(args)
@@ -285,12 +291,11 @@ def run_fuse_epilogue(args: argparse.Namespace) -> int:
         print(f"  laws assumed: {', '.join(rep.laws)}")
     _print_checks(rep.checks)
     if rep.program is not None and rep.status == "fused" and args.fused is None:
-        print(format_program(rep.program))
+        print(format_like_input(rep.program, text))
     return rep.exit_code
 
 
 def run_reverse_inline(args: argparse.Namespace) -> int:
-    from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.reverse_inline import reverse_compute_inline
 
     ((text, source),) = read_inputs(args)
@@ -303,7 +308,7 @@ def run_reverse_inline(args: argparse.Namespace) -> int:
     print(f"reverse-inline {rep.block}{into}: {rep.status}" + ("" if rep.status == "inlined" else f": {rep.reason}"))
     _print_checks(rep.checks)
     if rep.program is not None:
-        print(format_program(rep.program))
+        print(format_like_input(rep.program, text))
     return rep.exit_code
 
 

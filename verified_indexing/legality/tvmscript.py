@@ -69,7 +69,7 @@ from verified_indexing.legality.cinn_ir import (
     with_sizes,
 )
 
-__all__ = ["is_tvmscript", "parse_tvmscript"]
+__all__ = ["format_like_input", "format_tvmscript", "is_tvmscript", "parse_tvmscript"]
 
 #: The names TVMScript's ``T`` goes by (``from tvm.script import tir as T`` / ``tirx as T``).
 _T_ALIASES = ("T", "tir", "tirx")
@@ -748,6 +748,11 @@ class _Reader:
                 if not (isinstance(dtype_node, ast.Constant) and isinstance(dtype_node.value, str)):
                     raise self.error(f"T.{t} needs its type as a string", dtype_node)
                 return _cast(dtype_node.value, self.value(x, scope))
+            if t in ("And", "Or") and len(node.args) == 2:
+                return BinOp("&&" if t == "And" else "||", self.value(node.args[0], scope),
+                             self.value(node.args[1], scope))
+            if t == "Not" and len(node.args) == 1:
+                return Call("!", (self.value(node.args[0], scope),))
             if t in ("if_then_else", "Select") and len(node.args) == 3:
                 return Call("select", tuple(self.value(a, scope) for a in node.args))
             if t in _VALUE_CALLS:
@@ -929,3 +934,314 @@ def _place_pending(s: Stmt, r: _Reader) -> Stmt:
                 body.append(_place_pending(c, r))
         return replace(s, body=tuple(body))
     return s
+
+
+# ---------------------------------------------------------------------------
+# Printing a program back as TVMScript, in the spelling of its input
+# ---------------------------------------------------------------------------
+
+
+def format_tvmscript(p: Stmt, source: str) -> str:
+    """``p`` (a program read from the TVMScript ``source``, or a rewrite of it) as
+    TVMScript in the spelling of ``source`` (``T.sblock``/``T.block``, its decorator,
+    imports, parameters and buffer declarations), so that it can be pasted back:
+    every block with its ``T.axis`` bindings (an axis is a reduction axis when the
+    block accumulates into a tensor it does not index by it), ``T.where`` for a
+    predicate, the init block of a reduction as a separate block (TVM's
+    ``decompose_reduction`` form). Raises :class:`VerifiedIndexingError` when an axis
+    extent cannot be stated (callers print the CINN IR then)."""
+    return _Printer(source).program(p)
+
+
+def format_like_input(p: Stmt, source: str) -> str:
+    """``p`` as TVMScript when ``source`` is TVMScript (not CINN's Python DSL), else as
+    CINN IR (:func:`~verified_indexing.legality.cinn_ir.format_program`); TVMScript
+    that cannot be printed falls back to CINN IR."""
+    from verified_indexing.legality.cinn_ir import format_program
+
+    if is_tvmscript(source) and "to_cinn_llir" not in source:
+        try:
+            return format_tvmscript(p, source)
+        except (VerifiedIndexingError, SyntaxError, StopIteration):
+            pass
+    return format_program(p)
+
+
+class _Printer:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.tree = ast.parse(source)
+        fns = [n for n in ast.walk(self.tree)
+               if isinstance(n, ast.FunctionDef) and any(map(_is_entry, n.decorator_list))]
+        if not fns:
+            raise VerifiedIndexingError("no @T.prim_func in the source")
+        self.fn = fns[0]
+        self.block_word = "sblock" if re.search(r"\bT\.sblock\(", source) else "block"
+        self.alloc_word = "sblock_alloc_buffer" if "sblock_alloc_buffer" in source or \
+            self.block_word == "sblock" else "alloc_buffer"
+        self.shapes: dict[str, list[str]] = {}
+        for a in self.fn.args.args:
+            ann = a.annotation
+            if isinstance(ann, ast.Call) and _is_buffer_annotation(ann) and ann.args:
+                self.shapes[a.arg] = _shape_src(ann.args[0])
+        self.decls: list[tuple[str | None, str]] = []  # (buffer name or None, source) kept at the top
+        body = list(self.fn.body)
+        lead = [n for n in body if isinstance(n, ast.With)]
+        if len(lead) == 1 and isinstance(lead[0].items[0].context_expr, ast.Call) and \
+                lead[0].items[0].context_expr.args and \
+                isinstance(lead[0].items[0].context_expr.args[0], ast.Constant) and \
+                lead[0].items[0].context_expr.args[0].value == "root":
+            body = [n for n in body if n is not lead[0]] + list(lead[0].body)
+        for n in body:
+            seg = ast.get_source_segment(source, n)
+            if seg is None:
+                continue
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _t_name(n.value.func) in _BUFFER_DECLS:
+                name = n.targets[0].id if isinstance(n.targets[0], ast.Name) else None
+                if name is not None and n.value.args:
+                    self.shapes[name] = _shape_src(n.value.args[1] if _t_name(n.value.func) == "match_buffer"
+                                                   else n.value.args[0])
+                if _t_name(n.value.func) == "alloc_buffer" and self.block_word == "sblock":
+                    seg = seg.replace("T.alloc_buffer(", "T.sblock_alloc_buffer(", 1)
+                self.decls.append((name, seg))
+            elif _Reader._is_size_decl(n) or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                                               and _t_name(n.value.func) == "func_attr"):
+                self.decls.append((None, seg))
+        self.out: list[str] = []
+
+    def program(self, p: Stmt) -> str:
+        lines = self.source.splitlines()
+        first = min([d.lineno for d in self.fn.decorator_list] + [self.fn.lineno])
+        head = lines[: first - 1] + lines[first - 1: self.fn.body[0].lineno - 1]
+        head = [ln for ln in head if ln.strip() != "# with T.sblock(\"root\"):"]
+        used = _tensors(p)
+        params = set(program_params_of(p))
+        self.out = list(head)
+        for name, seg in self.decls:
+            if name is None or name in used or name in params:
+                self.out.append("    " + seg)
+        while isinstance(p, For) and p.kind == "size":
+            p = p.body[0]
+        body = p.body if isinstance(p, ScheduleBlock) and p.name == "root" else (p,)
+        for s in body:
+            self.stmt(s, 1, ())
+        return "\n".join(self.out) + "\n"
+
+    # -- statements ----------------------------------------------------------
+    def stmt(self, s: Stmt, depth: int, loops: tuple[For, ...]) -> None:
+        pad = "    " * depth
+        if isinstance(s, For):
+            if s.kind == "size":
+                for c in s.body:
+                    self.stmt(c, depth, loops)
+                return
+            scope = [f.var for f in loops]
+            ext = _py_index(s.bound, s.scope) if s.bound is not None else str(s.extent)
+            if s.bound is not None and s.start:
+                ext = f"{s.start} + {ext}"
+            rng = f"{s.start}, {ext}" if s.start else ext
+            if s.bound is None and s.start:
+                rng = f"{s.start}, {s.start + s.extent}"
+            kind = {"parallel": "T.parallel", "vectorize": "T.vectorized", "unroll": "T.unroll"}.get(s.kind, "range")
+            del scope
+            self.out.append(f"{pad}for {s.var} in {kind}({rng}):")
+            for c in s.body:
+                self.stmt(c, depth + 1, (*loops, s))
+            return
+        if isinstance(s, ScheduleBlock):
+            self.block(s, depth, loops)
+            return
+        if isinstance(s, If):
+            conds = " and ".join(f"{_py_index(a, s.scope)} {op} {_py_index(b, s.scope)}" for a, op, b in s.conds)
+            self.out.append(f"{pad}if {conds}:")
+            for c in s.body:
+                self.stmt(c, depth + 1, loops)
+            return
+        if isinstance(s, Group):
+            for c in s.body:
+                self.stmt(c, depth, loops)
+            return
+        if isinstance(s, Store):
+            self.out.append(pad + self.store(s))
+            return
+        raise VerifiedIndexingError(f"a {type(s).__name__} outside a block is not printed as TVMScript")
+
+    def block(self, b: ScheduleBlock, depth: int, loops: tuple[For, ...]) -> None:
+        pad = "    " * depth
+        name = b.name.replace("__reduce_init", "_init")
+        self.out.append(f'{pad}with T.{self.block_word}("{name}"):')
+        inner = pad + "    "
+        stores = [x for x in _walk_stmts(b.body) if isinstance(x, Store)]
+        body = list(b.body)
+        bind = body[0] if body else None
+        if isinstance(bind, Bind):
+            body.pop(0)
+            for k, (n, v) in enumerate(zip(bind.names, bind.values)):
+                pos = len(bind.scope) + k
+                kind = self._kind(pos, stores)
+                ext = self._extent(pos, v, stores, loops)
+                word = "spatial" if kind == "S" else "reduce"
+                self.out.append(f"{inner}{n} = T.axis.{word}({ext}, {_py_index(v, bind.scope)})")
+        if len(body) == 1 and isinstance(body[0], If) and all(isinstance(c, Store) for c in body[0].body):
+            g = body[0]
+            conds = " and ".join(f"{_py_index(a, g.scope)} {op} {_py_index(c, g.scope)}" for a, op, c in g.conds)
+            self.out.append(f"{inner}T.where({conds})")
+            body = list(g.body)
+        if not body:
+            self.out.append(f"{inner}T.evaluate(0)")
+        for c in body:
+            self.stmt(c, depth + 1, loops)
+
+    def _kind(self, pos: int, stores: list[Store]) -> str:
+        for st in stores:
+            if any(isinstance(x, Dim) and x.index == pos for e in st.indices for x in e.walk()):
+                return "S"
+        for st in stores:
+            if any(ld.tensor == st.tensor and ld.indices == st.indices for ld in _loads(st.value)):
+                return "R"  # accumulates into an element not indexed by this axis
+        return "S"
+
+    def _extent(self, pos: int, value: AffineExpr, stores: list[Store], loops: tuple[For, ...]) -> str:
+        for st in stores:
+            for tensor, idx in [(st.tensor, st.indices)] + [(ld.tensor, ld.indices) for ld in _loads(st.value)]:
+                shape = self.shapes.get(tensor.removesuffix("__reduce_init"))
+                if shape is None or len(shape) != len(idx):
+                    continue
+                for d, e in enumerate(idx):
+                    if isinstance(e, Dim) and e.index == pos:
+                        return shape[d]
+        if isinstance(value, Dim) and value.index < len(loops):
+            f = loops[value.index]
+            if f.kind != "size":
+                return _py_index(f.bound, f.scope) if f.bound is not None else str(f.start + f.extent)
+        bounds = []
+        for f in loops:
+            if f.bound is not None or f.extent >= SIZE_MAX:
+                raise VerifiedIndexingError("an axis extent over symbolic loops is not printed")
+            bounds.append((f.start, f.start + f.extent - 1))
+        from verified_indexing.interval import Interval, range_of
+
+        hi = range_of(value, [Interval(a, z) for a, z in bounds]).hi
+        return str(max(1, hi + 1))
+
+    def store(self, s: Store) -> str:
+        idx = ", ".join(_py_index(e, s.scope) for e in s.indices)
+        return f"{s.tensor.removesuffix('__reduce_init')}[{idx}] = {self.value(s.value, s.scope)}"
+
+    def int_value(self, v: Value, scope: Sequence[str]) -> str:
+        """An integer operand of a comparison: an index or an integer literal."""
+        return _py_index(v.expr, scope) if isinstance(v, IndexValue) else v.text  # type: ignore[union-attr]
+
+    def value(self, v: Value, scope: Sequence[str]) -> str:
+        if isinstance(v, Num):
+            if v.text in (_LOWEST, "-" + _LOWEST):
+                return 'T.max_value("float32")' if not v.text.startswith("-") else 'T.min_value("float32")'
+            return f"T.float32({v.text.rstrip('f')})"
+        if isinstance(v, Neg):
+            if isinstance(v.operand, Num) and v.operand.text == _LOWEST:
+                return 'T.min_value("float32")'
+            return f"-{self.value(v.operand, scope)}"
+        if isinstance(v, Load):
+            return f"{v.tensor}[{', '.join(_py_index(e, scope) for e in v.indices)}]"
+        if isinstance(v, IndexValue):
+            return f'T.Cast("float32", {_py_index(v.expr, scope)})'
+        if isinstance(v, BinOp):
+            if v.op in ("<", "<=", ">", ">=", "==", "!=") and _int_like(v.lhs) and _int_like(v.rhs):
+                return f"{self.int_value(v.lhs, scope)} {v.op} {self.int_value(v.rhs, scope)}"
+            a, b = self.value(v.lhs, scope), self.value(v.rhs, scope)
+            if v.op in ("&&", "||"):
+                return f"T.{'And' if v.op == '&&' else 'Or'}({a}, {b})"
+            return f"({a} {v.op} {b})"
+        assert isinstance(v, Call)
+        args = [self.value(a, scope) for a in v.args]
+        if not args:
+            return v.name  # a scalar parameter
+        if v.name == "select":
+            return f"T.if_then_else({', '.join(args)})"
+        if v.name == "!":
+            return f"T.Not({args[0]})"
+        if v.name in _INT_DTYPES:
+            return f'T.Cast("{v.name}", {args[0]})'
+        return f"T.{v.name}({', '.join(args)})"
+
+
+def _int_like(v: Value) -> bool:
+    return isinstance(v, IndexValue) or (isinstance(v, Num) and re.fullmatch(r"-?\d+", v.text) is not None)
+
+
+def program_params_of(p: Stmt) -> tuple[str, ...]:
+    """The buffers the caller of ``p`` sees (see ``cinn_ir.program_params``)."""
+    from verified_indexing.legality.cinn_ir import program_params
+
+    return program_params(p)
+
+
+def _shape_src(node: ast.expr) -> list[str]:
+    elts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    return [e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else ast.unparse(e) for e in elts]
+
+
+def _walk_stmts(body: Sequence[Stmt]) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in body:
+        out.append(s)
+        inner = getattr(s, "body", None)
+        if isinstance(inner, tuple) and not isinstance(s, ScheduleBlock):
+            out.extend(_walk_stmts(inner))
+    return out
+
+
+def _tensors(p: Stmt) -> set[str]:
+    out: set[str] = set()
+    for s in _walk_stmts((p,)):
+        if isinstance(s, ScheduleBlock):
+            out |= _tensors_in(s.body)
+    return out | _tensors_in((p,))
+
+
+def _tensors_in(body: Sequence[Stmt]) -> set[str]:
+    out: set[str] = set()
+    stack = list(body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, Store):
+            out.add(s.tensor.removesuffix("__reduce_init"))
+            out |= {ld.tensor for ld in _loads(s.value)}
+        inner = getattr(s, "body", None)
+        if isinstance(inner, tuple):
+            stack.extend(inner)
+    return out
+
+
+def _py_index(e: AffineExpr | None, scope: Sequence[str]) -> str:
+    """An index expression in Python/TVMScript syntax (``//``, ``%``, ``T.min``...)."""
+    from verified_indexing.expr import CeilDiv, FloorDiv, Max, Min, Mod, Sum
+
+    assert e is not None
+    if isinstance(e, Const):
+        return str(e.value)
+    if isinstance(e, Dim):
+        return scope[e.index]
+    if isinstance(e, Sum):
+        parts: list[str] = []
+        for t, c in e.terms:
+            ts = _py_index(t, scope)
+            if not isinstance(t, (Dim, Const)):
+                ts = f"({ts})"
+            term = ts if c == 1 else f"-{ts}" if c == -1 else f"{ts} * {c}"
+            parts.append(term)
+        if e.constant:
+            parts.append(str(e.constant))
+        text = parts[0]
+        for q in parts[1:]:
+            text += f" - {q[1:]}" if q.startswith("-") else f" + {q}"
+        return text
+    if isinstance(e, (FloorDiv, Mod)):
+        op = "//" if isinstance(e, FloorDiv) else "%"
+        return f"({_py_index(e.lhs, scope)}) {op} {e.divisor}"
+    if isinstance(e, CeilDiv):
+        return f"T.ceildiv({_py_index(e.lhs, scope)}, {e.divisor})"
+    if isinstance(e, (Min, Max)):
+        f = "T.min" if isinstance(e, Min) else "T.max"
+        return f"{f}({_py_index(e.lhs, scope)}, {_py_index(e.rhs, scope)})"
+    raise VerifiedIndexingError(f"an index {e} is not printed as TVMScript")
