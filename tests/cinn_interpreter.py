@@ -45,11 +45,23 @@ def scalar_value(name: str) -> float:
 _INT_CASTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
+def int_input_value(name: str, idx: tuple[int, ...]) -> int:
+    """A deterministic integer in [0, 3] for an element of an integer input (an index
+    buffer: ``idx`` of ``A[idx[i], j]``); shared with tests/tvmscript_interpreter.py."""
+    return zlib.crc32(repr((name, idx)).encode()) % 4
+
+
 def _tensor(name: str) -> str:
     return name.removesuffix("__reduce_init")
 
 
 def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], bool]) -> float:
+    if isinstance(v, Call) and v.name.endswith(".load"):  # a data-dependent read of an input tensor
+        name = v.name.removesuffix(".load")
+        at = tuple(int(_value(a, scope, t, is_input)) for a in v.args)
+        return float(int_input_value(name, at)) if name in _INTS else input_value(name, at)
+    if isinstance(v, Load) and v.tensor in _INTS and is_input(v.tensor):
+        return float(int_input_value(v.tensor, tuple(e.evaluate(scope) for e in v.indices)))
     if isinstance(v, Num):
         return float(v.text.rstrip("f"))
     if isinstance(v, Load):
@@ -87,8 +99,14 @@ def _holds(a: int, op: str, b: int) -> bool:
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]
 
 
-def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool]) -> Tensors:
-    """Every tensor element the program stores. ``inputs``: the input tensors' names (or a predicate)."""
+_INTS: set[str] = set()  # the integer inputs of the current run
+
+
+def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool], int_inputs: Collection[str] = ()) -> Tensors:
+    """Every tensor element the program stores. ``inputs``: the input tensors' names (or a
+    predicate); ``int_inputs``: those holding integers (:func:`int_input_value`)."""
+    _INTS.clear()
+    _INTS.update(int_inputs)
     is_input: Callable[[str], bool] = inputs if callable(inputs) else inputs.__contains__
     t: Tensors = {}
 

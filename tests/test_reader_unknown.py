@@ -63,7 +63,7 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     ("B[vi] = T.call_extern(\"float32\", \"f\", A[vi])", "unsupported value"),
     ("T.evaluate(T.call_extern(\"int32\", \"g\", A.access_ptr(\"r\")))\n            B[vi] = A[vi]", "access_ptr"),
     ("B[vi] //= A[vi]", "augmented"),
-    ("B[vi] = A[T.Cast(\"int32\", A[vi])]", "depends on the data"),
+    ("B[vi] = B[T.Cast(\"int32\", A[vi])] + A[vi]", "depends on the data"),
 ])
 def test_tvmscript_not_modelled_is_unknown_exit_2(stmt: str, named: str, tmp_path: object,
                                                     capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,9 +29,24 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from cinn_interpreter import input_value, scalar_value
+from cinn_interpreter import input_value, int_input_value, scalar_value
 
 Tensors = dict[str, dict[tuple[int, ...], float]]
+
+_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def int_params(text: str) -> set[str]:
+    """The integer buffer parameters of the first function of ``text`` (``idx: T.Buffer((3,), "int32")``)."""
+    fn = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef))
+    out: set[str] = set()
+    for a in fn.args.args:
+        ann = a.annotation
+        if isinstance(ann, ast.Call) and any(isinstance(x, ast.Constant) and x.value in _INT_DTYPES
+                                             for x in [*ann.args, *(k.value for k in ann.keywords)]):
+            out.add(a.arg)
+    return out
+
 
 class _State:
     def __init__(self, env: dict[str, Any]) -> None:
@@ -91,8 +106,8 @@ class Buffer:
         store = self.state.stores.get(buf.name, {})
         if at in store:
             return store[at]
-        if buf.is_param:
-            return input_value(buf.name, at)  # as the IR interpreter reads inputs, whatever their type
+        if buf.is_param:  # as the IR interpreter reads inputs
+            return float(int_input_value(buf.name, at)) if buf.dtype in _INT_DTYPES else input_value(buf.name, at)
         if not self.state.enabled():
             return 0.0
         raise KeyError(f"{buf.name}{list(at)} is read before it is written")

@@ -147,6 +147,7 @@ class _Reader:
         self.lets: dict[str, tuple[Value, AffineExpr | None]] = {}  # a block's let bindings
         self.views: dict[str, tuple[str, tuple[AffineExpr, ...], tuple[int, ...], int]] = {}
         self.let_reads: dict[str, tuple[set[str], set[str]]] = {}
+        self.dd_loads: list[tuple[str, str, ast.AST]] = []  # data-dependent reads: tensor, text, node
         self.block_written: set[str] = set()
         self.spelling = "block"  # ``sblock`` when the input spells blocks so
         self.module_sizes: list[str] = []  # ``n = TypeVar("n")`` at module level
@@ -663,6 +664,25 @@ class _Reader:
                 return self._index(node.args[0], scope)
         raise self.unknown("an index must be quasi-affine in the loop and iteration variables", node)
 
+    def _data_dependent_load(self, node: ast.Subscript, scope: Sequence[str]) -> Value | None:
+        """``A[idx[i], j]``: a read at an index that is a runtime value. When no block of
+        the program writes ``A`` (checked at the end), its value is an uninterpreted
+        function of the index values, ``A.load(idx[i], j)``: every check that does not
+        depend on which element is read is decided. Otherwise: unknown, naming the value."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        sl = node.slice
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if not any(isinstance(x, ast.Subscript) for e in elts for x in ast.walk(e)):
+            return None
+        name = node.value.id
+        if name in self.views or any(isinstance(e, ast.Slice) for e in elts):
+            return None  # refused by subscript()
+        args = tuple(self.value(e, scope) for e in elts)
+        dep = next(x for e in elts for x in ast.walk(e) if isinstance(x, ast.Subscript))
+        self.dd_loads.append((name, f"{ast.unparse(node)} (the index {ast.unparse(dep)} is a runtime value)", node))
+        return Call(f"{name}.load", args)
+
     def _check_let(self, node: ast.Name) -> None:
         loads, before = self.let_reads.get(node.id, (set(), set()))
         stale = loads & (self.block_written - before)
@@ -706,6 +726,9 @@ class _Reader:
                 return Call(node.id, ())  # a scalar parameter: one runtime value (a nullary function)
             raise self.error(f"unknown name {node.id!r} in a value", node)
         if isinstance(node, ast.Subscript):
+            dd = self._data_dependent_load(node, scope)
+            if dd is not None:
+                return dd
             tensor, idx = self.subscript(node, scope)
             return Load(tensor, idx)
         if isinstance(node, ast.UnaryOp):
@@ -906,6 +929,12 @@ def parse_tvmscript(text: str, source: str = "<input>", block: str | None = None
     prog = r.function(fn)
     if r.pending:
         prog = _place_pending(prog, r)
+    if r.dd_loads:
+        written = _stored(prog)
+        for tensor, what, node in r.dd_loads:
+            if tensor in written:
+                raise r.unknown(f"{what}: {tensor} is computed by the program, so which element is read depends "
+                                "on the data: not modelled", node)
     return unique_names(prog, {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
 
 
@@ -1156,6 +1185,9 @@ class _Printer:
         args = [self.value(a, scope) for a in v.args]
         if not args:
             return v.name  # a scalar parameter
+        if v.name.endswith(".load"):  # a data-dependent read of an input
+            idx = [self.int_value(a, scope) if isinstance(a, IndexValue) else self.value(a, scope) for a in v.args]
+            return f"{v.name.removesuffix('.load')}[{', '.join(idx)}]"
         if v.name == "select":
             return f"T.if_then_else({', '.join(args)})"
         if v.name == "!":
@@ -1188,6 +1220,20 @@ def _walk_stmts(body: Sequence[Stmt]) -> list[Stmt]:
         inner = getattr(s, "body", None)
         if isinstance(inner, tuple) and not isinstance(s, ScheduleBlock):
             out.extend(_walk_stmts(inner))
+    return out
+
+
+def _stored(p: Stmt) -> set[str]:
+    """Every tensor some store of ``p`` writes."""
+    out: set[str] = set()
+    stack: list[Stmt] = [p]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, Store):
+            out.add(s.tensor.removesuffix("__reduce_init"))
+        inner = getattr(s, "body", None)
+        if isinstance(inner, tuple):
+            stack.extend(inner)
     return out
 
 
