@@ -88,6 +88,7 @@ from verified_indexing.legality.cinn_ir import (
 from verified_indexing.legality.inline import (
     InlineCheck,
     _assign,
+    _empty_domain,
     _encode_conds,
     _first_point,
     _Frame,
@@ -453,7 +454,9 @@ def fuse_reduction_epilogue(
     writers = [c.block.name for c in contexts if c is not ectx and any(tensor_of(s.tensor) == dname
                                                                       for s in _own_stores(c))]
     if writers or dname == ctensor:
-        return refuse("the epilogue is one store in a loop nest", f"{dname} is also written by {', '.join(writers)}")
+        what = (f"{dname} is also written by {', '.join(writers)}" if writers
+                else f"the epilogue writes {ctensor}, the reduction's own tensor")
+        return refuse("the epilogue is one store in a loop nest", what)
     if ectx.order < red.update.order or any(a is b and a.kind != "size" for a, b in zip(ectx.loops, red.update.loops)):
         return give_up("the epilogue is one store in a loop nest",
                        f"block {block} must come after the reduction's loop nest, sharing no loop with it")
@@ -495,7 +498,8 @@ def fuse_reduction_epilogue(
     read = ef.domain(ef.resolve(i) for i in cloads[0].indices)
     written = inf.domain(inf.resolve(i) for i in red.init_store.indices)
     if read.is_known_empty or written.is_known_empty:  # a loop of extent 0: a block that never runs
-        if read.is_known_empty and written.is_known_empty:
+        r_empty, w_empty = _empty_domain(read, timeout), _empty_domain(written, timeout)
+        if r_empty and w_empty:
             ok(f"{block} and the reduction's outer loops never run", "both execute nothing: removed")
             gone: Stmt | None = program
             for name in (block, red.init.block.name, red.update.block.name):
@@ -503,15 +507,15 @@ def fuse_reduction_epilogue(
                 gone = _replace_block(gone, name, lambda sb: None)
             assert gone is not None
             return report("fused", f"all obligations proved: {block} and the reduction never run; removed", gone)
-        m, loops_of, who = (read, ectx, block) if written.is_known_empty else (written, red.init, red.init.block.name)
-        name = (f"{block} reads only elements the reduction writes" if written.is_known_empty
+        m, loops_of, who = (read, ectx, block) if w_empty else (written, red.init, red.init.block.name)
+        name = (f"{block} reads only elements the reduction writes" if w_empty
                 else f"{block} reads every element the reduction writes")
         point = _first_point(m, timeout)
         if point is None:
             return give_up(name, f"whether {who} runs is not decided", "z3")
         names = [f.var for f in loops_of.loops]
         elem = list(m.evaluate(point))
-        if written.is_known_empty:
+        if w_empty:
             note = (f"the reduction never runs (a loop of extent 0); {block}'s iteration ({_assign(names, point)}) "
                     f"reads {ctensor}{elem}, which nothing writes")
         else:

@@ -626,6 +626,19 @@ def _first_point(m: IndexingMap, timeout: float) -> tuple[int, ...] | None:
     return point if m.contains(point) else None
 
 
+def _empty_domain(m: IndexingMap, timeout: float) -> bool:
+    """Whether ``m``'s domain is empty: known (a loop of extent 0) or proven by z3 (a predicate no
+    iteration satisfies). ``False`` when z3 does not decide."""
+    if m.is_known_empty:
+        return True
+    enc = Z3Encoder()
+    env = enc.map_vars(m, "x_")
+    sol = enc.solver(timeout=timeout)
+    sol.add(*enc.domain(m, env))
+    sol.add(*enc.side_conditions)
+    return bool(sol.check() == enc.z3.unsat)
+
+
 def _inline_empty_producer(
     program: Stmt, block: str, tensor: str, consumers: list[BlockContext], checks: list[InlineCheck],
     timeout: float = 10.0,
@@ -638,7 +651,7 @@ def _inline_empty_producer(
             cf = _frame(cctx, st)
             read = cf.domain(cf.resolve(i) for i in ld.indices)
             name = f"{cctx.block.name}'s load of {tensor} lies in the stored region"
-            if read.is_known_empty:
+            if _empty_domain(read, timeout):
                 continue
             point = _first_point(read, timeout)
             if point is None:
@@ -648,7 +661,8 @@ def _inline_empty_producer(
                                     "runs is not decided", tuple(checks))
             names = [f.var for f in cctx.loops]
             elem = list(read.evaluate(point))
-            note = (f"{block} never runs (a loop of extent 0); {cctx.block.name}'s iteration "
+            note = (f"{block} never runs (a loop of extent 0 or a predicate nothing satisfies); {cctx.block.name}'s "
+                    "iteration "
                     f"({_assign(names, point)}) reads {tensor}{elem}, which nothing writes")
             checks.append(InlineCheck(name, "refuted", note, "z3",
                                       {"consumer_iteration": dict(zip(names, point)), "element": elem,
@@ -1051,6 +1065,8 @@ def _compute_inline(
                     return InlineReport(block, "unknown", f"{wrep.name}: {wrep.detail}", tuple(checks))
     if not between:
         ok(hazard)
+    if _empty_domain(write, timeout):  # every consumer load lies in an empty region: no consumer runs either
+        return _inline_empty_producer(program, block, tensor, consumers, checks, timeout)
     inv = inverse(write, timeout=timeout, sizes=k)
     if not inv.proved or inv.inverse is None:
         checks.append(InlineCheck("the store map has a proven inverse", inv.status, inv.reason))

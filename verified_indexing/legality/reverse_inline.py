@@ -67,6 +67,7 @@ from verified_indexing.legality.inline import (
     InlineCheck,
     InlineReport,
     _assign,
+    _empty_domain,
     _encode_conds,
     _first_point,
     _Frame,
@@ -441,7 +442,8 @@ def _never_runs(
     producer: the consumer reads an element nothing writes (refused with its first iteration); only the
     consumer: the moved store would write elements of ``dname`` the consumer never writes (refused with
     the producer's first iteration)."""
-    if read.is_known_empty and write.is_known_empty:
+    r_empty, w_empty = _empty_domain(read, timeout), _empty_domain(write, timeout)
+    if r_empty and w_empty:
         out: Stmt | None = _replace_block(program, block, lambda sb: None)
         assert out is not None
         out = _replace_block(out, pname, lambda sb: None)
@@ -449,16 +451,16 @@ def _never_runs(
         checks.append(InlineCheck(f"{pname} and {block} never run", "proved", "both execute nothing: removed"))
         return InlineReport(block, "inlined", f"all checks proved: {pname} and {block} never run; removed",
                             tuple(checks), out, None, (pname,))
-    m, ctx, who = (read, cctx, block) if write.is_known_empty else (write, pctx, pname)
+    m, ctx, who = (read, cctx, block) if w_empty else (write, pctx, pname)
     point = _first_point(m, timeout)
-    name = (f"{block} reads only elements {pname} writes" if write.is_known_empty
+    name = (f"{block} reads only elements {pname} writes" if w_empty
             else f"{block} reads every element {pname} writes")
     if point is None:
         checks.append(InlineCheck(name, "unknown", f"whether {who} runs is not decided", "z3"))
         return InlineReport(block, "unknown", f"{name}: whether {who} runs is not decided", tuple(checks))
     names = [f.var for f in ctx.loops]
     elem = list(m.evaluate(point))
-    if write.is_known_empty:
+    if w_empty:
         note = (f"{pname} never runs (a loop of extent 0); {block}'s iteration ({_assign(names, point)}) reads "
                 f"{btensor}{elem}, which nothing writes")
     else:
