@@ -41,7 +41,7 @@ and pre-existing out-of-bounds reads (a warning). See ``docs/legality.md``.
 
 from __future__ import annotations
 
-import itertools
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -816,31 +816,43 @@ def undefined_sizes(producer: GenericOp, consumer: GenericOp, sm: SizeModel) -> 
     return found.coalesce(), note
 
 
+@functools.lru_cache(maxsize=4)
+def _masked_regions(text: str) -> tuple[str, list[Any], list[int]]:
+    """``text`` with comments masked, its regions and their starts (once per text)."""
+    from verified_indexing.legality._scanner import mask_mlir_noise
+    from verified_indexing.legality.linalg_ir import regions
+
+    masked = mask_mlir_noise(text)
+    regs = regions(masked)
+    return masked, regs, [r.start for r in regs]
+
+
 def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, operand_index: int) -> tuple[str, ...]:
     """The producer's results that ``text`` (the module the ops were read from)
     uses after the producer anywhere but in the consumer's operand
     ``operand_index``: another op's operand, a ``return``... (a textual scan of
     SSA names, so a use in a nested region counts too: conservative)."""
-    from verified_indexing.legality._scanner import mask_mlir_noise
-    from verified_indexing.legality.linalg_ir import regions
+    import bisect
 
     out = []
     fused_value = consumer.operands[operand_index].value
     # SSA names are scoped by regions: scan the producer's region (nested regions
     # included, isolated-from-above ones excluded: they have their own names).
-    masked = mask_mlir_noise(text)
-    regs = regions(masked)
+    masked, regs, starts = _masked_regions(text)
     end = len(text)
     hidden: list[tuple[int, int]] = []
     if producer.scope:
-        mine = next((r for r in regs if r.start == producer.scope[0]), None)
-        if mine is not None:
+        at = bisect.bisect_left(starts, producer.scope[0])
+        if at < len(regs) and regs[at].start == producer.scope[0]:
+            mine = regs[at]
             end = mine.stop
-            hidden = [(r.start, r.stop) for r in regs if r.isolated and mine.start < r.start < mine.stop]
+            for r in regs[at + 1 : bisect.bisect_left(starts, mine.stop)]:
+                if r.isolated and (not hidden or r.start > hidden[-1][1]):
+                    hidden.append((r.start, r.stop))
     for res in producer.results:
         pattern = re.compile(re.escape(res) + r"(?![\w.$#-])")
-        uses = [m.start() for m in pattern.finditer(masked, 0, end)
-                if m.start() > producer.offset and not any(a < m.start() < b for a, b in hidden)]
+        uses = [m.start() for m in pattern.finditer(masked, producer.offset + 1, end)
+                if not any(a < m.start() < b for a, b in hidden)]
         count = len(uses) - (1 if res == fused_value else 0)
         if count > 0:
             out.append(res)
@@ -1233,10 +1245,18 @@ def fusion_pairs(ops: list[GenericOp]) -> list[tuple[GenericOp, GenericOp]]:
     order: a real SSA use, the name resolved as MLIR resolves it (the producer's
     region encloses the consumer, within one isolated-from-above region such as a
     function or a ``flow.dispatch.workgroups`` body: :meth:`GenericOp.sees`)."""
+    makers: dict[str, list[GenericOp]] = {}
+    for p in ops:
+        for res in p.results:
+            makers.setdefault(res, []).append(p)
     out = []
-    for p, c in itertools.permutations(ops, 2):
-        if c.sees(p) and _fused_operand(p, c) is not None:
-            out.append((p, c))
+    seen: set[tuple[int, int]] = set()
+    for c in ops:
+        for o in c.operands:
+            for p in makers.get(o.value, ()):
+                if p is not c and (id(p), id(c)) not in seen and c.sees(p):
+                    seen.add((id(p), id(c)))
+                    out.append((p, c))
     return sorted(out, key=lambda pc: (pc[1].offset, pc[0].offset))
 
 

@@ -44,6 +44,7 @@ text raises a :class:`ParseError` positioned in the original text.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -689,6 +690,7 @@ _SYMBOL_RE = re.compile(r"@[\w.$-]+|@\"[^\"]*\"")
 _SYM_NAME_RE = re.compile(r'\bsym_name\s*=\s*"([^"]*)"')  # the generic form: <{sym_name = "f", ...}>
 
 
+@functools.lru_cache(maxsize=8)
 def regions(text: str) -> list[Region]:
     """The regions of ``text`` (comments masked), outermost first. A ``{`` opens a
     region when the rest of its line is blank or a block label ``^bb`` follows
@@ -742,10 +744,19 @@ def scope_of(regs: Sequence[Region], offset: int) -> tuple[tuple[int, ...], str]
     first, up to and including the first isolated-from-above one (the SSA names
     visible there), and the name of that isolated region's op (``@f``, or the op
     name and offset, ``flow.dispatch.workgroups@123``)."""
-    inner = [k for k, r in enumerate(regs) if r.start < offset < r.stop]
+    return _scope(regs, [r.start for r in regs], offset)
+
+
+def _scope(regs: Sequence[Region], starts: Sequence[int], offset: int) -> tuple[tuple[int, ...], str]:
+    # The innermost region holding ``offset``: from the last region opened before it,
+    # climb to the first whose span holds it (regions are in order of their start).
+    k: int | None = bisect.bisect_left(starts, offset) - 1 if regs else None
+    if k is not None and k < 0:
+        k = None
+    while k is not None and not regs[k].start < offset < regs[k].stop:
+        k = regs[k].parent
     chain: list[int] = []
     name = ""
-    k: int | None = inner[-1] if inner else None
     while k is not None:
         r = regs[k]
         chain.append(r.start)
@@ -760,8 +771,9 @@ def _parse_module(text: str, source: str, strict: bool = False) -> LinalgModule:
     regs = regions(text)
     mod = _parse_ops(text, source, strict)
     ops = []
+    starts = [r.start for r in regs]
     for op in mod.ops:
-        chain, name = scope_of(regs, op.offset)
+        chain, name = _scope(regs, starts, op.offset)
         ops.append(replace(op, function=name, scope=chain))
     return LinalgModule(tuple(ops), mod.skipped)
 
