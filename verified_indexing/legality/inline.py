@@ -81,6 +81,7 @@ from verified_indexing.legality.cinn_ir import (
     format_program,
     parse_program,
     program_params,
+    program_sizes,
     walk_blocks,
 )
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
@@ -803,11 +804,28 @@ def compute_inline(
             break
         constraints += list(cond.constraints)
         texts.append(cond.text)
+        if not _some_size_satisfies(constraints, len(program_sizes(program))):
+            break  # the conditions exclude each other: refused at every size
         rep = _strip_guard(_compute_inline(_guard_sizes(program, constraints), block, outputs, timeout), fits)
         if rep.status == "inlined":
             when = " and ".join(texts)
             return replace(rep, reason=f"all checks proved when {when}", when=when)
     return first
+
+
+def _some_size_satisfies(constraints: list[tuple[AffineExpr, Interval]], k: int) -> bool:
+    """Whether some sizes (``0 <= N <= SIZE_MAX``) satisfy every constraint (z3; ``True`` when undecided)."""
+    enc = Z3Encoder()
+    z3 = enc.z3
+    xs = [enc.int_var(f"n{i}") for i in range(k)]
+    env: Env = {("d", i): x for i, x in enumerate(xs)}
+    sol = enc.solver(timeout=2.0)
+    sol.add(*[x >= 0 for x in xs], *[x <= SIZE_MAX for x in xs])
+    for e, iv in constraints:
+        t = enc.expr(e, env)
+        sol.add(t >= iv.lo, t <= iv.hi)
+    sol.add(*enc.side_conditions)
+    return bool(sol.check() != z3.unsat)
 
 
 def int64_guard(program: Stmt) -> tuple[Stmt, tuple[Cond, ...]]:
