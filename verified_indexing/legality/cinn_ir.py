@@ -1120,10 +1120,8 @@ def unique_names(p: Stmt, taken: Collection[str] = ()) -> Stmt:
     def go(s: Stmt, loops: tuple[str, ...], iters: tuple[str, ...]) -> tuple[Stmt, tuple[str, ...]]:
         scope = loops + iters
         if isinstance(s, (Store, Bind, For, If)) and len(s.scope) > len(scope):
-            # a loop inside a ScheduleBlock after its axis.bind: the interpreters run its body
-            # without the block's iteration variables (not modelled)
-            raise VerifiedIndexingError("a statement uses more enclosing names than its loops and block bind "
-                                        "(a loop inside a ScheduleBlock after axis.bind is not modelled)")
+            raise NotModelledError("a statement uses more enclosing names than its loops and block bind "
+                                   "(not modelled)")
         if isinstance(s, Store):
             return Store(s.tensor, s.indices, s.value, scope[: len(s.scope)]), iters
         if isinstance(s, Bind):
@@ -1134,7 +1132,8 @@ def unique_names(p: Stmt, taken: Collection[str] = ()) -> Stmt:
             return Bind(tuple(names), s.values, outer), tuple(names)
         if isinstance(s, For):
             var = s.var if s.kind == "size" else fresh(s.var, scope)
-            body = tuple(go(c, (*loops, var), ())[0] for c in s.body)
+            # the reader's scope inside a loop in a block: the loops, this loop, then the block's names
+            body = tuple(go(c, (*loops, var), iters)[0] for c in s.body)
             return For(s.kind, var, s.start, s.extent, body, s.bound, scope[: len(s.scope)]), iters
         if isinstance(s, If):
             return If(s.conds, tuple(go(c, loops, iters)[0] for c in s.body), scope[: len(s.scope)]), iters
