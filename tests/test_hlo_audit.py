@@ -646,3 +646,47 @@ def test_per_instruction_input_to_output_claims() -> None:
     assert bad.status == "refuted" and bad.counterexample is not None and bad.counterexample.target is not None
     d0 = dict(bad.counterexample.values)["d0"]
     assert bad.counterexample.target in uses[(d0,)] and bad.counterexample.target[0] == 2
+
+
+PARAM_CLAMP = """HloModule m
+fused {
+  p0 = f32[16] parameter(0)
+  p1 = s32[] parameter(1)
+  lo = s32[] constant(2)
+  hi = s32[] constant(5)
+  cl = s32[] clamp(lo, p1, hi)
+  ROOT ds = f32[4] dynamic-slice(p0, cl), dynamic_slice_sizes={4}
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  i = s32[] parameter(1)
+  ROOT f = f32[4] fusion(x, i), kind=kLoop, calls=fused
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("bounds", "binding", "status"),
+    [
+        ("[2, 5]", "%p1 = s32[] parameter(1)", "proved"),  # XLA moved the binding through the clamp
+        ("[0, 12]", "%cl = s32[] clamp(%lo, %p1, %hi)", "proved"),  # bound to the clamp itself
+        ("[0, 12]", "%p1 = s32[] parameter(1)", "refuted"),  # the clamp forgotten
+        ("[2, 5]", "%p0 = f32[16] parameter(0)", "refuted"),  # a wrong binding
+        ("[0, 15]", "%p0 = f32[16] parameter(0)", "refuted"),  # a wrong binding is never over-approximates
+    ],
+)
+def test_runtime_variables_through_a_clamp_of_known_bounds(bounds: str, binding: str, status: str) -> None:
+    module = parse_module(PARAM_CLAMP)
+    text = (f"operand id = 0\n(d0){{rt0}} -> (d0 + rt0),\ndomain:\nd0 in [0, 3],\nrt0 in {bounds}\n"
+            f"runtime variables:\nrt0: {binding}\n  (d0) -> (),\n  domain:\n  d0 in [0, 3]\n")
+    (r,) = audit(module, parse_claims(text))
+    assert r.status == status, r.steps
+    c = r.counterexample
+    if status == "refuted" and c is not None:  # a read missed: confirmed by the interpreter at that offset
+        values = dict(c.values)
+        comp = module.computations["fused"]
+        offset = int(np.clip(values["rt0"], 2, 5))  # the clamp instruction, then the slice's own clamp
+        (out,) = run(comp.by_name["ds"], comp, {1: np.array(offset)})
+        assert c.target is not None and c.target in {x for k, x in out[values["d0"]] if k == 0}
+        claimed = values["d0"] + int(np.clip(values["rt0"], *(int(x) for x in bounds.strip("[]").split(","))))
+        assert c.target != (claimed,)

@@ -831,13 +831,70 @@ def _fold(m: IndexingMap, values: dict[int, _Pieces]) -> list[IndexingMap]:
 _Known = tuple[str, "_Pieces", Interval]
 
 
+def _through_clamps(
+    comp: Computation, name: str, index: list[AffineExpr], bounds: Interval
+) -> tuple[str, list[AffineExpr], Interval, list[str]]:
+    """A runtime variable bound to ``clamp(lo, x, hi)`` (``lo``, ``hi`` known scalars,
+    ``lo <= hi``) stands for ``x`` clamped to its bounds intersected with ``[lo, hi]``
+    (``clamp(clamp(x, lo, hi), a, b) = clamp(x, max(lo, a), min(hi, b))`` when they
+    overlap): the binding moved to ``x``, through value-preserving instructions."""
+    via: list[str] = []
+    for _ in range(len(comp.instructions)):
+        step = _trace_step(comp, name)
+        if step is not None:
+            via.append(name)
+            name, m = step
+            index = [r.substitute(dims=index) for r in m.results]
+            continue
+        inst = comp.by_name.get(name)
+        if inst is None or inst.opcode != "clamp" or len(inst.operands) != 3:
+            break
+        lo_i, x_i, hi_i = (comp.by_name.get(n) for n in inst.operands)
+        if lo_i is None or x_i is None or hi_i is None or lo_i.shape.dims or hi_i.shape.dims \
+                or x_i.shape.dims != inst.shape.dims or x_i.shape.element_type != inst.shape.element_type:
+            break
+        lo, hi = evaluate_binding(comp, lo_i.name, []), evaluate_binding(comp, hi_i.name, [])
+        if not lo or not hi or len(lo) != 1 or len(hi) != 1 or not isinstance(lo[0][1], Const) \
+                or not isinstance(hi[0][1], Const) or lo[0][0] or hi[0][0]:
+            break
+        a, b = lo[0][1].value, hi[0][1].value
+        new = Interval(max(a, bounds.lo), min(b, bounds.hi))
+        if a > b or new.is_empty():
+            break
+        via.append(name)
+        name, bounds = x_i.name, new
+    return name, index, bounds, via
+
+
+def _rebind_clamps(comp: Computation, m: IndexingMap) -> tuple[IndexingMap, list[str]]:
+    """``m`` with each runtime variable bound to a clamp of known bounds rebound
+    to the clamped value, its bounds narrowed (see :func:`_through_clamps`)."""
+    if m.state != "ok" or not m.num_rt_vars:
+        return m, []
+    rts, notes = list(m.rt_vars), []
+    for k, v in enumerate(rts):
+        name = getattr(v.origin, "operand_name", None)
+        om = getattr(v.origin, "map", None)
+        if not isinstance(name, str) or not isinstance(om, IndexingMap) or om.state != "ok" \
+                or not dataclasses.is_dataclass(v.origin) or isinstance(v.origin, type):
+            continue
+        new_name, index, bounds, via = _through_clamps(comp, name, list(om.results), v.bounds)
+        if new_name == name or not any(comp.by_name[x].opcode == "clamp" for x in via if x in comp.by_name):
+            continue
+        origin = dataclasses.replace(v.origin, operand_name=new_name, map=om.replace(results=index),
+                                     via=(*getattr(v.origin, "via", ()), *via))
+        rts[k] = Variable(bounds, v.name, origin)
+        notes.append(f"rt{k} = {name}, a clamp: stands for {new_name} clamped to [{bounds.lo}, {bounds.hi}]")
+    return (m.replace(rt_vars=rts), notes) if notes else (m, [])
+
+
 def _fold_ours(target: _Target, a: AccessMap, known: list[_Known] | None = None) -> tuple[list[IndexingMap], list[str]]:
     """Our map with every runtime variable whose value is known folded in, and
     the folds in words (each fold also appended to ``known``: its name, value
-    and bounds, for the witnesses)."""
-    m = a.map
+    and bounds, for the witnesses); runtime variables bound to a clamp are
+    rebound to the clamped value first."""
+    m, notes = _rebind_clamps(target.comp, a.map)
     values: dict[int, _Pieces] = {}
-    notes = []
     for k, v in enumerate(m.rt_vars):
         name = getattr(v.origin, "operand_name", None)
         om = getattr(v.origin, "map", None)
@@ -861,7 +918,23 @@ def _fold_claim(target: _Target, claim: Claim) -> tuple[list[IndexingMap], list[
     m = claim.map
     values: dict[int, _Pieces] = {}
     notes = []
-    for b in claim.bindings:
+    bindings = []
+    if m.state == "ok":  # a binding to a clamp of known bounds: rebound to the clamped value
+        rts = list(m.rt_vars)
+        for b in claim.bindings:
+            if b.index < m.num_rt_vars and b.map.state == "ok" and not b.map.num_rt_vars:
+                name, index, bounds, via = _through_clamps(target.comp, b.instruction, list(b.map.results),
+                                                           rts[b.index].bounds)
+                if name != b.instruction and any(target.comp.by_name[x].opcode == "clamp" for x in via):
+                    rts[b.index] = rts[b.index].with_bounds(bounds)
+                    b = RuntimeBinding(b.index, name, b.map.replace(results=index))
+                    notes.append(f"claimed rt{b.index}: a clamp, stands for {name} clamped to "
+                                 f"[{bounds.lo}, {bounds.hi}]")
+            bindings.append(b)
+        m = m.replace(rt_vars=rts)
+    else:
+        bindings = list(claim.bindings)
+    for b in bindings:
         if b.index >= m.num_rt_vars or b.map.state != "ok" or b.map.num_dims != m.num_dims \
                 or b.map.num_range_vars not in (0, m.num_range_vars) or b.map.num_rt_vars:
             continue
@@ -870,7 +943,7 @@ def _fold_claim(target: _Target, claim: Claim) -> tuple[list[IndexingMap], list[
             values[b.index] = pieces
             notes.append(f"claimed rt{b.index} = {b.instruction}[...] is known: folded in")
     keep = [k for k in range(m.num_rt_vars) if k not in values]
-    rest = [RuntimeBinding(keep.index(b.index), b.instruction, b.map) for b in claim.bindings if b.index in keep]
+    rest = [RuntimeBinding(keep.index(b.index), b.instruction, b.map) for b in bindings if b.index in keep]
     return _fold(m, values), rest, notes
 
 
@@ -977,6 +1050,11 @@ def _decide(
                         + ", ".join(target.unsupported))
         return _all(results, "proved", "relation", "proved: neither the claim nor the analysis reads an element")
     nd, nrt, nres = next(iter(spaces))
+    if nrt:
+        wrong = _wrong_binding(results, rest_bindings, ours_folded)
+        if wrong is not None:
+            return wrong
+        claim_maps, ours_folded = _widen(claim_maps, ours_folded, nrt)
     import islpy as isl
 
     ctx = isl.Context()
@@ -1053,6 +1131,74 @@ def _decide(
     return results
 
 
+def _wrong_binding(
+    results: list[AuditResult], bindings: list[list[RuntimeBinding]],
+    ours_folded: list[tuple[AccessMap, list[IndexingMap]]],
+) -> list[AuditResult] | None:
+    """A claimed runtime variable bound to an instruction that is not where our
+    (proven) analysis takes its value from: the claim names a wrong binding."""
+    for res, claimed in zip(results, bindings):
+        for b in claimed:
+            sources = set()
+            for _, ms in ours_folded:
+                for m in ms:
+                    if m.state != "ok" or b.index >= m.num_rt_vars:
+                        continue
+                    origin = m.rt_vars[b.index].origin
+                    name = getattr(origin, "operand_name", None)
+                    if not isinstance(name, str):
+                        return None
+                    sources.add((name, tuple(getattr(origin, "via", ()))))
+            if len(sources) != 1:
+                continue
+            ((name, via),) = sources
+            if b.instruction != name and b.instruction not in via:
+                for other in results:
+                    other.status = "unknown"
+                    other.steps.append(("runtime variables", "another claim for this operand names a wrong binding"))
+                res.status = "refuted"
+                res.steps[-1:] = [("runtime variables", f"rt{b.index}: claimed bound to {b.instruction}, but its value "
+                                   f"comes from {name}" + (f" (through {', '.join(via)})" if via else ""))]
+                res.witness = [f"the analysis (proven) reads rt{b.index} from {name}"]
+                return results
+    return None
+
+
+def _widen(
+    claim_maps: list[list[IndexingMap]], ours_folded: list[tuple[AccessMap, list[IndexingMap]]], nrt: int
+) -> tuple[list[list[IndexingMap]], list[tuple[AccessMap, list[IndexingMap]]]]:
+    """Runtime variables left on both sides stand for the same value only when
+    bound alike (checked) *and* clamped alike: where the bounds differ, each side's
+    ``rtK`` becomes the raw value clamped to that side's bounds, the raw value
+    ranging one past every bound (beyond them every clamp is constant)."""
+    every = [m for ms in claim_maps for m in ms if m.state == "ok"] + [
+        m for _, ms in ours_folded for m in ms if m.state == "ok"]
+    changed = False
+    wide: list[Interval | None] = []
+    for k in range(nrt):
+        bounds = {m.rt_vars[k].bounds for m in every}
+        if len(bounds) == 1:
+            wide.append(None)
+            continue
+        changed = True
+        wide.append(Interval(min(b.lo for b in bounds) - 1, max(b.hi for b in bounds) + 1))
+    if not changed:
+        return claim_maps, ours_folded
+
+    def go(m: IndexingMap) -> IndexingMap:
+        if m.state != "ok":
+            return m
+        subst: list[AffineExpr] = []
+        for k, w in enumerate(wide):
+            b = m.rt_vars[k].bounds
+            subst.append(RtSym(k) if w is None else emin(emax(RtSym(k), Const(b.lo)), Const(b.hi)))
+        rts = [v if w is None else Variable(w, v.name, v.origin) for v, w in zip(m.rt_vars, wide)]
+        return IndexingMap(m.dims, [r.substitute(rts=subst) for r in m.results], m.range_vars, rts,
+                           [(e.substitute(rts=subst), iv) for e, iv in m.constraints])
+
+    return [[go(m) for m in ms] for ms in claim_maps], [(a, [go(m) for m in ms]) for a, ms in ours_folded]
+
+
 def _all(results: list[AuditResult], status: str, step: str, text: str) -> list[AuditResult]:
     for r in results:
         r.status = status
@@ -1065,7 +1211,7 @@ def _missed_witness(values: dict[str, int], element: tuple[int, ...]) -> list[st
     dims = ", ".join(str(x) for k, x in values.items() if k.startswith("d"))
     rts = ", ".join(f"{k} = {x}" for k, x in values.items() if k.startswith("rt"))
     return [f"at {at}:", f"  the analysis: output ({dims}) reads element ({', '.join(map(str, element))})"
-            + (f" (runtime values {rts})" if rts else ""),
+            + (f" (runtime values {rts}, each side clamping them to its bounds)" if rts else ""),
             "  the claim: no range-variable value makes that output read it"]
 
 
