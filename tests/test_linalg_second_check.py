@@ -129,3 +129,13 @@ def test_the_text_report_shows_the_second_check(tmp_path: Path, capsys: pytest.C
     assert main(["fuse", str(f)]) == 0
     out = capsys.readouterr().out
     assert "[proved] the fused op, run by the Linalg interpreter" in out and "equal results at N0 = 1, N1 = 1" in out
+
+
+def test_over_the_budget_the_check_says_it_did_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(interp, "ITERATION_BUDGET", 10)
+    text = (EXAMPLES / "transpose.mlir").read_text()
+    ((p, c, k),) = fusion_candidates(parse_linalg(text))
+    rep = check_fusion(p, c, operand_index=k)
+    assert rep.status == "legal" and rep.second_check is not None
+    v = rep.second_check.verdict
+    assert v.status == "unknown" and "over the interpreter's budget (10)" in v.reason and "did not run" in v.reason

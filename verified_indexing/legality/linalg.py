@@ -1108,7 +1108,7 @@ def _check_fusion(
     # interpreter at several sizes (raises Disagreement, an internal error, when they differ).
     from verified_indexing.legality.linalg_interpreter import QUESTION, cross_check
 
-    v2 = cross_check(replace(rep, sizes=sm, condition_constraints=tuple(condition)), text)
+    v2 = cross_check(replace(rep, sizes=sm, condition_constraints=tuple(condition)), text, timeout=timeout)
     rep = replace(rep, second_check=Obligation(QUESTION, v2))
     return done(replace(rep, status="legal", reason="all obligations proved"))
 

@@ -42,7 +42,7 @@ __all__ = ["HAVE_NUMPY", "run_generic", "run_ops", "eval_payload", "loop_sizes",
 HAVE_NUMPY = importlib.util.find_spec("numpy") is not None
 
 #: Most loop iterations (pair and fused op, every size) one cross-check interprets.
-ITERATION_BUDGET = 200_000
+ITERATION_BUDGET = 60_000
 
 
 class Disagreement(RuntimeError):
@@ -305,7 +305,8 @@ def _iterations(ops: Sequence[GenericOp], env: Mapping[str, Any]) -> int:
     return total
 
 
-def cross_check(rep: FusionReport, fused_text: str, *, points: int = 3, seeds: int = 2) -> Verdict:
+def cross_check(rep: FusionReport, fused_text: str, *, points: int = 3, seeds: int = 2,
+                timeout: float = math.inf) -> Verdict:
     """Run the pair and the fused op ``fused_text`` with the interpreter at up to
     ``points`` sizes where ``rep`` holds, on ``seeds`` random small-integer inputs
     each, and compare every result the fused op returns (NaN equal to NaN).
@@ -313,7 +314,8 @@ def cross_check(rep: FusionReport, fused_text: str, *, points: int = 3, seeds: i
     ``proved`` (engine ``interpreter``) when they agree everywhere they ran;
     ``unknown`` when the check did not run (numpy absent, an operation the
     interpreter does not evaluate, sizes over :data:`ITERATION_BUDGET`, no size
-    point): the reason says so. Raises :class:`Disagreement` when they differ
+    point, ``timeout`` seconds spent before a first run): the reason says so (after a
+    first run, the time left only limits the number of runs). Raises :class:`Disagreement` when they differ
     (an element, or one of them leaving its tensors or failing where the other
     does not): the proof and the interpreter cannot both be right.
     """
@@ -339,6 +341,10 @@ def cross_check(rep: FusionReport, fused_text: str, *, points: int = 3, seeds: i
             env = _environment(rep, pt, seed)
             if env is None:
                 return verdict("unknown", "an operand has a dim of unknown size: the interpreter did not run")
+            if _now() - t0 > timeout:
+                if ran:
+                    break
+                return verdict("unknown", f"the time limit ({timeout} s) ran out: the second check did not run")
             cost = _iterations([rep.producer, rep.consumer], env) * 2
             if cost > budget:
                 if ran:
