@@ -63,11 +63,27 @@ def test_version_falls_back_to_metadata_then_unknown(monkeypatch: pytest.MonkeyP
 
 
 def test_cli_version() -> None:
+    """The package's version, then z3's and islpy's (and jax's, TVM's, IREE's when installed), each equal to
+    what pip records for the distribution; none of the heavy modules is imported to get them."""
+    from importlib import metadata
+
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(["--version"])
     assert code == 0
-    assert out.getvalue().strip() == f"verified-indexing {PYPROJECT['project']['version']}"
+    lines = out.getvalue().splitlines()
+    assert lines[0] == f"verified-indexing {PYPROJECT['project']['version']}"
+    listed = dict(line.split() for line in lines[1:])
+    assert listed["z3"] == metadata.version("z3-solver") and listed["islpy"] == metadata.version("islpy")
+    for label, dist in (("jax", "jax"), ("tvm", "apache-tvm"), ("iree", "iree-base-compiler")):
+        try:
+            assert listed[label] == metadata.version(dist), label
+        except metadata.PackageNotFoundError:
+            assert label not in listed
+    code = "import sys\nfrom verified_indexing.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n" \
+           "    pass\nprint(sorted(m for m in ('jax', 'tvm', 'iree', 'z3', 'islpy') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "[]", proc.stdout + proc.stderr
 
 
 # -- layout and metadata -----------------------------------------------------------------------------
@@ -396,3 +412,118 @@ def test_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
     assert re.search(r"bad\.py:7: error: Incompatible types in assignment \(expression has type \"int\", "
                      r"variable has type \"str\"\)", bad.stdout), bad.stdout
     assert "py.typed" not in bad.stdout and "missing library stubs" not in bad.stdout
+
+
+# -- the sdist, a wheel built from it, an editable install (slow: builds and fresh venvs) -----------------
+
+
+def _fresh_venv(where: Path) -> tuple[Path, str]:
+    """A venv without pip's downloads: its own site-packages first, then this interpreter's (z3, islpy, pip)
+    through a .pth, so that only what is installed into it is the package under test."""
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    py = where / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "zz_parent_site.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    return py, site
+
+
+def _use_installed(venv: Path, work: Path, expect_under: str) -> None:
+    """The commands that need verified_indexing.proofs, run from the installed package as a user would."""
+    env = _env_without_checkout()
+    py = venv / "bin" / "python"
+    where = subprocess.run([str(py), "-c", "import verified_indexing.proofs as p; print(p.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=work)
+    assert where.returncode == 0 and where.stdout.startswith(expect_under), where.stdout + where.stderr
+    exe = str(venv / "bin" / "verified-indexing")
+    rule = subprocess.run([exe, "check-rule", "(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)",
+                           "--where", "c0 > 0, c1 > 0"], capture_output=True, text=True, env=env, cwd=work,
+                          timeout=120)
+    assert rule.returncode == 0 and "Proved" in rule.stdout, rule.stdout + rule.stderr
+    wrong = subprocess.run([exe, "check-rule", "(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)",
+                            "--where", "c0 != 0, c1 != 0"], capture_output=True, text=True, env=env, cwd=work,
+                           timeout=120)
+    assert wrong.returncode == 1 and "Refuted" in wrong.stdout, wrong.stdout + wrong.stderr
+    bugs = subprocess.run([exe, "known-bugs"], capture_output=True, text=True, env=env, cwd=work, timeout=300)
+    assert bugs.returncode == 0, bugs.stdout + bugs.stderr
+    assert re.search(r"(\d+) known bugs: \1 refuted with a confirmed counterexample", bugs.stdout), bugs.stdout
+    demo = subprocess.run([exe, "demo"], capture_output=True, text=True, env=env, cwd=work, timeout=300)
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    _check_demo_lines(demo.stdout.splitlines())
+
+
+@pytest.mark.slow
+def test_sdist_then_a_wheel_built_from_it_in_a_fresh_venv(tmp_path: Path) -> None:
+    """The release path (what ``python -m build`` does): the sdist, then a wheel built from the unpacked
+    sdist (not from the checkout), installed alone in a fresh venv: check-rule, known-bugs and the demo run
+    (they import verified_indexing.proofs, which a checkout has only as a symlink). About 30 s, offline."""
+    import tarfile
+
+    import setuptools
+
+    if int(setuptools.__version__.split(".")[0]) < 77:
+        pytest.skip(f"setuptools {setuptools.__version__} < 77 (pyproject's build requirement)")
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    build = ("import sys\nfrom setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))")
+    proc = subprocess.run([sys.executable, "-c", build, str(dist)], capture_output=True, text=True, cwd=ROOT,
+                          env=_env_without_checkout(), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    version = PYPROJECT["project"]["version"]
+    sdist = dist / proc.stdout.splitlines()[-1].strip()
+    assert sdist.name == f"verified_indexing-{version}.tar.gz"
+    with tarfile.open(sdist) as tar:
+        members = {m.name.split("/", 1)[1]: m for m in tar.getmembers() if "/" in m.name}
+    for needed in ("verified_indexing/proofs/__init__.py", "verified_indexing/proofs/theorems.py",
+                   "verified_indexing/proofs/known_bugs.py", "proofs/theorems.py", "CHANGELOG.md", "README.md",
+                   "LICENSE", "MANIFEST.in", "docs/cli.md", "tests/test_package.py", "tests/conftest.py",
+                   "examples/jax_hlo/softmax.post.hlo", "verified_indexing/demo_data/softmax.post.hlo"):
+        assert needed in members, needed
+        assert not members[needed].issym(), needed
+    # every file of the checkout's package and proofs is in the sdist (git-independent: the file system)
+    for path in [*(ROOT / "verified_indexing").rglob("*.py"), *(ROOT / "proofs").glob("*.py")]:
+        if "__pycache__" not in path.parts:
+            assert path.relative_to(ROOT).as_posix() in members, path
+
+    wheels = tmp_path / "wheels"
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+                           "--quiet", "-w", str(wheels), str(sdist)], capture_output=True, text=True,
+                          env=_env_without_checkout(), cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (wheel,) = wheels.glob("verified_indexing-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {"verified_indexing", f"verified_indexing-{version}.dist-info"}
+    checkout_wheel_files = {p.relative_to(ROOT / "proofs").as_posix() for p in (ROOT / "proofs").glob("*.py")}
+    assert {n.removeprefix("verified_indexing/proofs/") for n in names
+            if n.startswith("verified_indexing/proofs/")} == checkout_wheel_files
+    metadata = zipfile.ZipFile(wheel).read(f"verified_indexing-{version}.dist-info/METADATA").decode()
+    assert "Classifier: Typing :: Typed" in metadata and "Requires-Dist: z3-solver>=5" in metadata
+
+    venv = tmp_path / "venv"
+    py, site = _fresh_venv(venv)
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
+                          capture_output=True, text=True, env=_env_without_checkout())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    work = tmp_path / "user"
+    work.mkdir()
+    _use_installed(venv, work, expect_under=site)
+
+
+@pytest.mark.slow
+def test_editable_install_in_a_fresh_venv(tmp_path: Path) -> None:
+    """``pip install -e``: the package and its proofs are imported from the checkout (about 25 s)."""
+    import setuptools
+
+    if int(setuptools.__version__.split(".")[0]) < 77:
+        pytest.skip(f"setuptools {setuptools.__version__} < 77 (pyproject's build requirement)")
+    venv = tmp_path / "venv"
+    py, _ = _fresh_venv(venv)
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
+                           "--quiet", "-e", str(ROOT)], capture_output=True, text=True, env=_env_without_checkout(),
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    work = tmp_path / "user"
+    work.mkdir()
+    _use_installed(venv, work, expect_under=str(ROOT))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["package_version"]
+__all__ = ["dependency_versions", "package_version", "version_text"]
 
 DIST_NAME = "verified-indexing"
 UNKNOWN = "0+unknown"
@@ -46,6 +46,44 @@ def package_version() -> str:
         return version(DIST_NAME)
     except PackageNotFoundError:
         return UNKNOWN
+
+
+# What ``--version`` lists beside the package: (label, distributions tried in order, always listed). Read
+# from the installed metadata (importlib.metadata), so that no heavy module (jax, tvm, iree) is imported.
+_DEPENDENCIES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
+    ("z3", ("z3-solver",), True),
+    ("islpy", ("islpy",), True),
+    ("jax", ("jax",), False),
+    ("jaxlib", ("jaxlib",), False),
+    ("tvm", ("apache-tvm", "tvm", "mlc-ai-nightly"), False),
+    ("iree", ("iree-base-compiler", "iree-compiler"), False),
+)
+
+
+def dependency_versions() -> list[tuple[str, str]]:
+    """``(label, version)`` of the engines (z3, islpy: ``"not installed"`` when missing) and of the
+    compilers the package drives when they are installed (jax, jaxlib, TVM, IREE)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: list[tuple[str, str]] = []
+    for label, dists, always in _DEPENDENCIES:
+        for dist in dists:
+            try:
+                found.append((label, version(dist)))
+                break
+            except PackageNotFoundError:
+                continue
+        else:
+            if always:
+                found.append((label, "not installed"))
+    return found
+
+
+def version_text() -> str:
+    """What ``verified-indexing --version`` prints: the package's version, then one line per dependency."""
+    lines = [f"verified-indexing {package_version()}"]
+    lines += [f"  {label} {ver}" for label, ver in dependency_versions()]
+    return "\n".join(lines)
 
 
 def __getattr__(name: str) -> Any:

@@ -80,13 +80,14 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 class _Version(argparse.Action):
-    """``--version``: the version is read only when asked for (it costs a file read)."""
+    """``--version``: the package's version, then z3's and islpy's (and jax's, TVM's, IREE's when installed),
+    read from the installed metadata only when asked for (no heavy module is imported)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        from verified_indexing._version import package_version
+        from verified_indexing._version import version_text
 
-        print(f"verified-indexing {package_version()}")
+        print(version_text())
         parser.exit()
 
 
@@ -97,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the version (and those of z3, islpy, jax, TVM, IREE when installed) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
