@@ -205,3 +205,54 @@ def test_random_shadowed_programs_against_the_interpreter(text: str) -> None:
         assert expected is not None, "inlined a program that reads an element nothing writes"
         assert rep.program is not None
         assert run(rep.program, {"A"})["C"] == expected["C"]
+
+
+@st.composite
+def _reductions(draw: st.DrawFn) -> str:
+    """A reduction whose axes are named like (and may swap) the loop variables, its loops in
+    either order (the init hoisted or predicated), and an epilogue block."""
+    l1, l2 = draw(st.permutations(_NAMES))[:2]
+    a, r = draw(st.permutations(_NAMES))[:2]
+    e1, e2 = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    outer_first = draw(st.booleans())
+    loops = f"{l1}, {l2}" if outer_first else f"{l2}, {l1}"
+    grid = f"{e1}, {e2}" if outer_first else f"{e2}, {e1}"
+    op, init = draw(st.sampled_from([("+", "T.float32(0)"), ("max", 'T.float32("-inf")')]))
+    update = f"B[{a}] + A[{a} * 3 + {r}]" if op == "+" else f"T.max(B[{a}], A[{a} * 3 + {r}])"
+    epi = draw(st.sampled_from(["B[{w}] + bias[{w}]", "T.max(B[{w}], T.float32(0))", "B[{w}] * T.float32(2)"]))
+    w = draw(st.sampled_from(_NAMES))
+    return (
+        "@T.prim_func\n"
+        'def f(A: T.Buffer((12,), "float32"), bias: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):\n'
+        "    B = T.alloc_buffer((4,))\n"
+        f"    for {loops} in T.grid({grid}):\n"
+        '        with T.block("B"):\n'
+        f'            {a}, {r} = T.axis.remap("SR", [{l1}, {l2}])\n'
+        "            with T.init():\n"
+        f"                B[{a}] = {init}\n"
+        f"            B[{a}] = {update}\n"
+        f"    for {w} in T.serial({e1}):\n"
+        '        with T.block("C"):\n'
+        f"            {w} = T.axis.spatial(4, {w})\n"
+        f"            C[{w}] = {epi.format(w=w)}\n"
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(_reductions())
+def test_random_shadowed_reductions_against_the_interpreter(text: str) -> None:
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+
+    expected = run_tvmscript(text)
+    p = parse_tvmscript(text)
+    inputs = {"A", "bias"}
+    assert run(p, inputs) == expected
+    for name, rep in (("fuse", fuse_reduction_epilogue(p, "C")), ("reverse", reverse_compute_inline(p, "C")),
+                      ("inline", compute_inline(p, "B"))):
+        event(f"{name}: {rep.status}")
+        if rep.status in ("fused", "inlined"):
+            assert rep.program is not None
+            got = run(rep.program, inputs)["C"]
+            assert got.keys() == expected["C"].keys()
+            assert all(abs(got[k] - expected["C"][k]) < 1e-9 for k in got), (name, text)
