@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from cinn_interpreter import run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verified_indexing.cli import main
 from verified_indexing.legality.cinn_ir import Stmt, at_sizes, cond_holds, format_program, parse_program
@@ -683,3 +685,48 @@ def test_fuse_epilogue_with_a_write_between(m: int, w: str, r: str) -> None:
     assert moved != text
     q = parse_tvmscript(moved, "<W writes elsewhere>")
     assert run(q, inputs)["D"] != run(p, inputs)["D"]
+
+
+# ---------------------------------------------------------------------------
+# Random programs: empty loops, predicates, a writer in between; every accepted rewrite against the interpreter
+# ---------------------------------------------------------------------------
+
+_R_IDX = ["i0", "i0 + 1", "i0 * 2", "{n} - 1 - i0", "i0 floordiv 2", "i0 mod 3", "3"]
+
+
+def _r_block(name: str, ext: int, store: str, value: str, pred: str) -> str:
+    body = f"{store} = {value}"
+    if pred:
+        body = f"if ({pred})\n      {{\n        {body}\n      }}"
+    return (f"  serial for (i, 0, {ext})\n  {{\n    ScheduleBlock({name})\n    {{\n      i0 = axis.bind(i)\n"
+            f"      {body}\n    }}\n  }}\n")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from([0, 1, 3, 4, 6]), st.sampled_from([0, 1, 3, 4, 6]), st.sampled_from(_R_IDX),
+       st.sampled_from(_R_IDX), st.sampled_from(["", "i0 < 3", "i0 >= 1"]), st.sampled_from(["", "i0 < 2"]),
+       st.sampled_from([None, (0, "i0"), (2, "i0 + 5"), (4, "7 - i0")]))
+def test_random_programs_inline_and_reverse_inline_agree_with_the_interpreter(
+    n1: int, n2: int, store: str, read: str, pred1: str, pred2: str, writer: tuple[int, str] | None
+) -> None:
+    from verified_indexing.errors import VerifiedIndexingError
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+
+    mid = "" if writer is None else _r_block("W", writer[0], f"A[{writer[1]}]", "7", "")
+    text = ("ScheduleBlock(root)\n{\n" + _r_block("I", 8, "A[i0]", "exp(P[i0])", "")
+            + _r_block("B", n1, f"B[{store.format(n=n1)}]", "exp(A[i0])", pred1) + mid
+            + _r_block("D", n2, "D[i0]", f"(B[{read.format(n=n2)}] * A[i0])", pred2) + "}")
+    p = parse_program(text)
+    original = _outcome(p, {}, {"P"}, "D")
+    for which in ("inline", "reverse-inline"):
+        try:
+            rep = compute_inline(p, "B") if which == "inline" else reverse_compute_inline(p, "D")
+        except VerifiedIndexingError:
+            continue  # a positioned, reported error: never a traceback
+        if rep.status == "inlined":
+            assert original != "unwritten" and rep.program is not None, text
+            assert _outcome(rep.program, {}, {"P"}, "D") == original, text
+        elif rep.status == "refused" and original == "unwritten":
+            pass  # the original itself reads an element nothing writes
+        elif rep.status == "refused":
+            assert rep.checks[-1].status == "refuted"
