@@ -296,12 +296,17 @@ def _environment(rep: FusionReport, sizes: dict[str, int], seed: int) -> dict[st
 
 
 def _iterations(ops: Sequence[GenericOp], env: Mapping[str, Any]) -> int:
+    """The loop iterations of running ``ops`` in order (a result has its init's shape)."""
+    shapes = dict(env)
     total = 0
     for op in ops:
         try:
-            total += math.prod(loop_sizes(op, env))
+            total += math.prod(loop_sizes(op, shapes))
         except (KeyError, ValueError):
-            return 0
+            continue  # the run reports it
+        for res, o in zip(op.results, op.outputs):
+            if o.value in shapes:
+                shapes[res] = shapes[o.value]
     return total
 
 
