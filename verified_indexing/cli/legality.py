@@ -70,7 +70,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "inline",
         help="CINN ComputeInline on ScheduleBlock IR: legality checked, result proven",
         description="Inline a producer ScheduleBlock into the blocks that read its tensor, through the proven "
-        "inverse of its store indices, and prove the consumers store the same values.",
+        "inverse of its store indices, and prove the consumers store the same values. Only a write between the "
+        "producer and a consumer to what the producer read is a hazard; a producer nothing reads that is not an "
+        "output is removed; a loop that never runs is decided like any other. A step legal only under a "
+        "condition on the sizes says 'inlined when ...' (also with --all).",
         epilog=INLINE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -91,7 +94,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "folded into the init, any other applied on the last reduction iteration. The fused program (ours, or "
         "the one given with --fused) is compared with the original by exact evaluation (a difference is "
         "reported with the element, the sizes and both values) and proven equal by induction over the "
-        "reduction loop (z3, uninterpreted values; the algebraic laws assumed are listed).",
+        "reduction loop (z3, uninterpreted values; the algebraic laws assumed are listed). Symbolic sizes (the "
+        "reduction length K = 0 included) and predicated blocks (T.where) are modelled.",
         epilog=EPILOGUE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -108,7 +112,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="TVM's ReverseComputeInline: move a consumer block into its producer, legality checked, proven",
         description="Move the consumer block into the producer of the tensor it reads, through the proven inverse "
         "of its read indices; every check is reported with its witness, and z3 proves the moved store writes "
-        "what the consumer wrote.",
+        "what the consumer wrote. A producer computing more than the consumer reads gets the moved store under "
+        "a predicate proven exact (TVM's T.where); a reduction producer makes the consumer its epilogue; "
+        "producer and consumer may share a loop nest.",
         epilog=REVERSE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
