@@ -134,6 +134,8 @@ def test_json_claims_and_bad_input() -> None:
         "rt0: %b0 = s32[] bitcast(s32[1] %s0): (d0, d1) -> (), domain: d0 in [0, 3], d1 in [0, 31]",
         "rt0: hlo: b0\n(d0, d1) -> (),\ndomain:\nd0 in [0, 3],\nd1 in [0, 31]",
         "rt0:\n  %b0 = s32[] bitcast(s32[1] %s0)\n  (d0, d1) -> (), domain: d0 in [0, 3], d1 in [0, 31]",
+        # the binding's map printed without a domain: the claim's bounds
+        "  rt0: %b0 = s32[] bitcast(s32[1] %s0)\n    (d0, d1) -> ()",
     ],
 )
 def test_runtime_variable_sections_in_several_layouts(binding: str) -> None:

@@ -264,6 +264,19 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
             lead = len(body) - len(body.lstrip())
             raise ParseError(exc.message, text, at + lead + exc.offset, exc.length, source) from None
 
+    def binding_map(body: str, at: int, owner: IndexingMap) -> IndexingMap:
+        """A binding's map; printed without a domain (``(d0, d1) -> ()``), its
+        variables have the bounds of the claim's."""
+        if "domain" in body or owner.state != "ok":
+            return parse_map(body, at)
+        head = body.rstrip().rstrip(",")
+        bounds = [f"d{i} in [{v.bounds.lo}, {v.bounds.hi}]" for i, v in enumerate(owner.dims)]
+        bounds += [f"s{i} in [{v.bounds.lo}, {v.bounds.hi}]" for i, v in enumerate(owner.range_vars)]
+        try:
+            return parse_indexing_map(head + (", domain: " + ", ".join(bounds) if bounds else ""), source)
+        except ParseError:
+            return parse_map(body, at)
+
     while i < len(lines):
         ln = lines[i]
         if not ln.strip() or ln.lstrip().startswith(("//", "#")):
@@ -350,10 +363,10 @@ def parse_claims(text: str, source: str = "<claims>") -> list[Claim]:
                     more, _, i = block(i) if continues else ("", 0, i)
                     body = inst_text[inline.start():] + ("\n" + more if more else "")
                     claim.bindings.append(RuntimeBinding(k, _instruction_name(head),
-                                                         parse_map(body, line_at + inline.start())))
+                                                         binding_map(body, line_at + inline.start(), claim.map)))
                     continue
                 body, at, i = block(i)
-                claim.bindings.append(RuntimeBinding(k, _instruction_name(inst_text), parse_map(body, at)))
+                claim.bindings.append(RuntimeBinding(k, _instruction_name(inst_text), binding_map(body, at, claim.map)))
         claims.append(claim)
     if not claims:
         raise ParseError("no claim in the file (expected 'operand id = K' and a map)", text, 0, 1, source)
