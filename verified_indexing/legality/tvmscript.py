@@ -13,29 +13,44 @@ A TVM test's function is pasted as is::
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
         ...
 
-and becomes the IR of :mod:`~verified_indexing.legality.cinn_ir`: ``for`` over
-``T.grid(...)``, ``T.serial(...)``, ``range(...)`` (constant bounds; ``T.parallel``,
-``T.vectorized``, ``T.unroll`` keep their kind) nest; ``with T.block("NAME")``
-becomes ``ScheduleBlock(NAME)``; ``T.axis.remap("SSR", [...])``,
-``T.axis.spatial/reduce/S/R(extent, value)`` become one ``axis.bind``;
-``T.where(cond)`` wraps the block's stores in a predicate (:class:`If`);
-``with T.init():`` becomes the init block ``NAME__reduce_init`` placed before the
-reduction loops (the loops the reduce axes are bound to must be the innermost
-loops around the block, as ``T.grid`` writes them); ``T.reads``, ``T.writes``,
-``T.block_attr``, buffer declarations (``T.Buffer`` parameters, ``T.match_buffer``,
-``T.alloc_buffer``) are read for names only. Values: ``+ - * /``, comparisons,
-``and``/``or``, ``T.max``/``T.min``/``T.exp``/... calls, ``T.if_then_else``
-(``select``), ``T.float32(x)``/``T.Cast`` (the value itself), numbers,
-``T.min_value``/``T.max_value``/``T.float32("-inf")`` (CINN's float lowest/highest).
-Index expressions: ``+ - *``, ``//`` and ``%`` (floor semantics in TIR),
-``T.floordiv``, ``T.floormod``, ``T.min``, ``T.max``.
+and becomes the IR of :mod:`~verified_indexing.legality.cinn_ir`. One reader takes what
+apache-tvm 0.27 prints (``from tvm.script import tirx as T``, ``@T.prim_func(s_tir=True)``,
+``T.sblock``, ``T.sblock_alloc_buffer``), the older spelling (``tir``, ``@T.prim_func``,
+``T.block``, ``T.alloc_buffer``) and CINN's Python DSL (``@to_cinn_llir``, ``DataArray``
+parameters, ``with ir.ScheduleBlockContext("NAME")``, ``ir.AxisMap``; ``sch.*`` steps are
+skipped: the program before the schedule is read).
 
-Size parameters ``N = T.int32()`` / ``N = T.var("int32")`` lead every scope
+``for`` over ``T.grid(...)``, ``T.serial(...)``, ``range(...)`` (``T.parallel``,
+``T.vectorized``, ``T.unroll`` keep their kind) nest; a block becomes
+``ScheduleBlock(NAME)``; ``T.axis.remap("SSR", [...])``, ``T.axis.spatial/reduce/S/R(extent,
+value)`` become one ``axis.bind``. **Names are scoped as TVM's parser scopes them**: a block
+opens a frame, its axis values are read in the enclosing scope and its axes shadow loop
+variables of the same name in its body; a loop may shadow an enclosing loop; shadowing
+names are renamed apart (``i_1``) by :func:`~verified_indexing.legality.cinn_ir.unique_names`.
+``T.where(cond)`` wraps the block's stores in a predicate (:class:`If`); ``with T.init():``
+becomes the init block ``NAME__reduce_init``, placed before the reduction loops when they are
+the innermost loops around the block, else inside them storing where every reduce axis is 0
+(TVM's semantics). ``T.reads``, ``T.writes``, ``T.block_attr``, ``T.func_attr`` and a root
+block around everything are skipped; buffer declarations are read for names, an in-block
+``T.match_buffer(A[a:b, c], shape)`` as a view of ``A``. Let bindings (``v: T.float32 = e``)
+are substituted. Values: ``+ - * /``, comparisons, ``and``/``or``/``T.And``/``T.Or``/``T.Not``,
+``T.max``/``T.min``/``T.exp``/... calls, ``T.if_then_else`` (``select``), numbers,
+``T.float32(x)`` (the value), ``T.Cast``/``T.cast`` (to an integer type the uninterpreted
+``int32(x)``), scalar parameters (``lo: T.float32``: the nullary ``lo()``),
+``T.min_value``/``T.max_value``/``T.float32("-inf")``, and a data-dependent read
+``A[idx[i], j]`` of an input no block writes (the uninterpreted ``A.load(idx[i], j)``).
+Index expressions: ``+ - *``, ``//`` and ``%`` (floor semantics in TIR), ``T.floordiv``,
+``T.floormod``, ``T.min``, ``T.max``.
+
+Size parameters ``N = T.int32()`` / ``N = T.var("int32")`` / ``n, m = T.int64(), T.int64()``
+/ a module-level ``n = TypeVar("n")`` lead every scope
 (:func:`~verified_indexing.legality.cinn_ir.with_sizes`); loop extents may be affine
-expressions of them (``T.grid(N, M)``, ``T.serial(N - 1)``). Anything else --
-``if`` statements on data, ``while``, non-affine extents, ``T.attr``, buffer stores
-through ``T.buffer_store``... -- is refused with a :class:`ParseError` at its line
-and column.
+expressions of them. A well-formed construct that is not modelled (an opaque
+``T.evaluate``, a data-dependent predicate or read of a computed buffer, a non-affine index,
+a nested block...) raises :class:`~verified_indexing.errors.NotModelledError` naming it (the
+answer is ``unknown``, exit 2); malformed input raises a :class:`ParseError` at its line and
+column (exit 3). :func:`format_tvmscript` prints a program back as TVMScript in the
+spelling of its input.
 """
 
 from __future__ import annotations
