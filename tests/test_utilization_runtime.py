@@ -12,9 +12,11 @@ counted. No indexing map is used.
 from __future__ import annotations
 
 import itertools
+import json
 
 import hlo_oracle
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -232,3 +234,24 @@ def test_runtime_counts_bound_every_run(w: tuple[str, list[str]], picks: list[in
         assert runs == {(entry.elements_read, entry.accesses)}, (text, entry.format(), runs)
     elif entry.elements_read_min is not None:
         assert all(n >= entry.elements_read_min for n, _ in runs)
+
+
+def test_json_reports_of_the_reproducers_follow_the_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """utilization of a module without fusion (``fusion: null``; the schema said a string) and
+    coalescing's witnesses (a vector refutation now names its thread, which the schema requires)."""
+    from test_cli_io import assert_valid
+    from test_coalescing_paths import CONCAT_TWICE, TILED
+
+    from verified_indexing.cli import main
+
+    runs = [(["utilization", "--json", "-e", DS_2D], 0),
+            (["utilization", "--json", "-e", TWO_CLAMPS], 0),
+            (["coalescing", "--json", "-e", CONCAT_TWICE], 1),
+            (["coalescing", "--json", "-e", TILED], 1),
+            (["coalescing", "--json", "--vector-size", "4", "-e", TILED.replace("T(2,4)", "T(2,2)")], 1)]
+    for args, code in runs:
+        assert main(args) == code, args
+        doc = json.loads(capsys.readouterr().out)
+        assert_valid(doc)
+        if args[0] == "utilization":
+            assert doc["operands"][0]["fusion"] is None and doc["operands"][0]["exact"] is True
