@@ -389,6 +389,8 @@ def _guard(
         full.append((tl, "<=", hi))
     full += [(a.substitute(dims=t_loops), op, b.substitute(dims=t_loops)) for a, op, b in cf.conds()]
     full += [(r.substitute(dims=t_scope), "==", w) for r, w in zip(bload.indices, pstore.indices)]
+    # over the producer's loop variables only: TVM evaluates a block's T.where outside the block
+    full = [(pf.resolve(a), op, pf.resolve(b)) for a, op, b in full]
     enc = Z3Encoder()
     z3 = enc.z3
     xs = [enc.int_var(f"s_{f.var}") for f in pf.loops]
