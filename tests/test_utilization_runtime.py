@@ -238,7 +238,8 @@ def test_runtime_counts_bound_every_run(w: tuple[str, list[str]], picks: list[in
 
 def test_json_reports_of_the_reproducers_follow_the_schema(capsys: pytest.CaptureFixture[str]) -> None:
     """utilization of a module without fusion (``fusion: null``; the schema said a string) and
-    coalescing's witnesses (a vector refutation now names its thread, which the schema requires)."""
+    coalescing of coalesced, uniform and unknown operands (``witness`` and ``lanes`` null: the
+    schema said an object and a verdict)."""
     from test_cli_io import assert_valid
     from test_coalescing_paths import CONCAT_TWICE, TILED
 
@@ -248,7 +249,10 @@ def test_json_reports_of_the_reproducers_follow_the_schema(capsys: pytest.Captur
             (["utilization", "--json", "-e", TWO_CLAMPS], 0),
             (["coalescing", "--json", "-e", CONCAT_TWICE], 1),
             (["coalescing", "--json", "-e", TILED], 1),
-            (["coalescing", "--json", "--vector-size", "4", "-e", TILED.replace("T(2,4)", "T(2,2)")], 1)]
+            (["coalescing", "--json", "--vector-size", "4", "-e", TILED.replace("T(2,4)", "T(2,2)")], 1),
+            # coalesced and uniform operands (no witness), an unknown one (no verdict)
+            (["coalescing", "--json", "examples/jax_hlo/softmax.post.hlo", "--computation", "fused_computation"], 0),
+            (["coalescing", "--json", "-e", TILED.replace("T(2,4)", "D(D,C)")], 2)]
     for args, code in runs:
         assert main(args) == code, args
         doc = json.loads(capsys.readouterr().out)
