@@ -150,3 +150,51 @@ def test_every_write_map_reports_its_out_of_bounds_sizes(w: str) -> None:
     assert rep.sizes is not None
     leaves = any(not _defined(rep, s) for s in _grid(rep))
     assert leaves == any("accesses out of bounds" in x for x in rep.warnings), (w, rep.warnings)
+
+
+PAIR2 = """
+func.func @f(%A: tensor<?x?xf32>, %B: tensor<?x?xf32>, %C: tensor<?x?xf32>) {{
+  %0 = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ({w})>],
+                       iterator_types = ["parallel", "parallel"]}}
+      ins(%A : tensor<?x?xf32>) outs({init} : tensor<?x?xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  }} -> tensor<?x?xf32>
+  %1 = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> ({r})>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}}
+      ins(%0 : tensor<?x?xf32>) outs({out} : tensor<?x?xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %2 = arith.subf %in, %out : f32
+    linalg.yield %2 : f32
+  }} -> tensor<?x?xf32>
+  return
+}}
+"""
+WRITES2 = ["d0, d1", "d1, d0", "d0 + 1, d1", "d0, d1 * 2", "d1, d0 + d1"]
+READS2 = ["d0, d1", "d1, d0", "d0, d1 + 1", "d0 floordiv 2, d1", "0, d1"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(WRITES2), st.sampled_from(["%A", "%B"]), st.sampled_from(READS2), st.sampled_from(["%B", "%C"]))
+def test_random_2d_pairs_leaving_their_tensors_agree_with_the_interpreter(w: str, init: str, r: str, out: str) -> None:
+    text = PAIR2.format(w=w, init=init, r=r, out=out)
+    rep = _report(text)
+    assert rep.sizes is not None
+    names = rep.sizes.names
+    grid = [dict(zip(names, pt)) for pt in itertools.product(range(0, 4), repeat=len(names))]
+    undefined = [s for s in grid if not _defined(rep, s)]
+    if undefined:
+        assert any("accesses out of bounds" in x for x in rep.warnings), (text, undefined[0])
+    if rep.status == "legal":
+        for s in grid:
+            if rep.holds_at([s[n] for n in names]):
+                assert _defined(rep, s), (text, s, rep.condition)
+                assert agrees_at(rep, s), (text, s)
+    elif rep.status == "illegal":
+        _witness_reproduces(rep)
+        w0 = next(o.witness for o in rep.obligations if o.verdict.refuted and o.witness is not None)
+        assert w0 is not None
+        assert _defined(rep, {n: w0.get("sizes", {}).get(n, 1) for n in names}), (text, w0)
+    else:
+        assert rep.reason
