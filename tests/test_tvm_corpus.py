@@ -190,3 +190,19 @@ def _has_tvm() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_cli_not_modelled_json_error_is_valid_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    import jsonschema
+
+    from verified_indexing.cli import main
+
+    schema = json.loads((Path(__file__).resolve().parent.parent / "verified_indexing" / "schema" /
+                         "verified-indexing-1.json").read_text())
+    code = main(["inline", str(CORPUS / "hand_access_ptr.tvm"), "--block", "B", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 2 and data["error"]["kind"] == "not-modelled"
+    assert data["error"]["position"]["line"] == 13
+    jsonschema.Draft202012Validator(schema).validate(data)

@@ -353,7 +353,7 @@ def _guarded(args: argparse.Namespace, body: Callable[[argparse.Namespace], int]
         from verified_indexing.errors import NotModelledError, ParseError
 
         if isinstance(exc, NotModelledError):  # a well-formed construct not modelled: the answer is unknown
-            report("unknown", f"unknown: {exc}", exc)
+            report("not-modelled", f"unknown: {exc}", exc)
             return EXIT_UNKNOWN
         where = "" if isinstance(exc, ParseError) else OUTPUT.where
         report("bad-input", f"{where}{exc}", exc)
