@@ -692,3 +692,60 @@ def test_runtime_variables_through_a_clamp_of_known_bounds(bounds: str, binding:
         assert c.target is not None and c.target in {x for k, x in out[values["d0"]] if k == 0}
         claimed = values["d0"] + int(np.clip(values["rt0"], *(int(x) for x in bounds.strip("[]").split(","))))
         assert c.target != (claimed,)
+
+
+DUS = """HloModule m
+ENTRY e {
+  src = s32[6,5] parameter(0)
+  upd = s32[2,3] parameter(1)
+  of1 = s32[] parameter(2)
+  of2 = s32[] parameter(3)
+  ROOT dus = s32[6,5] dynamic-update-slice(src, upd, of1, of2)
+}
+"""
+
+DUS_CLAIMS = """operand id = 0
+  (d0, d1) -> (d0, d1),
+  domain:
+  d0 in [0, 5],
+  d1 in [0, 4]
+operand id = 1
+  (d0, d1){rt0, rt1} -> (d0 - rt0, d1 - rt1),
+  domain:
+  d0 in [0, 5],
+  d1 in [0, 4],
+  rt0 in [0, 4],
+  rt1 in [0, 2]
+  runtime variables:
+  rt0: %of1 = s32[] parameter(2)
+    (d0, d1) -> ()
+  rt1: %of2 = s32[] parameter(3)
+    (d0, d1) -> ()
+"""
+
+
+def test_xlas_dynamic_update_slice_maps_over_approximate() -> None:
+    # XLA's (and the spec's) maps for src and update are supersets: src is not read inside the window, the
+    # update map names elements outside the update. The audit compares them with the exact reads.
+    module = parse_module(DUS)
+    results = audit(module, parse_claims(DUS_CLAIMS))
+    assert [r.status for r in results] == ["over-approximates", "over-approximates"], [r.steps for r in results]
+    comp = module.entry
+    for k, r in enumerate(results):
+        c = r.counterexample
+        assert c is not None and c.source is not None
+        at = dict(c.values)
+        (out,) = run(comp.root, comp, {2: np.array(at["rt0"]), 3: np.array(at["rt1"])})
+        read = {x for j, x in out[at["d0"], at["d1"]] if j == k}
+        assert tuple(c.source) not in read  # the interpreter: that output never reads the claimed element
+    # the exact reads claimed (the window in the update's domain): proved
+    exact = DUS_CLAIMS.split("operand id = 1")[1].replace("rt1 in [0, 2]\n", "rt1 in [0, 2],\n  d0 - rt0 in [0, 1],\n"
+                                                          "  d1 - rt1 in [0, 2]\n")
+    (upd,) = audit(module, parse_claims("operand id = 1" + exact))
+    assert upd.status == "proved", upd.steps
+    # a claim missing the src's reads outside one side of the window: refuted
+    (bad,) = audit(module, parse_claims("operand id = 0 (d0, d1) -> (d0, d1), domain: d0 in [0, 5], d1 in [0, 2]"))
+    assert bad.status == "refuted" and bad.counterexample is not None and bad.counterexample.target is not None
+    at = dict(bad.counterexample.values)
+    (out,) = run(comp.root, comp, {2: np.array(at["rt0"]), 3: np.array(at["rt1"])})
+    assert bad.counterexample.target in {x for j, x in out[at["d0"], at["d1"]] if j == 0}

@@ -597,6 +597,20 @@ def _with_producer_as_parameter(comp: Computation, name: str) -> tuple[Computati
     return Computation(f"{comp.name}/{name}", [param if i.name == name else i for i in comp.instructions]), number
 
 
+def _exact_dus(inst: Instruction, comp: Computation, k: int) -> list[AccessMap] | None:
+    """The exact reads of a dynamic-update-slice's src or update (where the
+    analysis' maps, the spec's, over-approximate), as exact maps; None otherwise."""
+    from verified_indexing.hlo.ops import dus_exact_o2i
+
+    if inst.opcode != "dynamic-update-slice" or k not in (0, 1):
+        return None
+    try:
+        maps = dus_exact_o2i(inst, comp, k)
+    except VerifiedIndexingError:
+        return None
+    return [AccessMap(trace_origins(m, comp), 1, None, [], ()) for m in maps]
+
+
 def _instruction_forward(module: Module, claim: Claim, comp: Computation, inst: Instruction,
                          cache: dict[Any, Any]) -> _Target:
     """Input-to-output claims of one instruction: from operand ``claim.operand``
@@ -654,6 +668,9 @@ def _target(module: Module, claim: Claim, cache: dict[Any, Any]) -> _Target:
                 result = to_physical(result, _single_instruction(comp, inst))
             cache[key] = result
         t = cache[key].targets[claim.operand]
+        exact = None if claim.physical else _exact_dus(inst, comp, claim.operand)
+        if exact is not None:
+            t = TargetIndexing(t.index, t.name, t.shape, exact)
         out_shape = inst.shape.tuple_shapes[claim.output] if inst.shape.is_tuple else inst.shape
         src = tuple(out_shape.dims) if not out_shape.is_tuple else None
         if claim.physical and src is not None:
@@ -686,6 +703,14 @@ def _target(module: Module, claim: Claim, cache: dict[Any, Any]) -> _Target:
         raise VerifiedIndexingError(f"claim at line {claim.line}: {comp.name} has no {what}")
     t = targets[0]
     root = analysed.root
+    if not forward and not claim.physical and root.opcode == "dynamic-update-slice" and claim.output == 0:
+        param = next((p for p in analysed.parameters() if p.parameter_number == number), None)
+        users = [i for i in analysed.instructions if param is not None and param.name in i.operands]
+        slot = [k for k, n in enumerate(root.operands) if param is not None and n == param.name]
+        if users == [root] and len(slot) == 1 and slot[0] in (0, 1):
+            exact = _exact_dus(root, analysed, slot[0])
+            if exact is not None:
+                t = TargetIndexing(t.index, t.name, t.shape, exact)
     out_shape = root.shape.tuple_shapes[claim.output] if root.shape.is_tuple and not forward else root.shape
     param = next((p for p in analysed.parameters() if p.parameter_number == number), None)
     src_shape = (param.shape if param is not None else None) if forward else out_shape
@@ -1048,6 +1073,7 @@ def _decide(
             r.steps.append(("runtime variables", "; ".join(notes)))
         claim_maps.append(maps)
         rest_bindings.append(rest)
+    claim_maps, ours_folded = _lift_runtime_free(claim_maps, ours_folded)
     all_ok = [m for ms in claim_maps for m in ms if m.state == "ok"] + [
         m for _, ms in ours_folded for m in ms if m.state == "ok"]
     spaces = {(m.num_dims, m.num_rt_vars, m.num_results) for m in all_ok}
@@ -1142,6 +1168,34 @@ def _decide(
             continue
         _pointwise_and_bindings(res, claim_maps[n], rest_bindings[n], ours_folded, target, module, cache)
     return results
+
+
+def _lift_runtime_free(
+    claim_maps: list[list[IndexingMap]], ours_folded: list[tuple[AccessMap, list[IndexingMap]]]
+) -> tuple[list[list[IndexingMap]], list[tuple[AccessMap, list[IndexingMap]]]]:
+    """A map without runtime variables reads the same for every runtime value: when
+    the other side has runtime variables (one count, the same bounds), it gets them
+    unused, so the two compare value by value."""
+    ours_ok = [m for _, ms in ours_folded for m in ms if m.state == "ok"]
+    claims_ok = [m for ms in claim_maps for m in ms if m.state == "ok"]
+
+    def template(maps: list[IndexingMap]) -> list[Variable] | None:
+        shapes = {tuple(v.bounds for v in m.rt_vars) for m in maps}
+        if len(shapes) != 1:
+            return None
+        (bounds,) = shapes
+        return [Variable(b) for b in bounds] if bounds else None
+
+    def lift(m: IndexingMap, rts: list[Variable]) -> IndexingMap:
+        return m.replace(rt_vars=rts) if m.state == "ok" and not m.num_rt_vars else m
+
+    ours_rts = template(ours_ok)
+    if ours_rts is not None and any(not m.num_rt_vars for m in claims_ok):
+        claim_maps = [[lift(m, ours_rts) for m in ms] for ms in claim_maps]
+    claim_rts = template(claims_ok)
+    if claim_rts is not None and ours_ok and all(not m.num_rt_vars for m in ours_ok):
+        ours_folded = [(a, [lift(m, claim_rts) for m in ms]) for a, ms in ours_folded]
+    return claim_maps, ours_folded
 
 
 def _wrong_binding(
@@ -1386,6 +1440,12 @@ def audit(module: Module, claims: list[Claim]) -> list[AuditResult]:
                     out = _decide(results, target, module, cache)
                     if any(r.status in ("refuted", "unknown") for r in out) and not first.physical:
                         out = _maybe_physical(module, group, target, out, cache)
+                    unproven = [a.verdict for a in target.maps if a.verdict is not None and a.verdict.unknown]
+                    for r in out if unproven else ():  # our map's own proof ran out (a time budget): no proof
+                        if r.status in ("proved", "over-approximates"):
+                            r.status = "unknown"
+                            r.steps.append(("analysis", "the proof of the analysis' own map was not finished: "
+                                            f"{unproven[0].reason}"))
         decided[id(first)] = out
     ordered: list[AuditResult] = []
     extra: list[AuditResult] = []

@@ -51,6 +51,7 @@ from verified_indexing.interval import Interval, range_of
 
 __all__ = [
     "ASYNC_DONE_ELEMENT",
+    "dus_exact_o2i",
     "ELEMENTWISE_OPCODES",
     "WHOLE_OPERAND_CUSTOM_CALLS",
     "whole_operand_custom_call",
@@ -780,6 +781,36 @@ def _dus_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingM
     for i in range(len(out)):
         results.append(Dim(i) - _offset(b, inst, comp, 2 + i, Interval(0, out[i] - upd[i])))
     return [_identity(out), b.build(results)] + [to_scalar_map(out)] * len(out)
+
+
+def dus_exact_o2i(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    """The exact reads of a ``dynamic-update-slice``'s operand ``k`` (0: src, 1: the
+    update), as a union of maps where the spec's maps over-approximate: src is read
+    outside the window only (one piece per dimension and side: the offset's runtime
+    variables in every piece), the update inside it (its map with the window's
+    constraints). ``[]``: never read."""
+    out, upd = _dus_parts(inst, comp)
+    if k not in (0, 1):
+        raise _bad(inst, f"the exact reads are given for the src and the update, not operand {k}")
+
+    def builder() -> tuple[_Builder, list[AffineExpr]]:
+        b = _Builder(_boxes(out))
+        return b, [_offset(b, inst, comp, 2 + i, Interval(0, out[i] - upd[i])) for i in range(len(out))]
+
+    if k == 1:
+        b, offs = builder()
+        results = [Dim(i) - offs[i] for i in range(len(out))]
+        b.constraints += [(r, Interval(0, upd[i] - 1)) for i, r in enumerate(results)]
+        return [m for m in [b.build(results)] if not m.is_known_empty]
+    pieces = []
+    for i in range(len(out)):
+        for side in (Interval(-out[i], -1), Interval(upd[i], out[i])):
+            b, offs = builder()
+            b.constraints.append((Dim(i) - offs[i], side))
+            m = b.build([Dim(j) for j in range(len(out))])
+            if not m.is_known_empty:
+                pieces.append(m)
+    return pieces
 
 
 def _dus_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
