@@ -256,3 +256,71 @@ def test_random_shadowed_reductions_against_the_interpreter(text: str) -> None:
             got = run(rep.program, inputs)["C"]
             assert got.keys() == expected["C"].keys()
             assert all(abs(got[k] - expected["C"][k]) < 1e-9 for k in got), (name, text)
+
+
+def _cinn_expr(e: str) -> str:
+    return e.replace("//", "floordiv").replace("%", "mod")
+
+
+@st.composite
+def _paired(draw: st.DrawFn) -> tuple[str, str]:
+    """The same random program as TVMScript and as CINN IR text, names shadowed at will."""
+    l1 = draw(st.sampled_from(_NAMES))
+    l2 = draw(st.sampled_from(_NAMES))
+    two = draw(st.booleans())
+    e1, e2 = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    v = draw(st.sampled_from(_NAMES))
+    expr = (draw(st.sampled_from(_EXPRS_2)).format(a=l1, b=l2) if two
+            else draw(st.sampled_from(_EXPRS_1)).format(a=l1))
+    bound = draw(st.integers(1, 8)) if draw(st.booleans()) else None
+    cl, cw = draw(st.sampled_from(_NAMES)), draw(st.sampled_from(_NAMES))
+    ce = draw(st.integers(1, 6))
+    read = draw(st.sampled_from(_READS)).format(w=cw)
+    ind = "        " + ("    " if two else "")
+    tvm = ("@T.prim_func\n"
+           'def f(A: T.Buffer((16,), "float32"), C: T.Buffer((8,), "float32")):\n'
+           "    B = T.alloc_buffer((16,))\n"
+           f"    for {l1} in T.serial({e1}):\n"
+           + (f"        for {l2} in T.serial({e2}):\n" if two else "")
+           + f'{ind}with T.block("B"):\n'
+           f"{ind}    {v} = T.axis.spatial(16, {expr})\n"
+           + (f"{ind}    T.where({v} < {bound})\n" if bound is not None else "")
+           + f"{ind}    B[{v}] = A[{v}] + 1.0\n"
+           f"    for {cl} in T.serial({ce}):\n"
+           '        with T.block("C"):\n'
+           f"            {cw} = T.axis.spatial(8, {cl})\n"
+           f"            C[{cw}] = B[{read}] * 2.0\n")
+    store = f"B[{v}] = (A[{v}] + 1.0f)"
+    if bound is not None:
+        store = f"if (({v} < {bound}))\n{{\n{store}\n}}"
+    inner = f"ScheduleBlock(B)\n{{\n{v} = axis.bind({_cinn_expr(expr)})\n{store}\n}}"
+    if two:
+        inner = f"serial for ({l2}, 0, {e2})\n{{\n{inner}\n}}"
+    cinn = (f"ScheduleBlock(root)\n{{\nserial for ({l1}, 0, {e1})\n{{\n{inner}\n}}\n"
+            f"serial for ({cl}, 0, {ce})\n{{\nScheduleBlock(C)\n{{\n{cw} = axis.bind({cl})\n"
+            f"C[{cw}] = (B[{_cinn_expr(read)}] * 2.0f)\n}}\n}}\n}}\n")
+    return tvm, cinn
+
+
+@settings(max_examples=50, deadline=None)
+@given(_paired())
+def test_random_shadowed_cinn_ir_against_the_interpreter(pair: tuple[str, str]) -> None:
+    """CINN IR scopes names like TVMScript: the CINN text reads to the program the
+    TVMScript interpreter runs, and every inline verdict on it is re-checked."""
+    tvm, cinn = pair
+    try:
+        expected: dict[str, dict[tuple[int, ...], float]] | None = run_tvmscript(tvm)
+    except IndexError:
+        assume(False)
+        return
+    except KeyError:
+        expected = None
+    p = parse_program(cinn)
+    assert parse_program(format_program(p)) == p
+    if expected is not None:
+        assert run(p, {"A"}) == expected
+    rep = compute_inline(p, "B")
+    event(f"cinn {rep.status}")
+    if rep.status == "inlined":
+        assert expected is not None and rep.program is not None
+        assert run(rep.program, {"A"})["C"] == expected["C"]
