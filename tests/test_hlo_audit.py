@@ -749,3 +749,32 @@ def test_xlas_dynamic_update_slice_maps_over_approximate() -> None:
     at = dict(bad.counterexample.values)
     (out,) = run(comp.root, comp, {2: np.array(at["rt0"]), 3: np.array(at["rt1"])})
     assert bad.counterexample.target in {x for j, x in out[at["d0"], at["d1"]] if j == 0}
+
+
+PAD = """HloModule m
+ENTRY e {
+  p0 = f32[4, 4] parameter(0)
+  p1 = f32[] parameter(1)
+  ROOT pad = f32[12, 16] pad(p0, p1), padding=1_4_1x4_8_0
+}
+"""
+
+
+def test_xlas_padding_value_map_over_approximates_and_the_exact_set_is_proved() -> None:
+    module = parse_module(PAD)
+    comp = module.entry
+    (out,) = run(comp.root, comp)
+    padded = {idx for idx in np.ndindex(*out.shape) if any(k == 1 for k, _ in out[idx])}
+    (xla,) = audit(module, parse_claims("operand id = 1 (d0, d1) -> (), domain: d0 in [0, 11], d1 in [0, 15]"))
+    assert xla.status == "over-approximates" and xla.counterexample is not None
+    at = dict(xla.counterexample.values)
+    assert (at["d0"], at["d1"]) not in padded  # the interpreter: that output reads the operand, not the padding
+    pieces = ["d0 in [0, 0], d1 in [0, 15]", "d0 in [8, 11], d1 in [0, 15]",
+              "d0 in [0, 11], d1 in [0, 15], (d0 - 1) mod 2 in [1, 1]", "d0 in [0, 11], d1 in [0, 3]",
+              "d0 in [0, 11], d1 in [8, 15]"]
+    claimed: set[tuple[int, ...]] = set()
+    for p in pieces:
+        claimed |= set(_claim_reads(f"operand id = 1 (d0, d1) -> (), domain: {p}"))
+    assert claimed == padded
+    text = "operand id = 1\n" + "\n".join(f"(d0, d1) -> (), domain: {p}" for p in pieces)
+    assert {r.status for r in audit(module, parse_claims(text))} == {"proved"}

@@ -598,14 +598,18 @@ def _with_producer_as_parameter(comp: Computation, name: str) -> tuple[Computati
 
 
 def _exact_dus(inst: Instruction, comp: Computation, k: int) -> list[AccessMap] | None:
-    """The exact reads of a dynamic-update-slice's src or update (where the
-    analysis' maps, the spec's, over-approximate), as exact maps; None otherwise."""
-    from verified_indexing.hlo.ops import dus_exact_o2i
+    """The exact reads of a dynamic-update-slice's src or update, or of a pad's
+    padding value (where the analysis' maps, the spec's, over-approximate), as
+    exact maps; None otherwise."""
+    from verified_indexing.hlo.ops import dus_exact_o2i, pad_value_exact_o2i
 
-    if inst.opcode != "dynamic-update-slice" or k not in (0, 1):
-        return None
     try:
-        maps = dus_exact_o2i(inst, comp, k)
+        if inst.opcode == "dynamic-update-slice" and k in (0, 1):
+            maps = dus_exact_o2i(inst, comp, k)
+        elif inst.opcode == "pad" and k == 1:
+            maps = pad_value_exact_o2i(inst, comp)
+        else:
+            return None
     except VerifiedIndexingError:
         return None
     return [AccessMap(trace_origins(m, comp), 1, None, [], ()) for m in maps]
@@ -703,11 +707,11 @@ def _target(module: Module, claim: Claim, cache: dict[Any, Any]) -> _Target:
         raise VerifiedIndexingError(f"claim at line {claim.line}: {comp.name} has no {what}")
     t = targets[0]
     root = analysed.root
-    if not forward and not claim.physical and root.opcode == "dynamic-update-slice" and claim.output == 0:
+    if not forward and not claim.physical and root.opcode in ("dynamic-update-slice", "pad") and claim.output == 0:
         param = next((p for p in analysed.parameters() if p.parameter_number == number), None)
         users = [i for i in analysed.instructions if param is not None and param.name in i.operands]
         slot = [k for k, n in enumerate(root.operands) if param is not None and n == param.name]
-        if users == [root] and len(slot) == 1 and slot[0] in (0, 1):
+        if users == [root] and len(slot) == 1:
             exact = _exact_dus(root, analysed, slot[0])
             if exact is not None:
                 t = TargetIndexing(t.index, t.name, t.shape, exact)

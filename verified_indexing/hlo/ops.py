@@ -52,6 +52,7 @@ from verified_indexing.interval import Interval, range_of
 __all__ = [
     "ASYNC_DONE_ELEMENT",
     "dus_exact_o2i",
+    "pad_value_exact_o2i",
     "ELEMENTWISE_OPCODES",
     "WHOLE_OPERAND_CUSTOM_CALLS",
     "whole_operand_custom_call",
@@ -682,6 +683,28 @@ def _pad_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingM
     b = _Builder(dims)
     b.constraints = constraints
     return [b.build(results), to_scalar_map(out)]
+
+
+def pad_value_exact_o2i(inst: Instruction, comp: Computation) -> list[IndexingMap]:
+    """The exact reads of a ``pad``'s padding value (where the spec's map, every
+    output reading it, over-approximates): the outputs that are not an operand
+    element -- before the first or after the last one along a dimension, or
+    between two (interior padding) -- as a union of maps (``[]``: none)."""
+    out, src, parts = _pad_parts(inst, comp)
+    if _known_empty_if_no_elements(src):
+        return [to_scalar_map(out)]
+    pieces = []
+    for i, ((low, _high, interior), n) in enumerate(zip(parts, src)):
+        e = Dim(i) - low
+        last = (n - 1) * (interior + 1)
+        sides = [[(e, Interval(-out[i], -1))], [(e, Interval(last + 1, out[i]))]]
+        if interior:
+            sides.append([(e, Interval(0, last)), (e.mod(interior + 1), Interval(1, interior))])
+        for cons in sides:
+            m = IndexingMap([Variable(b) for b in _boxes(out)], [], constraints=cons)
+            if not m.is_known_empty:
+                pieces.append(m)
+    return pieces
 
 
 def _pad_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
