@@ -158,11 +158,16 @@ def _reverse_compute_inline(
                        f"{len(pctx.block.body)} statement(s); only one store (after an optional axis.bind, under "
                        "optional predicates) is")
     btensor = pstore.tensor
-    if btensor.endswith("__reduce_init") or any(ld.tensor == btensor for ld in _value_loads(pstore.value)) or \
-            [c.block.name for c in producers if c is not pctx and any(s.tensor == btensor for s in _own_stores(c))]:
+    several = [c.block.name for c in contexts if any(tensor_of(s.tensor) == tensor_of(btensor)
+                                                     for s in _own_stores(c))]
+    if len(several) > 1 and not btensor.endswith("__reduce_init"):
         return give_up("the producer is one store, not a reduction",
-                       f"not modelled: {btensor} is a reduction without a recognized init and update "
-                       f"({red if isinstance(red, str) else 'another shape'}), or written by several blocks")
+                       f"not modelled: {tensor_of(btensor)} is written by several blocks ({', '.join(several)}); "
+                       f"the producer of what {block} reads must be its only writer")
+    if btensor.endswith("__reduce_init") or any(ld.tensor == btensor for ld in _value_loads(pstore.value)):
+        return give_up("the producer is one store, not a reduction",
+                       f"not modelled: {tensor_of(btensor)} is a reduction without a recognized init and update "
+                       f"({red if isinstance(red, str) else 'another shape'})")
     if not pctx.loops:
         return give_up("the producer is one store, not a reduction",
                        f"not modelled: the producer {pname} is not inside a loop nest")
