@@ -804,7 +804,7 @@ def compute_inline(
             break
         constraints += list(cond.constraints)
         texts.append(cond.text)
-        if not _some_size_satisfies(constraints, len(program_sizes(program))):
+        if not _some_size_satisfies(constraints, len(program_sizes(program)), min(timeout, 2.0)):
             break  # the conditions exclude each other: refused at every size
         rep = _strip_guard(_compute_inline(_guard_sizes(program, constraints), block, outputs, timeout), fits)
         if rep.status == "inlined":
@@ -813,13 +813,13 @@ def compute_inline(
     return first
 
 
-def _some_size_satisfies(constraints: list[tuple[AffineExpr, Interval]], k: int) -> bool:
+def _some_size_satisfies(constraints: list[tuple[AffineExpr, Interval]], k: int, timeout: float) -> bool:
     """Whether some sizes (``0 <= N <= SIZE_MAX``) satisfy every constraint (z3; ``True`` when undecided)."""
     enc = Z3Encoder()
     z3 = enc.z3
     xs = [enc.int_var(f"n{i}") for i in range(k)]
     env: Env = {("d", i): x for i, x in enumerate(xs)}
-    sol = enc.solver(timeout=2.0)
+    sol = enc.solver(timeout=timeout)
     sol.add(*[x >= 0 for x in xs], *[x <= SIZE_MAX for x in xs])
     for e, iv in constraints:
         t = enc.expr(e, env)
