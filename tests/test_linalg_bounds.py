@@ -84,6 +84,20 @@ def test_out_of_bounds_producer_write_everywhere_is_unknown() -> None:
     assert not any(_defined(rep, s) for s in _grid(rep) if s["N0"] >= 1)
 
 
+@pytest.mark.parametrize("tmpl,w,init,r,out,old", [
+    (PAIR, "d0 - 1", "%C", "0", "%C", "N0 >= 2 and N1 >= 1"),
+    ("2d", "d1, d0 + d1", "%A", "d0, d1 + 1", "%B", "N1 >= 1 and N0 <= 2"),
+    ("2d", "d0 + 1, d1", "%B", "d0, d1 + 1", "%B", "N2 >= 1 and N1 <= 1"),
+])
+def test_no_legal_when_resting_only_on_undefined_sizes(tmpl: str, w: str, init: str, r: str, out: str,
+                                                        old: str) -> None:
+    # Each was "legal when <old>" (exit 0), and at every size of that condition the
+    # pair itself accesses out of bounds (issue 26 item 4's false proof).
+    rep = _report((PAIR2 if tmpl == "2d" else tmpl).format(w=w, init=init, r=r, out=out))
+    assert rep.status == "unknown" and "no size is left" in rep.reason and rep.exit_code == 2
+    assert rep.condition != old and "accesses out of bounds" in rep.warnings[0]
+
+
 def test_illegal_witness_at_a_defined_size() -> None:
     # The producer's loops come from %A (N0), its init is %B (N1): writing %B[d0 + 1]
     # is defined when N1 >= N0 + 1; there the consumer reads %0[0], never written.
