@@ -168,7 +168,71 @@ def run(
         return [_filled(o, everything) for o in out]
     if op == "scaled-dot":
         return [_scaled_dot(inst, ops, out[0])]
+    if op == "fft":  # a DFT over the trailing fft_length dims: every element of them, per batch index
+        n = len(inst.ints("fft_length"))
+        res = _empty(out[0])
+        for idx in np.ndindex(*out[0]):
+            res[idx] = _all_tags(ops[0][idx[: len(idx) - n]])
+        return [res]
+    if op.startswith("batch-norm-"):
+        return _batch_norm(inst, ops, out)
+    if op == "ragged-dot":
+        return [_ragged_dot(ops, values[2], out[0])]
     raise NotImplementedError(f"oracle: no interpreter for {op}")
+
+
+def _batch_norm(inst: Instruction, ops: list[np.ndarray], out: list[tuple[int, ...]]) -> list[np.ndarray]:
+    """The formulas of the HLO semantics, on tags: statistics sum over every element of a feature."""
+    f = int(inst.attributes["feature_index"])
+    x = ops[0]
+
+    def feature(a: np.ndarray, c: int) -> Tag:
+        return _all_tags(np.take(a, [c], axis=f))
+
+    op = inst.opcode
+    if op == "batch-norm-inference":  # (x - mean) / sqrt(var + eps) * scale + offset
+        res = _empty(x.shape)
+        for idx in np.ndindex(*x.shape):
+            res[idx] = frozenset().union(x[idx], *(v[idx[f]] for v in ops[1:]))
+        return [res]
+    stats = [feature(x, c) for c in range(x.shape[f])]
+    if op == "batch-norm-training":  # (output, batch_mean, batch_var)
+        y = _empty(x.shape)
+        for idx in np.ndindex(*x.shape):
+            y[idx] = stats[idx[f]] | ops[1][idx[f]] | ops[2][idx[f]]
+        mean = _empty(out[1])
+        for c in range(x.shape[f]):
+            mean[c] = stats[c]
+        return [y, mean, mean.copy()]
+    # batch-norm-grad (operand, scale, mean, variance, grad_output) -> (grad_operand, grad_scale, grad_offset)
+    scale, mean_, var, dy = ops[1:]
+    dys = [feature(dy, c) for c in range(x.shape[f])]
+    gx = _empty(x.shape)
+    for idx in np.ndindex(*x.shape):
+        c = idx[f]
+        gx[idx] = stats[c] | dys[c] | scale[c] | mean_[c] | var[c]
+    gs, go = _empty(out[1]), _empty(out[2])
+    for c in range(x.shape[f]):
+        gs[c] = stats[c] | dys[c] | mean_[c] | var[c]
+        go[c] = dys[c]
+    return [gx, gs, go]
+
+
+def _ragged_dot(ops: list[np.ndarray], sizes: np.ndarray, out: tuple[int, ...]) -> np.ndarray:
+    """``ragged-dot(lhs[m,k], rhs[g,k,n], group_sizes[g])`` (rows ragged, groups of rhs): row i
+    belongs to the group whose cumulative size covers it (rows past the groups are zero)."""
+    lhs, rhs, gsz = ops
+    bounds = np.cumsum(sizes)
+    res = _empty(out)
+    every = _all_tags(gsz)
+    for i, j in np.ndindex(*out):
+        g = int(np.searchsorted(bounds, i, side="right"))
+        acc = set(every)
+        if g < rhs.shape[0]:
+            for c in range(lhs.shape[1]):
+                acc |= lhs[i, c] | rhs[g, c, j]
+        res[i, j] = frozenset(acc)
+    return res
 
 
 # -- collectives, simulated on one device of a group ------------------------------------------------

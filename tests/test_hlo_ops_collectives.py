@@ -184,3 +184,41 @@ def test_start_done_pairs_and_async_wrappers_through_the_fusion_walk() -> None:
     assert got == want
     assert a.over_approximation  # the collective-permute is marked
     assert comp.root.opcode == "async-done"
+
+
+@pytest.mark.parametrize(
+    ("kind", "src", "out", "lengths"),
+    [("FFT", [2, 4], [2, 4], [4]), ("IFFT", [2, 2, 3], [2, 2, 3], [2, 3]), ("RFFT", [3, 4], [3, 3], [4]),
+     ("IRFFT", [2, 3], [2, 4], [4])],
+)
+def test_fft_reads_every_element_of_the_transformed_dims(kind: str, src: list[int], out: list[int],
+                                                         lengths: list[int]) -> None:
+    inst, comp = build("fft", _shape(out, "c64"), [_shape(src, "c64")],
+                       {"fft_type": kind, "fft_length": "{" + ",".join(map(str, lengths)) + "}"})
+    check(inst, comp)
+    assert _exact(inst, comp)
+
+
+@pytest.mark.parametrize("opcode", ["batch-norm-inference", "batch-norm-training", "batch-norm-grad"])
+def test_batch_norm(opcode: str) -> None:
+    from verified_indexing.hlo.ir import Shape
+
+    x, v = _shape([2, 3, 2]), _shape([3])
+    if opcode == "batch-norm-inference":
+        inst, comp = build(opcode, x, [x, v, v, v, v], {"feature_index": "1", "epsilon": "0.001"})
+    elif opcode == "batch-norm-training":
+        inst, comp = build(opcode, Shape("tuple", (), None, (x, v, v)), [x, v, v], {"feature_index": "1"})
+    else:
+        inst, comp = build(opcode, Shape("tuple", (), None, (x, v, v)), [x, v, v, v, x], {"feature_index": "1"})
+    over = frozenset(range(len(inst.operands))) if opcode == "batch-norm-grad" else frozenset()
+    check(inst, comp, over=over)
+    assert _exact(inst, comp) == (opcode != "batch-norm-grad")
+
+
+def test_ragged_dot_is_a_marked_over_approximation() -> None:
+    inst, comp = build("ragged-dot", _shape([5, 2]), [_shape([5, 3]), _shape([2, 3, 2]), _shape([2], "s32")],
+                       {"lhs_contracting_dims": "{1}", "rhs_contracting_dims": "{1}",
+                        "lhs_ragged_dimensions": "{0}", "rhs_group_dimensions": "{0}"})
+    for sizes in ([2, 3], [5, 0], [1, 1]):
+        check(inst, comp, {2: np.array(sizes)}, over=frozenset({0, 1, 2}))
+    assert over_approximation(inst, comp, 0) is not None

@@ -98,7 +98,6 @@ _DYNAMIC = "dynamic shapes: the sizes are known only when the program runs"
 
 #: Opcodes that stay without an indexing model, with the reason the analysis reports.
 UNSUPPORTED_OPCODES: dict[str, str] = {
-    "ragged-dot": "the groups of rows have data-dependent sizes",
     "while": "a loop: the body runs a data-dependent number of times (the fusion walk, given the module, "
     "passes the loop-invariant elements of the state through)",
     "conditional": "the branch is chosen when the program runs (the fusion walk, given the module, reads "
@@ -111,10 +110,6 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "send": _IO, "send-done": _IO, "recv": _IO, "recv-done": _IO, "infeed": _IO, "outfeed": _IO,
     "dynamic-reshape": _DYNAMIC, "set-dimension-size": _DYNAMIC, "get-dimension-size": _DYNAMIC,
     "after-all": "a token join: tokens hold no elements",
-    "fft": "a transform: each output element reads a whole FFT dimension (not modeled)",
-    "batch-norm-training": "a normalization with statistics outputs (not modeled)",
-    "batch-norm-inference": "a normalization (not modeled)",
-    "batch-norm-grad": "a normalization gradient (not modeled)",
 }
 
 
@@ -1844,6 +1839,117 @@ def whole_operand_custom_call(inst: Instruction) -> str | None:
     return None
 
 
+# -- fft, batch normalization, ragged-dot ------------------------------------------------------------
+
+
+def _fft_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, _Dims, int]:
+    """(operand dims, output dims, the number of transformed trailing dims)."""
+    src, out = _operand_dims(inst, comp, 0), _output_dims(inst, 0)
+    if len(inst.operands) != 1:
+        raise _bad(inst, "fft takes one operand")
+    lengths = inst.ints("fft_length")
+    kind = (inst.attr("fft_type") or "FFT").strip().upper()
+    n = len(lengths)
+    if not 1 <= n <= len(src) or len(out) != len(src) or src[:-n] != out[:-n]:
+        raise _bad(inst, f"fft_length={inst.attr('fft_length')} does not fit {list(src)} -> {list(out)}")
+    expect_in, expect_out = list(lengths), list(lengths)
+    if kind == "RFFT":
+        expect_out[-1] = lengths[-1] // 2 + 1
+    elif kind == "IRFFT":
+        expect_in[-1] = lengths[-1] // 2 + 1
+    elif kind not in ("FFT", "IFFT"):
+        raise _bad(inst, f"unknown fft_type={kind}")
+    if list(src[-n:]) != expect_in or list(out[-n:]) != expect_out:
+        raise _bad(inst, f"{kind} of length {list(lengths)} does not fit {list(src)} -> {list(out)}")
+    return src, out, n
+
+
+def _fft_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    src, out, n = _fft_parts(inst, comp)
+    return [_whole_batched(src, out, len(src) - n)]  # every element of the transformed dims (a DFT)
+
+
+def _fft_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    src, out, n = _fft_parts(inst, comp)
+    return [_whole_batched(out, src, len(src) - n)]
+
+
+def _bn_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, int]:
+    """(the operand's dims, the feature dimension); every other operand is the
+    feature vector except ``batch-norm-grad``'s grad_output (operand 4, operand-shaped)."""
+    src = _operand_dims(inst, comp, 0)
+    raw = inst.attr("feature_index")
+    if raw is None or not raw.strip().lstrip("-").isdigit() or not 0 <= int(raw) < len(src):
+        raise _bad(inst, f"feature_index={raw} does not name a dimension of {list(src)}")
+    f = int(raw)
+    for k in range(1, len(inst.operands)):
+        want = src if (inst.opcode == "batch-norm-grad" and k == 4) else (src[f],)
+        if _operand_dims(inst, comp, k) != want:
+            raise _bad(inst, f"operand {k} must have the shape {list(want)}")
+    return src, f
+
+
+def _feature(out: _Dims, f: int, src: _Dims) -> IndexingMap:
+    """From ``out`` (the operand's shape or the feature vector) to element ``f`` of a feature vector."""
+    b = _Builder(_boxes(out))
+    return b.build([Dim(f) if len(out) == len(src) else Dim(0)])
+
+
+def _same_feature(out: _Dims, f: int, src: _Dims) -> IndexingMap:
+    """From ``out`` to every element of the operand with the same feature."""
+    b = _Builder(_boxes(out))
+    feat = Dim(f) if len(out) == len(src) else Dim(0)
+    return b.build([feat if i == f else b.sym(Interval(0, n - 1)) for i, n in enumerate(src)])
+
+
+def _bn_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    src, f = _bn_parts(inst, comp)
+    out = _output_dims(inst, out_k)
+    if out not in (src, (src[f],)):
+        raise _bad(inst, f"output {out_k} is neither the operand's shape nor the feature vector")
+    n = len(inst.operands)
+    if inst.opcode == "batch-norm-inference":  # y = (x - mean) / sqrt(var + eps) * scale + offset
+        return [_identity(src)] + [_feature(out, f, src)] * (n - 1)
+    if inst.opcode == "batch-norm-training":  # y uses the batch statistics of its feature
+        if out_k == 0:
+            return [_same_feature(out, f, src), _feature(out, f, src), _feature(out, f, src)]
+        return [_same_feature(out, f, src), IndexingMap.known_empty(), IndexingMap.known_empty()]
+    # batch-norm-grad (operand, scale, mean, variance, grad_output): taken to read every element of the
+    # feature (a marked over-approximation)
+    return [_same_feature(out, f, src)] + [_feature(out, f, src)] * 3 + [_same_feature(out, f, src)]
+
+
+def _bn_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    src, f = _bn_parts(inst, comp)
+    maps = []
+    for j, o in enumerate(_output_shapes(inst)):
+        out = _array(o, inst, f"output {j}")
+        o2i = _bn_o2i(inst, comp, j)[k]
+        if o2i.is_known_empty:
+            maps.append(o2i)
+            continue
+        mine = src if (k == 0 or (inst.opcode == "batch-norm-grad" and k == 4)) else (src[f],)
+        full = len(out) == len(src)
+        b = _Builder(_boxes(mine))
+        feat = Dim(f) if len(mine) == len(src) else Dim(0)
+        exact_elementwise = inst.opcode == "batch-norm-inference" and k == 0
+        if full:
+            results = [Dim(i) if exact_elementwise else (feat if i == f else b.sym(Interval(0, m - 1)))
+                       for i, m in enumerate(out)]
+        else:
+            results = [feat]
+        maps.append(b.build(results))
+    return maps
+
+
+def _ragged_dot_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
+    return _opaque_o2i(inst, comp, out_k)
+
+
+def _ragged_dot_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
+    return _opaque_i2o(inst, comp, k)
+
+
 # -- scaled-dot ----------------------------------------------------------------------------------------
 
 
@@ -1969,6 +2075,9 @@ _WHOLE_REASONS: dict[str, str] = {
     "cholesky": "each output element reads a triangle of its matrix: the whole matrix of its batch is taken",
     "triangular-solve": "each output element reads part of its matrices: the whole matrices of its batch are taken",
     "rng-bit-generator": "every output element is taken to read the whole random state",
+    "ragged-dot": "the groups of rows have data-dependent sizes: every output element is taken to read every "
+    "element of every operand",
+    "batch-norm-grad": "every gradient element is taken to read every element of its feature",
 }
 
 
@@ -2089,6 +2198,11 @@ _OPS: dict[str, tuple[_O2I, _I2O]] = {
     "triangular-solve": (_matrices_o2i, _matrices_i2o),
     "rng-bit-generator": (_opaque_o2i, _opaque_i2o),
     "scaled-dot": (_scaled_dot_o2i, _scaled_dot_i2o),
+    "fft": (_fft_o2i, _fft_i2o),
+    "batch-norm-inference": (_bn_o2i, _bn_i2o),
+    "batch-norm-training": (_bn_o2i, _bn_i2o),
+    "batch-norm-grad": (_bn_o2i, _bn_i2o),
+    "ragged-dot": (_ragged_dot_o2i, _ragged_dot_i2o),
 }
 
 
