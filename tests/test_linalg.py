@@ -360,7 +360,7 @@ def test_random_legal_fusions_agree_with_numpy(case: dict[str, object]) -> None:
     assert np.array_equal(got, want)
     fused_text = fused_generic_text(rep)
     assert fused_text is not None
-    assert [o.map for o in parse_linalg(fused_text)[0].operands] == [fo.map for fo in rep.fused]
+    assert [o.map for o in parse_linalg(fused_text, strict=True)[0].operands] == [fo.map for fo in rep.fused]
     # MLIR's own construction gives the same maps for the producer inputs.
     assert rep.mlir.fused_producer_maps is not None
     for fo, mm in zip(producer_side, rep.mlir.fused_producer_maps):
@@ -453,7 +453,7 @@ def test_fused_op_text_round_trips_through_the_parser() -> None:
     rep = _report("skew_legal.mlir")
     text = fused_generic_text(rep)
     assert text is not None
-    (op,) = parse_linalg(text)
+    (op,) = parse_linalg(text, strict=True)  # as MLIR reads it
     assert rep.fused is not None
     assert [o.map for o in op.operands] == [f.map for f in rep.fused]
     assert [o.value for o in op.operands] == ["%A", "%init2"]

@@ -448,7 +448,7 @@ def test_fill_producer_fuses_with_its_scalar() -> None:
     assert rep.fused[0].value == "%cst" and rep.fused[0].map == AffineMap(2, 0, [])
     fused = fused_generic_text(rep)
     assert fused is not None and "^bb0(%fa0: f32, %fa1: f32, %fa2: f32):" in fused
-    (op,) = parse_linalg(fused)  # the fused text reads back with the same maps
+    (op,) = parse_linalg(fused, strict=True)  # the fused text reads back with the same maps
     assert [o.map for o in op.operands] == [f.map for f in rep.fused]
 
 
