@@ -730,3 +730,15 @@ def test_random_programs_inline_and_reverse_inline_agree_with_the_interpreter(
             pass  # the original itself reads an element nothing writes
         elif rep.status == "refused":
             assert rep.checks[-1].status == "refuted"
+
+
+def test_reverse_inline_into_a_predicated_reduction() -> None:
+    """A split loop's tail around the reduction: reverse-inline hands the consumer to epilogue fusion (was
+    unknown: 'C is written by several blocks' / not a recognized reduction). The interpreter checks it."""
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    p = parse_tvmscript(_PRED_MM, "<where>")
+    rep = reverse_compute_inline(p, "D")
+    assert rep.status == "inlined" and rep.consumers == ("C",), rep.reason
+    assert rep.program is not None and run(rep.program, {"A", "B"})["D"] == run(p, {"A", "B"})["D"]

@@ -147,7 +147,7 @@ def _reverse_compute_inline(
     pctx = max(producers, key=lambda c: c.order)
     pname = pctx.block.name
     red_tensor = next((tensor_of(st.tensor) for st in _own_stores(pctx)), "")
-    red = find_reduction(program, red_tensor)
+    red = find_reduction(program, red_tensor, predicated=True)
     if isinstance(red, Reduction) and pctx in (red.init, red.update):
         # A reduction producer: the consumer moves onto the reduction's last iteration (epilogue fusion).
         return _into_reduction(program, block, red, outputs, checks, timeout)
@@ -158,16 +158,17 @@ def _reverse_compute_inline(
                        f"{len(pctx.block.body)} statement(s); only one store (after an optional axis.bind, under "
                        "optional predicates) is")
     btensor = pstore.tensor
-    several = [c.block.name for c in contexts if any(tensor_of(s.tensor) == tensor_of(btensor)
-                                                     for s in _own_stores(c))]
-    if len(several) > 1 and not btensor.endswith("__reduce_init"):
-        return give_up("the producer is one store, not a reduction",
-                       f"not modelled: {tensor_of(btensor)} is written by several blocks ({', '.join(several)}); "
-                       f"the producer of what {block} reads must be its only writer")
-    if btensor.endswith("__reduce_init") or any(ld.tensor == btensor for ld in _value_loads(pstore.value)):
+    reduction = btensor.endswith("__reduce_init") or any(ld.tensor == btensor for ld in _value_loads(pstore.value)) \
+        or any(s.tensor == f"{btensor}__reduce_init" for c in contexts for s in _own_stores(c))
+    if reduction:
         return give_up("the producer is one store, not a reduction",
                        f"not modelled: {tensor_of(btensor)} is a reduction without a recognized init and update "
                        f"({red if isinstance(red, str) else 'another shape'})")
+    several = [c.block.name for c in contexts if any(tensor_of(s.tensor) == btensor for s in _own_stores(c))]
+    if len(several) > 1:
+        return give_up("the producer is one store, not a reduction",
+                       f"not modelled: {btensor} is written by several blocks ({', '.join(several)}); the producer "
+                       f"of what {block} reads must be its only writer")
     if not pctx.loops:
         return give_up("the producer is one store, not a reduction",
                        f"not modelled: the producer {pname} is not inside a loop nest")
