@@ -51,9 +51,14 @@ def table_ok(results: Sequence[RuleResult]) -> bool:
     return all(r.ok for r in results)
 
 
-def format_table(results: Sequence[RuleResult], *, times: bool = True) -> str:
+def format_table(results: Sequence[RuleResult], *, times: bool | None = None) -> str:
     """The table: rule, family, verdict, time (ms), statement; then the reasons,
-    counterexamples and a summary line."""
+    counterexamples and a summary line. ``times``: show the times (default: unless
+    ``--no-timing``, see :mod:`verified_indexing._timing`)."""
+    if times is None:
+        from verified_indexing._timing import show_timing
+
+        times = show_timing()
     w = max([len(r.rule.name) for r in results] + [4])
     lines = [f"{'rule':<{w}}  {'family':<9}  {'verdict':<8}  {'ms':>7}  statement"]
     for r in results:

@@ -27,6 +27,7 @@ from verified_indexing.engines import Counterexample, Verdict, Z3Encoder
 from verified_indexing.engines.deadline import budget_exhausted, remaining
 from verified_indexing.errors import ParseError
 from verified_indexing.expr import ceil_div, floor_div, floor_mod
+from verified_indexing.syntax.comments import blank_comments, double_slash_error
 from verified_indexing.syntax.limits import check_limits
 
 __all__ = ["Node", "parse_rule", "parse_conditions", "check_user_rule"]
@@ -139,6 +140,8 @@ class _Parser:
             m = _TOKEN_RE.match(text, pos)
             if m is None:
                 raise ParseError(f"unexpected character {text[pos]!r}", text, pos, 1, source)
+            if m.group() == "/" and text.startswith("/", m.end()):
+                raise double_slash_error(text, pos, source)
             if m.lastgroup != "ws":
                 self.toks.append((m.lastgroup or "", m.group(), pos))
             pos = m.end()
@@ -236,7 +239,8 @@ class _Parser:
 
 
 def parse_rule(text: str, source: str = "<rule>") -> tuple[Node, Node]:
-    """``(lhs, rhs)`` of ``"LHS -> RHS"``."""
+    """``(lhs, rhs)`` of ``"LHS -> RHS"`` (``//`` comment lines are blank)."""
+    text = blank_comments(text)
     check_limits(text, source)
     p = _Parser(text, source)
     lhs = p.expr()
@@ -248,7 +252,8 @@ def parse_rule(text: str, source: str = "<rule>") -> tuple[Node, Node]:
 
 def parse_conditions(text: str, source: str = "<where>") -> list[tuple[str, Node, Node]]:
     """Side conditions ``A op B, ...`` and domain entries ``e in [lo, hi]``, as
-    ``(op, A, B)`` (an ``in`` entry becomes two comparisons)."""
+    ``(op, A, B)`` (an ``in`` entry becomes two comparisons; ``//`` comment lines are blank)."""
+    text = blank_comments(text)
     check_limits(text, source)
     p = _Parser(text, source)
     out: list[tuple[str, Node, Node]] = []
@@ -280,7 +285,8 @@ _CMP_FN: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def check_user_rule(
-    text: str, where: str = "", domain: str = "", *, timeout: float = 10.0, lemmas: Sequence[str] = ()
+    text: str, where: str = "", domain: str = "", *, timeout: float = 10.0, lemmas: Sequence[str] = (),
+    source: str = "<rule>",
 ) -> Verdict:
     """Prove ``LHS -> RHS`` under the conditions (see the module docstring).
 
@@ -289,10 +295,12 @@ def check_user_rule(
     each is proven in turn under the conditions and the lemmas before it, then the
     claim is proven with them as extra hypotheses (sound: a proven lemma removes no
     point). A lemma that is not proved is never assumed; the claim is then attempted
-    without the lemmas and an unknown verdict says which lemma failed.
+    without the lemmas and an unknown verdict says which lemma failed. ``source``
+    names ``text`` in error messages (a rule file's path).
     """
     start = time.perf_counter()
-    lhs, rhs = parse_rule(text)
+    lhs, rhs = parse_rule(text, source)
+    text = " ".join(blank_comments(text).split())  # a rule file's comment lines are not part of the question
     conds = parse_conditions(where, "<where>") if where.strip() else []
     conds += parse_conditions(domain, "<domain>") if domain.strip() else []
     hints = [parse_conditions(t, "<lemma>") for t in lemmas if t.strip()]

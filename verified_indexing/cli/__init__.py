@@ -67,15 +67,16 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     """``-o FILE`` (``--output`` unless the command uses it for something else,
-    ``--output-file`` always) and, with ``--json``, ``--no-timing``."""
+    ``--output-file`` always) and ``--no-timing``."""
     taken = p._option_string_actions
     names = ["-o", "--output-file"] if "--output" in taken else ["-o", "--output", "--output-file"]
     p.add_argument(*names, dest="output_file", metavar="FILE", help="write the results to FILE instead of stdout")
-    if "--json" in taken:
+    if "--no-timing" not in taken:
         p.add_argument(
             "--no-timing",
             action="store_true",
-            help="leave the run-dependent fields (seconds, cached) out of the JSON: two runs print the same bytes",
+            help="leave every run-dependent time out of the output: the JSON's fields (seconds, cached) and the "
+            "times in the text: two runs print the same bytes",
         )
 
 
@@ -135,6 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A command answers small domains with isl as before: numpy's import (about 0.2 s) would cost more than
     # enumeration saves on a command's few questions (library callers keep it: see docs/simplifier.md).
     enumerate_small = points.set_enabled(False)
+    from verified_indexing._timing import set_show_timing
+
+    show_timing = set_show_timing(not OUTPUT.no_timing)
     target: _OutputFile | None = None
     try:
         path = getattr(args, "output_file", None)
@@ -151,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             target.discard()
         OUTPUT.__dict__.update(saved)
         points.set_enabled(enumerate_small)
+        set_show_timing(show_timing)
     if argv is None:
         if _SPENT and getattr(args, "batch", None) is None:
             _quick_exit(code)

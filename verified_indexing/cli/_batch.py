@@ -220,7 +220,7 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
     # each line is decoded alone, so a byte that is not UTF-8 makes its own line bad input, not the file
     for number, raw in enumerate((ln.removesuffix(b"\r") for ln in data.split(b"\n")), 1):
         line = raw.decode("utf-8", errors="replace")
-        if not line.strip():
+        if not line.strip() or line.lstrip().startswith(("//", "#")):  # blank and comment lines (no JSON starts so)
             continue
         column = 1
         try:

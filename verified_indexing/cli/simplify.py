@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 from verified_indexing.cli._batch import add_batch
-from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_inputs
+from verified_indexing.cli._common import (
+    add_inputs,
+    add_timeout,
+    looks_like_map,
+    print_json,
+    read_input,
+    read_inputs,
+)
 from verified_indexing.errors import VerifiedIndexingError
 
 SIMPLIFY_EXAMPLES = """examples:
@@ -70,7 +78,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=CHECK_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    c.add_argument("rule", metavar="'LHS -> RHS'", nargs="?", help="the rule (text; or --batch FILE)")
+    c.add_argument("rule", metavar="'LHS -> RHS'", nargs="?",
+                   help="the rule: text, a file holding it ('//' comment lines allowed), - for standard input; "
+                   "or --batch FILE")
     c.add_argument("--where", default="", metavar="CONDITIONS", help="side conditions, e.g. 'c0 > 0, c1 != 0'")
     c.add_argument("--domain", default="", metavar="DOMAIN", help="bounds, e.g. 'x in [0, 9], y in [0, 3]'")
     add_timeout(c)
@@ -145,7 +155,11 @@ def run_check_rule(args: argparse.Namespace) -> int:
 
     if args.rule is None:
         raise VerifiedIndexingError("expected the rule 'LHS -> RHS' (or --batch FILE)")
-    v = check_user_rule(args.rule, where=args.where, domain=args.domain, timeout=args.timeout, lemmas=args.lemma)
+    text, source = args.rule, "<rule>"
+    if text == "-" or ("\n" not in text and "->" not in text and os.path.isfile(text)):
+        text, source = read_input(text)  # a rule file ('//' comment lines allowed) or standard input
+    v = check_user_rule(text, where=args.where, domain=args.domain, timeout=args.timeout, lemmas=args.lemma,
+                        source=source)
     if args.json:
         print_json(v.to_json())
     else:

@@ -214,8 +214,13 @@ class Verdict:
             lines.append("")
             lines += self.counterexample.lines()
         lines.append("")
-        lines.append(f"Engine: {self.engine}{' (cached)' if self.cached else ''}")
-        lines.append(f"Time: {self.seconds * 1000:.2f} ms")
+        from verified_indexing._timing import show_timing
+
+        if show_timing():  # --no-timing: neither the time nor whether it came from the cache
+            lines.append(f"Engine: {self.engine}{' (cached)' if self.cached else ''}")
+            lines.append(f"Time: {self.seconds * 1000:.2f} ms")
+        else:
+            lines.append(f"Engine: {self.engine}")
         return "\n".join(lines)
 
 

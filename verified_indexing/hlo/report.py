@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from verified_indexing._timing import show_timing
 from verified_indexing.hlo.fusion import ComputationIndexing, analyze_module
 from verified_indexing.hlo.ir import Computation, Module
 from verified_indexing.hlo.loader import UNOPTIMIZED_NOTE, is_stablehlo, split_modules, stablehlo_to_hlo
@@ -143,7 +144,7 @@ def summary_line(results: Sequence[ComputationIndexing], seconds: float) -> str:
     maps = f"{s['maps']} maps" + (f" ({over} over-approximations)" if over else "")
     return (
         f"summary: {s['fusions']} fusions, {s['computations']} computations, {maps}, {proofs}, "
-        f"{unsupported}, {seconds * 1000:.1f} ms"
+        f"{unsupported}" + (f", {seconds * 1000:.1f} ms" if show_timing() else "")
     )
 
 
@@ -191,7 +192,7 @@ def demo_hlo(paths: Sequence[str | Path], *, verify: bool = True) -> int:
         code = max(code, exit_code(results))
     print(
         f"total: {len(paths)} modules, {totals['fusions']} fusions, {totals['maps']} maps, "
-        f"{totals['proofs']} proofs ({totals['proved']} proved), {totals['unsupported']} unsupported ops, "
-        f"{elapsed * 1000:.1f} ms"
+        f"{totals['proofs']} proofs ({totals['proved']} proved), {totals['unsupported']} unsupported ops"
+        + (f", {elapsed * 1000:.1f} ms" if show_timing() else "")
     )
     return code

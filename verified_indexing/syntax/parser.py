@@ -15,6 +15,9 @@ Accepted, for indexing maps (the spec document's syntax and XLA's dumps):
   MLIR's: unary minus binds tightest, then ``* floordiv ceildiv mod`` (left to
   right), then ``+ -``.
 
+A line starting with ``//`` is a comment (lit tests, MLIR files: see
+:mod:`verified_indexing.syntax.comments`).
+
 Every malformed input raises :class:`~verified_indexing.errors.ParseError` with
 the line, the column, a caret under the offending text and what was expected.
 """
@@ -30,6 +33,7 @@ from verified_indexing.errors import MapError, ParseError, SemiAffineError, Zero
 from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym, _Var, emax, emin
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval
+from verified_indexing.syntax.comments import blank_comments, double_slash_error
 
 __all__ = ["parse_indexing_map", "parse_affine_map", "parse_expr", "parse_map", "parse_domain", "Token", "tokenize"]
 
@@ -69,6 +73,8 @@ def tokenize(text: str, source: str = "<input>", start: int = 0, stop: int | Non
         if m is None:
             raise ParseError(f"unexpected character {text[pos]!r}", text, pos, 1, source)
         kind = m.lastgroup or ""
+        if kind == "punct" and m.group() == "/" and text.startswith("/", m.end()):
+            raise double_slash_error(text, pos, source)
         if kind != "ws":
             out.append(Token("punct" if kind == "arrow" else kind, m.group(), pos))
         pos = m.end()
@@ -352,6 +358,7 @@ def _unwrap(text: str, regex: re.Pattern[str], group: int) -> tuple[int, int]:
 
 def parse_indexing_map(text: str, source: str = "<input>") -> IndexingMap:
     """An :class:`IndexingMap` from XLA's text (see the module docstring)."""
+    text = blank_comments(text)
     check_limits(text, source)
     start, stop = _unwrap(text, _WRAPPER_RE, 2)
     return _Parser(text, source, start, stop).indexing_map()
@@ -360,6 +367,7 @@ def parse_indexing_map(text: str, source: str = "<input>") -> IndexingMap:
 def parse_affine_map(text: str, source: str = "<input>") -> AffineMap:
     """An :class:`AffineMap` from ``affine_map<(d0)[s0] -> (...)>`` (the wrapper
     and a ``#name =`` alias prefix are optional)."""
+    text = blank_comments(text)
     check_limits(text, source)
     start, stop = _unwrap(text, _AFFINE_RE, 1)
     p = _Parser(text, source, start, stop)
@@ -371,6 +379,7 @@ def parse_affine_map(text: str, source: str = "<input>") -> AffineMap:
 def parse_map(text: str, source: str = "<input>") -> IndexingMap | AffineMap:
     """An MLIR ``affine_map<...>``, or a map with no ``domain`` (no bounds), becomes
     an :class:`AffineMap`; anything else is read as an XLA indexing map."""
+    text = blank_comments(text)
     plain = "->" in text and "domain" not in text and not _WRAPPER_RE.match(text)
     if plain or _AFFINE_RE.match(text):
         return parse_affine_map(text, source)
@@ -384,6 +393,7 @@ def parse_expr(
 ) -> AffineExpr:
     """An expression. Variables are looked up in ``names``, or by their
     positional names (``d0``, ``s1``, ``rt2``) when ``names`` is None."""
+    text = blank_comments(text)
     check_limits(text, source)
     p = _Parser(text, source)
     if names is not None:
@@ -400,6 +410,7 @@ def parse_domain(
 ) -> list[tuple[AffineExpr, Interval]]:
     """Entries ``expr in [lo, hi]`` separated by commas or line breaks (a
     ``domain:`` prefix is optional), e.g. ``"d0 in [0, 9], d1 + s0 in [0, 20]"``."""
+    text = blank_comments(text)
     check_limits(text, source)
     p = _Parser(text, source)
     if names is not None:
