@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import struct
 import zlib
 from collections.abc import Callable, Collection
 
@@ -90,6 +91,10 @@ def _value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], boo
             return scalar_value(v.name)
         if v.name in _INT_CASTS:
             return float(math.trunc(args[0]))
+        if v.name == "float16":  # rounded to half precision, as the source interpreter does
+            return float(struct.unpack("e", struct.pack("e", args[0]))[0])
+        if v.name in ("float32", "float64", "bfloat16"):  # as the source interpreter: a Python float
+            return args[0]
         return {"exp": lambda: math.exp(args[0]), "max": lambda: max(args), "min": lambda: min(args)}[v.name]()
     assert isinstance(v, IndexValue)
     return float(v.expr.evaluate(scope))

@@ -216,3 +216,32 @@ def test_symbolic_sizes_are_size_parameters() -> None:
     assert w is not None and w["sizes"] == {"N": 1}
     with pytest.raises(KeyError):  # at N = 1, C reads B[1], never written
         run(at_sizes(_tvm("symbolic_off_by_one.py"), {"N": 1}), {"A"})
+
+
+CAST = '''@T.prim_func
+def f(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,), "float16")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.Cast("float16", A[vi] * T.float32(1.1))
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = T.float32(B[vi]) * T.float32(3.0)
+'''
+
+
+def test_a_cast_is_never_dropped_by_a_rewrite() -> None:
+    from tvmscript_interpreter import run_tvmscript
+
+    from verified_indexing.legality.tvmscript import format_tvmscript
+
+    p = parse_tvmscript(CAST)
+    rep = compute_inline(p, "B")
+    assert rep.status == "inlined" and rep.program is not None
+    text = format_program(rep.program)
+    assert "float16(" in text and "float32(" in text, text  # the rounding to half precision is kept
+    expected = run_tvmscript(CAST)["C"]
+    assert run(rep.program, {"A"})["C"] == expected
+    assert run_tvmscript(format_tvmscript(rep.program, CAST))["C"] == expected

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import itertools
 import math
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,6 +47,11 @@ def int_params(text: str) -> set[str]:
                                              for x in [*ann.args, *(k.value for k in ann.keywords)]):
             out.add(a.arg)
     return out
+
+
+def _half(x: float) -> float:
+    """``x`` rounded to half precision (float16)."""
+    return float(struct.unpack("e", struct.pack("e", x))[0])
 
 
 class _State:
@@ -261,7 +267,10 @@ class _T:
     def float32(self, x: object = None) -> Any:
         return self._num("float32", x)
 
-    float16 = float64 = bfloat16 = float32
+    float64 = bfloat16 = float32
+
+    def float16(self, x: object = None) -> Any:
+        return _half(self._num("float16", x))
 
     def int32(self, x: object = None) -> Any:
         return self._num("int32", x)
@@ -269,6 +278,8 @@ class _T:
     int64 = int8 = int16 = int32
 
     def Cast(self, dtype: str, x: Any) -> Any:
+        if dtype == "float16":
+            return _half(float(x))
         return float(math.trunc(x)) if dtype.startswith(("int", "uint")) else float(x)
 
     def cast(self, x: object, dtype: str) -> Any:

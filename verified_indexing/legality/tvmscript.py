@@ -800,13 +800,13 @@ class _Reader:
 
 
 def _cast(dtype: str, v: Value) -> Value:
-    """A conversion to ``dtype``. Values are modelled exactly (as the evaluator
-    computes them), so a conversion to a float type is the value itself; one to an
-    integer type truncates: an uninterpreted ``int32(x)`` (CINN's spelling of the
-    cast), unless ``v`` is an index or an integer literal (already an integer)."""
-    if dtype not in _INT_DTYPES:
+    """A conversion to ``dtype``: the value itself for an index or a literal (exact), else
+    an uninterpreted ``int32(x)`` / ``float16(x)`` / ``float32(x)`` (CINN's spelling of the
+    cast). The type of a loaded value is not tracked, so even a conversion to ``float32`` may
+    round (from ``float64``) or truncate: it is never dropped from a rewritten program."""
+    if isinstance(v, IndexValue):
         return v
-    if isinstance(v, IndexValue) or (isinstance(v, Num) and re.fullmatch(r"-?\d+", v.text)):
+    if isinstance(v, Num) and (dtype not in _INT_DTYPES or re.fullmatch(r"-?\d+", v.text)):
         return v
     return Call(dtype, (v,))
 
