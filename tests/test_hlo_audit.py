@@ -778,3 +778,20 @@ def test_xlas_padding_value_map_over_approximates_and_the_exact_set_is_proved() 
     assert claimed == padded
     text = "operand id = 1\n" + "\n".join(f"(d0, d1) -> (), domain: {p}" for p in pieces)
     assert {r.status for r in audit(module, parse_claims(text))} == {"proved"}
+
+
+def test_range_variables_listed_in_another_order_are_the_same_loops() -> None:
+    module = parse_module("HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                          "  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p0 = f32[4, 5, 6] parameter(0)\n"
+                          "  c = f32[] constant(0)\n  ROOT r = f32[5] reduce(p0, c), dimensions={0, 2}, to_apply=add\n}\n")
+    comp = module.entry
+    (out,) = run(comp.root, comp)
+    swapped = "operand id = 0 (d0)[s0, s1] -> (s1, d0, s0), domain: d0 in [0, 4], s0 in [0, 5], s1 in [0, 3]"
+    # the interpreter: output d0 reads p0[:, d0, :], which the claim names (as a relation)
+    assert _claim_reads(swapped) == {k: {x for j, x in out[k] if j == 0} for k in np.ndindex(*out.shape)}
+    (r,) = audit(module, parse_claims(swapped))
+    assert r.status == "proved" and "in the order s1, s0" in r.steps[-1][1]
+    # a loop over other iterations is still refuted (s1 runs one iteration short, its reads being covered by
+    # nothing else: a read missed)
+    (bad,) = audit(module, parse_claims(swapped.replace("s1 in [0, 3]", "s1 in [0, 2]")))
+    assert bad.status == "refuted"

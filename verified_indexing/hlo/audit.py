@@ -1326,6 +1326,25 @@ def _individual(res: AuditResult, maps: list[IndexingMap], ours_folded: list[tup
     return []
 
 
+def _reordered_loops(claim: IndexingMap, ours: IndexingMap, limit: int = 5) -> tuple[int, ...] | None:
+    """An order of the claim's range variables (at most ``limit`` of them) under
+    which it equals ``ours`` pointwise: the same loops listed in another order."""
+    n = claim.num_range_vars
+    if n < 2 or n > limit or claim.state != "ok":
+        return None
+    for perm in itertools.permutations(range(n)):
+        if perm == tuple(range(n)):
+            continue
+        # new s_j is old s_perm[j]: old s_i becomes the new variable at position perm.index(i)
+        subst: list[AffineExpr] = [Sym(perm.index(i)) for i in range(n)]
+        moved = IndexingMap(claim.dims, [r.substitute(syms=subst) for r in claim.results],
+                            [claim.range_vars[perm[j]] for j in range(n)], claim.rt_vars,
+                            [(e.substitute(syms=subst), iv) for e, iv in claim.constraints])
+        if prove_pointwise_equal(moved, ours, cache=None).proved:
+            return perm
+    return None
+
+
 def _pointwise_and_bindings(
     res: AuditResult, maps: list[IndexingMap], bindings: list[RuntimeBinding],
     ours_folded: list[tuple[AccessMap, list[IndexingMap]]], target: _Target, module: Module, cache: dict[Any, Any]
@@ -1379,18 +1398,25 @@ def _pointwise_and_bindings(
             res.steps.append(("range variables", "compared with the composition keeping every loop variable: "
                               + pointwise_with.format(one_line=True)))
     if pointwise_with is not None and cm.num_range_vars:
-        pv = prove_pointwise_equal(cm, pointwise_with, cache=None)
-        if pv.refuted:
+        pv: Verdict | None = prove_pointwise_equal(cm, pointwise_with, cache=None)
+        if pv is not None and pv.refuted:
+            order = _reordered_loops(cm, pointwise_with)
+            if order is not None:
+                res.steps.append(("range variables", f"proved pointwise with the claim's range variables in the "
+                                  f"order {', '.join(f's{i}' for i in order)} (the same loops, listed otherwise)"))
+                pv = None
+        if pv is not None and pv.refuted:
             res.status = "refuted"
             res.steps.append(("range variables", "the range variables differ pointwise (a loop runs other "
                               "iterations or reads other elements)"))
             res.witness, res.counterexample = _witness(pv), pv.counterexample
             return
-        if not pv.proved:
+        if pv is not None and not pv.proved:
             res.status = "unknown"
             res.steps.append(("range variables", f"{pv.status}: {pv.reason}"))
             return
-        res.steps.append(("range variables", f"proved pointwise ({pv.engine})"))
+        if pv is not None:
+            res.steps.append(("range variables", f"proved pointwise ({pv.engine})"))
     by_index = {b.index: b for b in bindings}
     for k in range(cm.num_rt_vars):
         if k not in by_index:
