@@ -423,14 +423,16 @@ def _claims_from_json(text: str, source: str) -> list[Claim]:
 def _resolve(module: Module, claim: Claim) -> Computation:
     if claim.computation is not None:
         if claim.computation not in module.computations:
-            raise VerifiedIndexingError(f"no computation {claim.computation!r} in module {module.name!r}")
+            raise VerifiedIndexingError(f"claim at line {claim.line}: no computation {claim.computation!r} in module "
+                                        f"{module.name!r} (it has: {', '.join(module.computations)})")
         return module.computations[claim.computation]
     fusions = module.fusions()
     if claim.fusion is not None:
         for inst, comp in fusions:
             if inst.name == claim.fusion or comp.name == claim.fusion:
                 return comp
-        raise VerifiedIndexingError(f"no fusion {claim.fusion!r} in module {module.name!r}")
+        raise VerifiedIndexingError(f"claim at line {claim.line}: no fusion {claim.fusion!r} in module {module.name!r} "
+                                    f"(fusions: {', '.join(i.name for i, _ in fusions) or 'none'})")
     if len(fusions) == 1:
         return fusions[0][1]
     if not fusions:
