@@ -317,3 +317,31 @@ def test_real_iree_output_is_read(name: str) -> None:
                 fused = fused_generic_text(rep)
                 assert fused is not None
                 parse_linalg(fused, strict=True)
+
+
+GENERIC_PAYLOAD = """
+"func.func"() <{function_type = (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>, sym_name = "f"}> ({
+^bb0(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>):
+  %0 = "linalg.generic"(%arg0, %arg1) <{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+  ^bb0(%in: f32, %out: f32):
+    %c = "arith.constant"() <{value = 2.000000e+00 : f32}> : () -> f32
+    %1 = "arith.mulf"(%in, %c) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+    %2 = "arith.cmpf"(%1, %c) <{fastmath = #arith.fastmath<none>, predicate = 4 : i64}> : (f32, f32) -> i1
+    %3 = "arith.select"(%2, %1, %c) : (i1, f32, f32) -> f32
+    "linalg.yield"(%3) : (f32) -> ()
+  }) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  "func.return"(%0) : (tensor<4xf32>) -> ()
+}) : () -> ()
+"""
+
+
+def test_generic_form_payloads_are_typed() -> None:
+    # "(A, B) -> C" types every generic-form operation, constants included (a constant
+    # was once typed "() -> f32" and its use called ill-typed).
+    (op,) = parse_linalg_module(GENERIC_PAYLOAD, strict=True).ops
+    assert type_errors(op) == []
+    bad = GENERIC_PAYLOAD.replace('"arith.mulf"(%in, %c) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32',
+                                  '"arith.mulf"(%in, %c) <{fastmath = #arith.fastmath<none>}> : (f16, f32) -> f32')
+    assert bad != GENERIC_PAYLOAD
+    with pytest.raises(ParseError, match="%in is f32, used as f16"):
+        parse_linalg_module(bad, strict=True)

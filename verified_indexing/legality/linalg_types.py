@@ -123,6 +123,9 @@ def _signature(rhs: str, op: str, n_operands: int) -> tuple[list[str | None], li
         return None
     tail = rhs.rsplit(":", 1)[1] if op != "affine.apply" else ""
     tail = tail.strip()
+    fm = re.fullmatch(r"\((.*)\)\s*->\s*(.+)", tail)
+    if fm is not None:  # the generic form, any op: "(A, B) -> C"
+        return list(_split_types(fm.group(1))), list(_split_types(fm.group(2).strip().strip("()")))
     if op == "arith.constant":
         return [], [tail]
     if op == "linalg.index":
@@ -132,11 +135,6 @@ def _signature(rhs: str, op: str, n_operands: int) -> tuple[list[str | None], li
     m = re.fullmatch(r"(.+?)\s+to\s+(.+)", tail)
     if op in CASTS and m is not None:
         return [m.group(1).strip()], [m.group(2).strip()]
-    fm = re.fullmatch(r"\((.*)\)\s*->\s*(.+)", tail)
-    if fm is not None:
-        ins = _split_types(fm.group(1))
-        outs = _split_types(fm.group(2).strip().strip("()"))
-        return list(ins), list(outs)
     types = _split_types(tail)
     if op in ("arith.cmpf", "arith.cmpi") and len(types) == 1:
         return [types[0]] * n_operands, ["i1"]
