@@ -324,3 +324,19 @@ def test_random_shadowed_cinn_ir_against_the_interpreter(pair: tuple[str, str]) 
     if rep.status == "inlined":
         assert expected is not None and rep.program is not None
         assert run(rep.program, {"A"})["C"] == expected["C"]
+
+
+def test_an_axis_value_naming_an_earlier_axis_of_the_block_is_bad_input() -> None:
+    from verified_indexing.errors import NotModelledError, ParseError
+
+    text = '''@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    for vi in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, 3 - vi)
+            vj = T.axis.spatial(4, vi)
+            C[vj] = A[vi]
+'''
+    with pytest.raises(ParseError, match="iteration variable of this block") as info:  # TVM: "undefined variable vi"
+        parse_tvmscript(text)
+    assert not isinstance(info.value, NotModelledError)

@@ -560,18 +560,29 @@ class _Reader:
             vals = call.args[1].elts
             if len(ks) != len(vals) or len(vals) != len(tnames) or any(k not in "SR" for k in ks):
                 raise self.error("T.axis.remap: kinds (S or R), values and names must match in number", call)
+            before = list(names)  # the values are read before any name of this statement is bound
             for n, k, v in zip(tnames, ks, vals):
+                self._own_axis(v, before)
                 self._add_axis(n, k, self.index(v, loops), names, values, kinds, st)
             return True
         for kind_names, k in ((("spatial", "S"), "S"), (("reduce", "R"), "R")):
             if any(_is_t(f, "axis", kn) for kn in kind_names):
                 if len(tnames) != 1 or len(call.args) != 2:
                     raise self.error(f"T.axis.{kind_names[0]} takes (extent, value) and binds one name", call)
+                self._own_axis(call.args[1], names)
                 self._add_axis(tnames[0], k, self.index(call.args[1], loops), names, values, kinds, st)
                 return True
         if _t_name(f) == "axis" or (isinstance(f, ast.Attribute) and _is_t(f.value, "axis")):
             raise self.unknown("unsupported axis kind (only spatial/S, reduce/R and remap are modelled)", call)
         return False
+
+    def _own_axis(self, value: ast.expr, names: list[str]) -> None:
+        """An axis value naming an axis bound earlier in the same block: TVM's parser reads
+        the block's own iteration variable there, which TVM rejects (not well-formed)."""
+        for x in ast.walk(value):
+            if isinstance(x, ast.Name) and x.id in names:
+                raise self.error(f"the binding uses {x.id!r}, an iteration variable of this block (TVM reads "
+                                 "the block's own variable here: not well-formed)", x)
 
     def _add_axis(self, name: str, kind: str, value: AffineExpr, names: list[str], values: list[AffineExpr],
                   kinds: list[str], node: ast.AST) -> None:
