@@ -68,6 +68,7 @@ from verified_indexing.legality.cinn_ir import (
     BinOp,
     BlockContext,
     Call,
+    Cond,
     For,
     If,
     IndexValue,
@@ -80,6 +81,7 @@ from verified_indexing.legality.cinn_ir import (
     Value,
     at_sizes,
     find_block,
+    format_conds,
     format_program,
     program_params,
     program_sizes,
@@ -550,12 +552,21 @@ def fuse_reduction_epilogue(
         return give_up(wname, f"{winj.status}: several outer iterations reduce into one element is not modelled",
                        winj.engine)
     ok(wname, "", winj.engine)
+    partial = False
     for sub, sup, name, who, loops in (
         (read, written, f"{block} reads only elements the reduction writes", block, enames),
         (written, read, f"{block} reads every element the reduction writes", red.init.block.name,
          [f.var for f in red.init.loops]),
     ):
         v, rw = reads_inside(sub, sup, timeout, sizes=k)
+        if v.refuted and rw is not None and who != block:
+            # the reduction computes elements the epilogue never reads: the fused stores are guarded
+            it = tuple(rw["consumer_iteration"])
+            ok(f"{name}, or the fused stores are guarded", f"the reduction writes {ctensor}"
+               f"{list(rw['element'][k:])} (iteration ({_assign(loops, it)})), which {block} never reads: the "
+               "fused init and update run under a predicate (T.where)", v.engine)
+            partial = True
+            continue
         if v.refuted and rw is not None:
             cw: dict[str, Any] = dict(rw)
             it = tuple(rw["consumer_iteration"])
@@ -577,6 +588,22 @@ def fuse_reduction_epilogue(
         return give_up(f"{block}'s read of {ctensor} has a proven inverse", inv.reason, "isl")
     ok(f"{block}'s read of {ctensor} has a proven inverse", inv.inverse.format(one_line=True), "isl")
     g_inv = inv.inverse
+
+    def exact(given: list[Cond] | None) -> tuple[Verdict, tuple[Cond, ...]]:
+        """The predicate on the reduction's elements the epilogue reads (built, or ``given`` checked), exact."""
+        from verified_indexing.legality.reverse_inline import _guard
+
+        t_loops = [r.substitute(dims=[Dim(i) for i in range(k)] + [inf.resolve(x) for x in red.init_store.indices])
+                   for r in g_inv.results]
+        return _guard(inf, red.init_store, ef, cloads[0], t_loops, timeout, given)
+
+    guard: tuple[Cond, ...] = ()
+    if partial:
+        gv, guard = exact(None)
+        gname = f"the fused stores' predicate holds exactly on the elements {block} reads"
+        if not gv.proved:
+            return give_up(gname, gv.reason or gv.status, gv.engine)
+        ok(gname, format_conds(guard, red.init_store.scope), gv.engine)
 
     def at_element(frame: _Frame, idx: tuple[AffineExpr, ...]) -> list[AffineExpr]:
         """The epilogue's scope, over ``frame``'s scope, at the element ``idx``."""
@@ -601,7 +628,7 @@ def fuse_reduction_epilogue(
     if b_value is not None:
         form = "fold"
     if fused is None:
-        fused = _generate(program, red, ectx, dname, form, epilogue_here)
+        fused = _generate(program, red, ectx, dname, form, epilogue_here, guard)
         origin = "ours"
     else:
         origin = "given"
@@ -621,14 +648,16 @@ def fuse_reduction_epilogue(
     if small:
         ok("the fused program computes the same values", "no difference on 3 input sets", "evaluation")
     # 2. Induction over the reduction loop.
-    verdict, laws = _prove_fold(program, fused, red, ectx, estore, dname, b_value, inf, rf, epilogue_here, timeout)
+    verdict, laws = _prove_fold(program, fused, red, ectx, estore, dname, b_value, inf, rf, epilogue_here, timeout,
+                                exact)
     checks.append(InlineCheck(verdict.question, verdict.status, verdict.reason, verdict.engine))
     if not verdict.proved:
         return report("unknown", f"{verdict.question}: {verdict.reason or verdict.status}", fused, form, laws)
     return report("fused", "all obligations proved", fused, form, laws)
 
 
-def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, form: str, epilogue_here: Any) -> Stmt:
+def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, form: str, epilogue_here: Any,
+              where: tuple[Cond, ...] = ()) -> Stmt:
     inf, uf = _frame(red.init, red.init_store), _frame(red.update, red.update_store)
     ctensor = red.tensor
     didx_i, b_init = epilogue_here(inf, red.init_store.indices, None)
@@ -665,9 +694,9 @@ def _generate(program: Stmt, red: Reduction, ectx: BlockContext, dname: str, for
     new_upd = Store(dname, didx_u, upd_value, red.update_store.scope)
 
     def swap(sb: ScheduleBlock, store: Store, name: str) -> Stmt:
-        def go(s: Stmt) -> Stmt:  # the store, under the block's predicates if any
+        def go(s: Stmt) -> Stmt:  # the store, under the block's predicates if any, and the guard
             if isinstance(s, Store):
-                return store
+                return If(where, (store,), store.scope) if where else store
             return If(s.conds, tuple(go(c) for c in s.body), s.scope) if isinstance(s, If) else s
 
         return ScheduleBlock(name, tuple(go(s) for s in sb.body))
@@ -772,7 +801,7 @@ def _show(v: Fraction | None) -> str:
 
 def _prove_fold(
     program: Stmt, fused: Stmt, red: Reduction, ectx: BlockContext, estore: Store, dname: str,
-    b_value: Value | None, inf: _Frame, rf: _Frame, epilogue_here: Any, timeout: float,
+    b_value: Value | None, inf: _Frame, rf: _Frame, epilogue_here: Any, timeout: float, exact: Any,
 ) -> tuple[Verdict, tuple[str, ...]]:
     """Induction over the reduction loop (module docstring), with each invariant
     template in turn; ``proved`` when one template proves base, step and
@@ -790,9 +819,16 @@ def _prove_fold(
     if not same_loops:
         return Verdict("unknown", "z3", now() - t0, question,
                        "the fused reduction's loops differ from the original's (not modelled)"), ()
-    if _frame(fred.init, fred.init_store).conds() != _frame(red.init, red.init_store).conds():
+    fconds, oconds = _frame(fred.init, fred.init_store).conds(), _frame(red.init, red.init_store).conds()
+    if any(c not in fconds for c in oconds):
         return Verdict("unknown", "z3", now() - t0, question,
-                       "the fused reduction runs under another predicate than the original (not modelled)"), ()
+                       "the fused reduction drops a predicate of the original (not modelled)"), ()
+    # Extra comparisons must hold exactly on the elements the epilogue reads (none when it reads them all).
+    gv, _ = exact([c for c in fconds if c not in oconds])
+    if not gv.proved:
+        return Verdict("unknown", "z3", now() - t0, question,
+                       f"the fused reduction's predicate is not proven to be exactly the elements the epilogue "
+                       f"reads: {gv.reason or gv.status}"), ()
     rest_a = _rest(program, {red.init.block.name, red.update.block.name, ectx.block.name})
     rest_b = _rest(fused, {fred.init.block.name, fred.update.block.name})
     if rest_a != rest_b:
@@ -846,6 +882,7 @@ def _obligation(
     sp = [enc.int_var(f"s_{f.var}") for f in red.init.loops]
     s.add(*_loop_bounds(enc, inf, sp))
     s.add(*_encode_conds(enc, inf, {("d", i): x for i, x in enumerate(sp)}))  # the reduction's predicate
+    s.add(*_encode_conds(enc, finf, {("d", i): x for i, x in enumerate(sp)}))  # and the fused one's guard
     n = enc.int_var("n")
     big_k: Any = red.loop.extent
     if red.loop.bound is not None:  # the symbolic reduction length, max(0, K)

@@ -36,7 +36,7 @@ evaluation (at sizes 0..3 for size parameters) as a cross-check.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -374,7 +374,8 @@ def _same_shared_iteration(write: IndexingMap, read: IndexingMap, sizes: int, sh
 
 
 def _guard(
-    pf: _Frame, pstore: Store, cf: _Frame, bload: Load, t_loops: list[AffineExpr], timeout: float
+    pf: _Frame, pstore: Store, cf: _Frame, bload: Load, t_loops: list[AffineExpr], timeout: float,
+    given: Sequence[Cond] | None = None,
 ) -> tuple[Verdict, tuple[Cond, ...]]:
     """The predicate, over the producer's scope, under which producer iteration ``s`` writes an element
     the consumer reads: ``t(s)`` (the read's inverse at the written element) is a consumer iteration
@@ -396,7 +397,7 @@ def _guard(
     full += [(a.substitute(dims=t_loops), op, b.substitute(dims=t_loops)) for a, op, b in cf.conds()]
     full += [(r.substitute(dims=t_scope), "==", w) for r, w in zip(bload.indices, pstore.indices)]
     # over the producer's loop variables only: TVM evaluates a block's T.where outside the block
-    full = [(pf.resolve(a), op, pf.resolve(b)) for a, op, b in full]
+    full = [(_tidy_index(pf.resolve(a), pf), op, _tidy_index(pf.resolve(b), pf)) for a, op, b in full]
     enc = Z3Encoder()
     z3 = enc.z3
     xs = [enc.int_var(f"s_{f.var}") for f in pf.loops]
@@ -409,7 +410,7 @@ def _guard(
         return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[c[1]]
 
     kept: list[Cond] = []
-    for c in full:
+    for c in full if given is None else ():
         sol = enc.solver(timeout=timeout)
         sol.add(*dom, z3.Not(holds(c, senv)), *enc.side_conditions)
         r = sol.check()
@@ -419,9 +420,12 @@ def _guard(
             return Verdict("unknown", "z3", now() - t0, question, str(sol.reason_unknown())), ()
         if c not in kept:
             kept.append(c)
+    if given is not None:  # check a predicate from elsewhere (a fused program given by the user) instead
+        kept = list(given)
     # (a) every kept write is read: the kept comparisons imply all of them on the producer's domain
     sol = enc.solver(timeout=timeout)
-    sol.add(*dom, *[holds(c, senv) for c in kept], z3.Not(z3.And(*[holds(c, senv) for c in full])),
+    sol.add(*dom, *[holds(c, senv) for c in kept],
+            z3.Not(z3.And(*[holds(c, senv) for c in full])) if full else z3.BoolVal(False, enc.ctx),
             *enc.side_conditions)
     ra = sol.check()
     # (b) every dropped write is unread: a consumer iteration reading p(s) satisfies the predicate
@@ -431,10 +435,15 @@ def _guard(
     sol2 = enc.solver(timeout=timeout)
     sol2.add(*dom, *_loop_bounds(enc, cf, ys), *_encode_conds(enc, cf, tenv_l))
     sol2.add(*[enc.expr(r, tenv) == enc.expr(w, senv) for r, w in zip(bload.indices, pstore.indices)])
-    sol2.add(z3.Not(z3.And(*[holds(c, senv) for c in kept])), *enc.side_conditions)
+    sol2.add(z3.Not(z3.And(*[holds(c, senv) for c in kept])) if kept else z3.BoolVal(False, enc.ctx),
+             *enc.side_conditions)
     rb = sol2.check()
     if ra == z3.unsat and rb == z3.unsat:
         return Verdict("proved", "z3", now() - t0, question), tuple(kept)
+    if z3.sat in (ra, rb) and given is not None:
+        which = " (it keeps an unread one)" if ra == z3.sat else " (it drops a read one)"
+        return Verdict("refuted", "z3", now() - t0, question,
+                       "the predicate is not exactly the elements the consumer reads" + which), ()
     if z3.sat in (ra, rb):
         return Verdict("error", "z3", now() - t0, question, "the predicate built from the proven inverse is not "
                        "exact (internal inconsistency)"), ()
