@@ -139,3 +139,22 @@ def test_over_the_budget_the_check_says_it_did_not_run(monkeypatch: pytest.Monke
     assert rep.status == "legal" and rep.second_check is not None
     v = rep.second_check.verdict
     assert v.status == "unknown" and "over the interpreter's budget (10)" in v.reason and "did not run" in v.reason
+
+
+def test_the_json_report_carries_the_second_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from test_cli_io import assert_valid
+
+    f = tmp_path / "pair.mlir"
+    f.write_text(PAIR)
+    assert main(["fuse", str(f), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert_valid(obj)
+    assert obj["second_check"]["verdict"]["status"] == "proved" and obj["second_check"]["verdict"]["engine"] == "interpreter"
+    # No pair: an empty list of results and the line saying so, valid too.
+    f.write_text(PAIR.split("  %c = linalg.generic")[0] + "  return %p : tensor<?x?xf32>\n}\n")
+    assert main(["fuse", str(f), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert_valid(obj)
+    assert obj["results"] == [] and obj["note"].startswith("no producer-consumer pair")
