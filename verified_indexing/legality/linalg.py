@@ -36,7 +36,11 @@ counterexample; anything else is ``unknown`` with a reason. Also modelled:
 fusion into the consumer's ``outs``, kept results of multi-result producers,
 ``linalg.index`` in the producer (``affine.apply`` through the inverse),
 non-injective producers whose value does not depend on the writing iteration,
-and pre-existing out-of-bounds reads (a warning). See ``docs/legality.md``.
+and out-of-bounds accesses of the input (a warning with the sizes; the fusion
+is decided only where the pair is defined, :func:`undefined_sizes`). Every
+``legal`` fused op is also run by the Linalg interpreter at several sizes
+(:func:`verified_indexing.legality.linalg_interpreter.cross_check`; a
+disagreement raises). See ``docs/legality.md``.
 """
 
 from __future__ import annotations

@@ -35,6 +35,15 @@ elementwise ``add sub mul div max min exp log abs ceil floor sqrt rsqrt tanh
 erf negf reciprocal square``. Any other ``linalg`` op is listed in
 :attr:`LinalgModule.skipped` with the reason, never guessed.
 
+Also read: attribute aliases ``#trait = {indexing_maps = ..., iterator_types =
+...}`` used as ``linalg.generic #trait ins(...)``, whitespace before a
+parenthesis (``ins (``), the generic (quoted) form of ``linalg.generic``. SSA
+names are scoped as MLIR scopes them (:func:`regions`, :meth:`GenericOp.sees`):
+every function-like op and isolated-from-above region is its own namespace.
+``strict=True`` also rejects what MLIR rejects and the lenient reader lets
+through (``ins( : )``, ill-typed ops, a converting ``linalg.fill``,
+``#linalg.iterator_type`` in the pretty form).
+
 Promises: the op's maps, iterator types, operands, types and payload as
 written; an inconsistent op (map count, dims versus iterator count, results
 versus operand rank, block argument count, a bad permutation) or malformed
