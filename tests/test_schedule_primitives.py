@@ -743,3 +743,23 @@ def test_reverse_inline_into_a_predicated_reduction() -> None:
     rep = reverse_compute_inline(p, "D")
     assert rep.status == "inlined" and rep.consumers == ("C",), rep.reason
     assert rep.program is not None and run(rep.program, {"A", "B"})["D"] == run(p, {"A", "B"})["D"]
+
+
+def test_a_given_fused_program_with_a_wrong_predicate_is_never_proven() -> None:
+    """Too large to evaluate (the proof stands alone): a given fused program whose predicate drops a row the
+    epilogue reads, or keeps one it does not, is not 'fused'; the exact one is. Enumerated: rows < 3 are read."""
+    from verified_indexing.legality.epilogue import EVALUATION_LIMIT, evaluation_size, fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    text = (_EMPTY_MM.format(ri=64, rk=8, ei=3).replace("(4, 4)", "(64, 64)")
+            .replace("T.grid(64, 4, 8)", "T.grid(64, 64, 8)").replace("T.grid(3, 4)", "T.grid(3, 64)"))
+    p = parse_tvmscript(text, "<big>")
+    rep = fuse_reduction_epilogue(p, "D")
+    assert rep.status == "fused" and rep.program is not None, rep.reason
+    assert evaluation_size(p) > EVALUATION_LIMIT  # no evaluation: the verdicts below are the proof's alone
+    good = format_program(rep.program)
+    assert good.count("if ((i <= 2))") == 2
+    for wrong in ("if ((i <= 1))", "if ((i <= 3))"):
+        given = parse_program(good.replace("if ((i <= 2))", wrong))
+        assert fuse_reduction_epilogue(p, "D", fused=given).status == "unknown"
+    assert fuse_reduction_epilogue(p, "D", fused=parse_program(good)).status == "fused"
