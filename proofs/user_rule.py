@@ -29,6 +29,7 @@ from verified_indexing.errors import ParseError
 from verified_indexing.expr import ceil_div, floor_div, floor_mod
 from verified_indexing.syntax.comments import blank_comments, double_slash_error
 from verified_indexing.syntax.limits import check_limits
+from verified_indexing.syntax.suggest import MAP_WORDS, did_you_mean
 
 __all__ = ["Node", "parse_rule", "parse_conditions", "check_user_rule"]
 
@@ -155,7 +156,12 @@ class _Parser:
     def error(self, msg: str) -> ParseError:
         kind, text, off = self.tok
         shown = "end of input" if kind == "eof" else repr(text)
-        return ParseError(f"{msg}, found {shown}", self.text, off, max(1, len(text)), self.source)
+        hint = ""  # a misspelt keyword read as a name ('x floordvi c0'), or before '(' ('mni(x, 3)')
+        if kind == "ident" and text not in _MUL:
+            hint = did_you_mean(text, MAP_WORDS, cutoff=0.7)
+        elif text == "(" and self.i > 0 and self.toks[self.i - 1][0] == "ident":
+            hint = did_you_mean(self.toks[self.i - 1][1], ("min", "max"))
+        return ParseError(f"{msg}, found {shown}{hint}", self.text, off, max(1, len(text)), self.source)
 
     def at(self, s: str) -> bool:
         return self.tok[0] in ("op", "ident") and self.tok[1] == s

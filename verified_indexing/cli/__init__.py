@@ -60,9 +60,34 @@ class _Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        message += self._suggestion(message)
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise _UsageError(f"{self.prog}: {message}")
+
+    def _suggestion(self, message: str) -> str:
+        """"Did you mean" for a misspelt command, choice or option (difflib; nothing when none is close)."""
+        import re
+
+        from verified_indexing.syntax.suggest import did_you_mean
+
+        choice = re.match(r"argument .*?: invalid choice: '(.*?)' \(choose from (.*)\)\Z", message, re.DOTALL)
+        if choice is not None:
+            return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        options = self._options_of(_TOKENS[-1] if _TOKENS else [])
+        hints = [did_you_mean(w.split("=", 1)[0], options, cutoff=0.7)
+                 for w in message.removeprefix("unrecognized arguments: ").split() if w.startswith("--")]
+        return "".join(h for h in hints if h)
+
+    def _options_of(self, tokens: list[str]) -> list[str]:
+        """The option strings of the command named in ``tokens`` (every command's when none is)."""
+        sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None:
+            return [o for a in self._actions for o in a.option_strings]
+        chosen = [sub.choices[t] for t in tokens if t in sub.choices][:1] or list(sub.choices.values())
+        return sorted({o for p in [self, *chosen] for a in p._actions for o in a.option_strings if o.startswith("--")})
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -78,6 +103,10 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
             help="leave every run-dependent time out of the output: the JSON's fields (seconds, cached) and the "
             "times in the text: two runs print the same bytes",
         )
+
+
+_TOKENS: list[list[str]] = []
+"""The command line being parsed by :func:`main` (for the options of the command in a "did you mean")."""
 
 
 class _Version(argparse.Action):
@@ -119,6 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     tokens = list(sys.argv[1:] if argv is None else argv)
+    _TOKENS[:] = [tokens]
     try:
         args = parser.parse_args(tokens)
     except SystemExit as exc:

@@ -150,11 +150,19 @@ def _note_old_spelling(arg: str) -> None:
 
 def _read_file(path: str) -> tuple[str, str]:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise VerifiedIndexingError(f"{path}: cannot read: {reason}") from None
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise VerifiedIndexingError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VerifiedIndexingError(f"{path}: a binary file, not text: byte 0x{data[exc.start]:02x} at offset "
+                                    f"{exc.start} is not UTF-8 (expected a UTF-8 text file)") from None
+    if "\0" in text:
+        raise VerifiedIndexingError(f"{path}: a binary file, not text: a NUL byte at offset {text.index(chr(0))} "
+                                    "(expected a UTF-8 text file)")
+    return text.replace("\r\n", "\n").replace("\r", "\n"), path  # universal newlines, as open() in text mode
 
 
 def read_input(arg: str, looks_like: Callable[[str], bool] | None = None) -> tuple[str, str]:

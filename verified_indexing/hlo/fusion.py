@@ -1415,6 +1415,8 @@ def analyze_module(
         jobs.append((_computation(module, computation), None))
     else:
         jobs = [(called, inst.name) for inst, called in module.fusions()]
+    if operand is not None:
+        _check_operand(operand, [comp for comp, _ in jobs])
     results: list[ComputationIndexing] = []
     token = _CALLED.set({})  # nested computations analysed once per call of analyze_module
     try:
@@ -1425,6 +1427,21 @@ def analyze_module(
     finally:
         _CALLED.reset(token)
     return results
+
+
+def _check_operand(operand: int, comps: Sequence[Computation]) -> None:
+    """``operand`` must name a parameter of at least one of ``comps``: else bad input with the range
+    (an operand that only some fusions have selects those; the others show no map)."""
+    counts = sorted({len(c.parameters()) for c in comps})
+    if not comps or any(operand < n for n in counts):
+        return
+    if len(comps) == 1:
+        what = f"{comps[0].name!r} has {counts[0]} operand{'s' if counts[0] != 1 else ''}"
+    else:
+        what = f"the {len(comps)} computations analysed have {counts[0]} to {counts[-1]} operands"
+    valid = {0: "none", 1: "0"}.get(counts[-1], f"0 to {counts[-1] - 1}")
+    raise VerifiedIndexingError(f"--operand {operand} is out of range (no parameter {operand}): {what} "
+                                f"(valid: {valid})")
 
 
 def _physical_order(shape: Shape, what: str) -> list[int]:

@@ -34,6 +34,7 @@ from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym, _Var, ema
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval
 from verified_indexing.syntax.comments import blank_comments, double_slash_error
+from verified_indexing.syntax.suggest import MAP_WORDS, did_you_mean
 
 __all__ = ["parse_indexing_map", "parse_affine_map", "parse_expr", "parse_map", "parse_domain", "Token", "tokenize"]
 
@@ -123,7 +124,26 @@ class _Parser:
     def error(self, message: str, tok: Token | None = None) -> ParseError:
         t = tok or self.tok
         shown = "end of input" if t.kind == "eof" else repr(t.text)
-        return ParseError(f"{message}, found {shown}", self.text, t.offset, max(1, len(t.text)), self.source)
+        return ParseError(f"{message}, found {shown}{self.hint(t)}", self.text, t.offset, max(1, len(t.text)),
+                          self.source)
+
+    def hint(self, t: Token) -> str:
+        """"Did you mean" for a misspelt keyword at or next to the error: the word itself ('floordvi',
+        'mni'), the word after a comma ('domian'), or the word before '(' ('mni(' as min or max)."""
+
+        def unknown(k: int) -> str | None:
+            w = self.toks[k] if 0 <= k < len(self.toks) else None
+            ok = w is not None and w.kind == "ident" and w.text not in _KEYWORDS and self.lookup(w.text) is None
+            return w.text if ok and w is not None else None
+
+        k = next((i for i, x in enumerate(self.toks) if x.offset == t.offset and x.kind == t.kind), -1)
+        if (word := unknown(k)) is not None:
+            return did_you_mean(word, MAP_WORDS)
+        if t.text == "," and (word := unknown(k + 1)) is not None:
+            return did_you_mean(word, ("domain",))
+        if t.text == "(" and (word := unknown(k - 1)) is not None:
+            return did_you_mean(word, ("min", "max"))
+        return ""
 
     def at(self, text: str) -> bool:
         return self.tok.kind in ("punct", "ident") and self.tok.text == text
