@@ -925,8 +925,9 @@ def _compute_inline(
                                      for s in body) and len(body) <= 2
     if not shape_ok:
         return refuse("a single store in the producer block",
-                      f"block {block} holds {len(own)} store(s) and {len(body)} statement(s); "
-                      "only 'axis.bind' then one store can be inlined")
+                      f"ComputeInline needs a block whose body is one store (after an optional axis.bind, under "
+                      f"optional predicates), as TVM and CINN require; block {block} holds {len(own)} store(s) in "
+                      f"{len(body)} statement(s)")
     pstore = own[0]
     tensor = pstore.tensor
     if tensor.endswith("__reduce_init") or block.endswith("__reduce_init"):
