@@ -336,9 +336,9 @@ TESTS_DIR = Path(__file__).resolve().parent.parent / "tests"
 EXAMPLES = 8
 PROPERTY_AREAS: dict[str, tuple[str, ...]] = {
     "hlo": ("test_hlo_fusion_props", "test_hlo_ops_oracle", "test_hlo_ops_extended"),
-    "legality": ("test_linalg_props", "test_linalg_mlir", "test_linalg", "test_legality_permutation",
-                 "test_inline", "test_inline_cinn", "test_reverse_inline", "test_epilogue", "test_predicates",
-                 "test_sizes_inline"),
+    "legality": ("test_linalg_props", "test_linalg_bounds", "test_linalg_mlir", "test_linalg",
+                 "test_legality_permutation", "test_inline", "test_inline_cinn", "test_reverse_inline",
+                 "test_epilogue", "test_predicates", "test_sizes_inline"),
     "coalescing": ("test_coalescing_paths",),
 }
 
