@@ -58,8 +58,8 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
 
 @pytest.mark.parametrize(("stmt", "named"), [
     ("B[vi * vi] = A[vi]", "quasi-affine"),
-    ("T.where(vi != 3)\n            B[vi] = A[vi]", "comparison"),
-    ("T.where(vi < 2 or vi > 5)\n            B[vi] = A[vi]", "conjunction"),
+    ("T.where(i != 3)\n            B[vi] = A[vi]", "comparison"),
+    ("T.where(i < 2 or i > 5)\n            B[vi] = A[vi]", "conjunction"),
     ("B[vi] = T.call_extern(\"float32\", \"f\", A[vi])", "unsupported value"),
     ("T.evaluate(T.call_extern(\"int32\", \"g\", A.access_ptr(\"r\")))\n            B[vi] = A[vi]", "access_ptr"),
     ("B[vi] //= A[vi]", "augmented"),

@@ -150,8 +150,10 @@ def test_nested_for_statements_with_init_and_a_max_reduction() -> None:
     ("C[vi] = T.max(C[vi], A[vi, vk])", "C[vi] = T.max(C[vi], A[vi * vk, vk])", "quasi-affine", "v"),
     ("D[vi] = T.max(C[vi], T.float32(0))", "if vi > 0:\n                D[vi] = C[vi]", "unsupported statement", "i"),
     ("C[vi] = T.float32(\"-inf\")", "T.evaluate(0)", "may only hold buffer stores", "T"),
-    ("vi = T.axis.remap(\"S\", [i])", "vi = T.axis.remap(\"S\", [i])\n            T.where(vi * vi < 3)",
-     "quasi-affine", "v"),
+    ("vi = T.axis.remap(\"S\", [i])", "vi = T.axis.remap(\"S\", [i])\n            T.where(i * i < 3)",
+     "quasi-affine", "i"),
+    ("vi = T.axis.remap(\"S\", [i])", "vi = T.axis.remap(\"S\", [i])\n            T.where(vi < 3)",
+     "an iteration variable of this block", "v"),
     ("vk = T.axis.reduce(6, k)", "vk = T.axis.opaque(6, k)", "unsupported axis kind", "T"),
     ("def reduce_rows(", "def reduce_rows(:", "Python syntax error", ":"),
 ])

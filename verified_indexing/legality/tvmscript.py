@@ -421,6 +421,13 @@ class _Reader:
                 if t == "where":
                     if len(st.value.args) != 1:
                         raise self.error("T.where takes one condition", st.value)
+                    # the predicate belongs to the block's realization: it is read in the enclosing
+                    # scope, where TVM's parser finds the block's own variables undefined
+                    for x in ast.walk(st.value.args[0]):
+                        if isinstance(x, ast.Name) and x.id in names:
+                            raise self.error(f"T.where uses {x.id!r}, an iteration variable of this block: the "
+                                             "predicate is read outside the block (TVM: undefined variable); "
+                                             "write it with the loop variables", x)
                     where.extend(self.predicate(st.value.args[0], loops + tuple(names)))
                     continue
                 if t == "evaluate":
@@ -1132,7 +1139,9 @@ class _Printer:
         stores = [x for x in _walk_stmts(b.body) if isinstance(x, Store)]
         body = list(b.body)
         bind = body[0] if body else None
+        values: list[AffineExpr] = []
         if isinstance(bind, Bind):
+            values = list(bind.values)
             body.pop(0)
             for k, (n, v) in enumerate(zip(bind.names, bind.values)):
                 pos = len(bind.scope) + k
@@ -1142,7 +1151,12 @@ class _Printer:
                 self.out.append(f"{inner}{n} = T.axis.{word}({ext}, {_py_index(v, bind.scope)})")
         if len(body) == 1 and isinstance(body[0], If) and all(isinstance(c, Store) for c in body[0].body):
             g = body[0]
-            conds = " and ".join(f"{_py_index(a, g.scope)} {op} {_py_index(c, g.scope)}" for a, op, c in g.conds)
+            # over the loops only (TVM reads the predicate outside the block): each iteration
+            # variable replaced by its binding
+            n_loops = len(g.scope) - len(values)
+            sub = [Dim(k) for k in range(n_loops)] + values
+            conds = " and ".join(f"{_py_index(a.substitute(dims=sub), g.scope)} {op} "
+                                 f"{_py_index(c.substitute(dims=sub), g.scope)}" for a, op, c in g.conds)
             self.out.append(f"{inner}T.where({conds})")
             body = list(g.body)
         if not body:
