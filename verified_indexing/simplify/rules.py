@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -303,18 +304,49 @@ def _split_residues(s: AffineExpr, c: int) -> Iterator[tuple[AffineExpr, AffineE
         yield x, y
 
 
-def _divisors(n: int) -> list[int]:
-    """Positive divisors of ``|n|`` greater than 1, largest first."""
+_TRIAL_LIMIT = 1 << 20
+"""Trial division finds the prime factors below this; a cofactor left above it is taken whole."""
+
+
+@lru_cache(maxsize=4096)
+def _divisors(n: int) -> tuple[int, ...]:
+    """Positive divisors of ``|n|`` greater than 1, largest first, of any size (no table, no cap): from
+    the factorization by trial division (prime factors below :data:`_TRIAL_LIMIT`; a cofactor left above
+    it is used as one factor, so when it is not prime its own proper divisors are missing here, and
+    :func:`_split_divisors` adds those that divide the dividend's coefficients)."""
     n = abs(n)
-    out = [g for g in range(2, min(n, 1 << 16) + 1) if n % g == 0]
-    return sorted(out, reverse=True)
+    factors: dict[int, int] = {}
+    p = 2
+    while p * p <= n and p < _TRIAL_LIMIT:
+        while n % p == 0:
+            factors[p] = factors.get(p, 0) + 1
+            n //= p
+        p += 1 if p == 2 else 2
+    if n > 1:
+        factors[n] = factors.get(n, 0) + 1
+    out = [1]
+    for prime, power in factors.items():
+        out = [d * prime**k for d in out for k in range(power + 1)]
+    return tuple(sorted((d for d in out if d > 1), reverse=True))
+
+
+def _split_divisors(s: Sum, m: int) -> list[int]:
+    """The divisors ``g`` of ``m`` (``1 < g < m``) worth trying for ``s = x*g + y``, largest first: every
+    divisor of ``m`` (:func:`_divisors`) and the gcds of ``m`` with the coefficients of ``s`` (each set
+    of terms ``x`` can hold is best split at the gcd of their coefficients and ``m``)."""
+    found = set(_divisors(m))
+    gcds = {m}
+    for _, coef in s.terms:
+        gcds |= {math.gcd(g, coef) for g in gcds}
+    found |= gcds
+    return sorted((g for g in found if 1 < g < m), reverse=True)
 
 
 def _gcd_splits(s: AffineExpr, m: int, rng: RangeFn) -> Iterator[Binding]:
     """``s = x*g + y`` with ``g | m``, ``g < |m|``, ``y`` in ``[0, g-1]``."""
     if not isinstance(s, Sum) or m <= 0:
         return
-    for g in _divisors(m):
+    for g in _split_divisors(s, m):
         if g == m:
             continue
         xs = [(t, coef // g) for t, coef in s.terms if coef % g == 0]
