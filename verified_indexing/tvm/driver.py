@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -386,78 +386,134 @@ def _shape(tvm: Any, buf: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
+def run_isolated(fn: Callable[[], Any], timeout: float = 60.0) -> Any:
+    """``fn()`` in a forked child process, its result sent back. TVM's compiled code
+    of a wrong result may read or write out of bounds (a TVM primitive that drops a
+    predicate): the corruption stays in the child. Raises :class:`RuntimeError`
+    when the child dies (a signal), fails or exceeds ``timeout`` seconds."""
+    import multiprocessing
+    import os
+
+    ctx = multiprocessing.get_context("fork")
+    receiver, sender = ctx.Pipe(duplex=False)
+
+    def target() -> None:
+        try:
+            sender.send(("ok", fn()))
+        except BaseException as exc:  # everything goes back to the parent as text
+            sender.send(("error", f"{type(exc).__name__}: {exc}"))
+        finally:
+            sender.close()
+            os._exit(0)
+
+    proc = ctx.Process(target=target, daemon=True)
+    proc.start()
+    sender.close()
+    try:
+        if not receiver.poll(timeout):
+            raise RuntimeError(f"TVM's compiled code did not finish in {timeout:g} s")
+        kind, value = receiver.recv()
+    except EOFError:
+        proc.join(5)
+        raise RuntimeError(f"TVM's compiled code crashed (exit code {proc.exitcode}): an out-of-bounds access "
+                           "is likely") from None
+    finally:
+        receiver.close()
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+    if kind != "ok":
+        raise RuntimeError(str(value))
+    return value
+
+
 def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness: dict[str, Any],
                  random_runs: int = 3) -> dict[str, Any]:
-    """Both functions compiled by TVM (``llvm``) and run on the witness's input
-    data (:func:`~verified_indexing.legality.cinn_eval.input_value`), then on
+    """Both functions compiled by TVM (``llvm``) and run (in a forked child,
+    :func:`run_isolated`) on the witness's input data
+    (:func:`~verified_indexing.legality.cinn_eval.input_value`), then on
     ``random_runs`` random integer inputs (``numpy.random.default_rng(0)``,
     integers in [-3, 3]): ``{confirmed, original, after, note}`` at the witness
     element on the witness inputs, and ``found``: the first element of any
     buffer where the two differ over all runs (``None`` when none does).
-    ``confirmed`` is ``None`` when TVM cannot run them (symbolic shapes)."""
+    ``confirmed`` is ``None`` when TVM cannot run them (symbolic shapes, a crash)."""
     import numpy as np
 
     sizes = dict(witness.get("sizes", {}))
     tensor = str(witness.get("tensor", ""))
     element = tuple(witness.get("element", ()))
+    if sizes:
+        return {"confirmed": None, "found": None, "note": "size parameters: not run by TVM here"}
     try:
-        dev = tvm.cpu()
         bufs = list(before_pf.params)  # TVM 0.27: the parameters are the buffers
-        if sizes:
-            return {"confirmed": None, "found": None, "note": "size parameters: not run by TVM here"}
         shapes = [_shape(tvm, b) for b in bufs]
         names = [str(b.name) for b in bufs]
         dtypes = [str(b.dtype) for b in bufs]
         mods = [tvm.compile(f, target="llvm") for f in (before_pf, after_pf)]
-        seed = int(witness.get("seed", 0))
-        rng = np.random.default_rng(0)
-        at_witness: tuple[Any, Any] | None = None
-        found: dict[str, Any] | None = None
-        for run in range(1 + random_runs):
-            arrays = []
-            for n, shp, dt in zip(names, shapes, dtypes):
-                if run == 0:
-                    a = np.zeros(shp, dtype=dt)
-                    for idx in np.ndindex(*shp):
-                        a[idx] = float(input_value(n, tuple(int(i) for i in idx), seed))
-                else:
-                    a = rng.integers(-3, 4, size=shp).astype(dt)
-                arrays.append(a)
+    except Exception as exc:  # a second opinion only: TVM failing to compile is reported, not raised
+        return {"confirmed": None, "found": None, "note": f"TVM could not compile the functions: "
+                f"{type(exc).__name__}: {exc}"}
+    seed = int(witness.get("seed", 0))
+    inputs: list[list[Any]] = []
+    rng = np.random.default_rng(0)
+    for run in range(1 + random_runs):
+        arrays = []
+        for n, shp, dt in zip(names, shapes, dtypes):
+            if run == 0:
+                a = np.zeros(shp, dtype=dt)
+                for idx in np.ndindex(*shp):
+                    a[idx] = float(input_value(n, tuple(int(i) for i in idx), seed))
+            else:
+                a = rng.integers(-3, 4, size=shp).astype(dt)
+            arrays.append(a)
+        inputs.append(arrays)
+
+    def execute() -> list[list[list[Any]]]:
+        dev = tvm.cpu()
+        out = []
+        for arrays in inputs:
             results = []
             for m in mods:
                 args = [tvm.runtime.tensor(a.copy(), dev) for a in arrays]
                 m(*args)
                 results.append([x.numpy() for x in args])
-            if run == 0 and tensor in names and element:
-                k = names.index(tensor)
-                at_witness = (results[0][k][element].item(), results[1][k][element].item())
-            for n, x, y in zip(names, results[0], results[1]):
-                diff = np.argwhere(~((x == y) | (np.isnan(x) & np.isnan(y))))
-                if found is None and len(diff):
-                    el = tuple(int(i) for i in diff[0])
-                    found = {"tensor": n, "element": list(el), "original": x[el].item(), "after": y[el].item(),
-                             "inputs": (f"{INPUT_RULE}, seed {seed}" if run == 0 else
-                                        f"numpy.random.default_rng(0) integers in [-3, 3], draw {run}")}
-        # a witness that is a read of memory nothing writes is not observable by running (TVM reads whatever
-        # is there, or out of bounds): only the interpreter confirms it
-        confirmed: bool | None = None if not tensor else (at_witness is not None and at_witness[0] != at_witness[1])
-        out: dict[str, Any] = {"confirmed": confirmed, "found": found}
-        if at_witness is not None:
-            out.update(original=at_witness[0], after=at_witness[1])
-            note = (f"TVM-compiled code at {tensor}{list(element)} on the witness inputs: original "
-                    f"{at_witness[0]}, transformed {at_witness[1]}")
-        else:
-            note = "TVM-compiled code run on the witness inputs"
-        if found is not None and not confirmed:
-            note += (f"; it differs at {found['tensor']}{found['element']}: original {found['original']}, "
-                     f"transformed {found['after']} ({found['inputs']})")
-        elif found is None:
-            note += f"; no difference on any buffer over {1 + random_runs} inputs"
-        out["note"] = note
+            out.append(results)
         return out
-    except Exception as exc:  # a second opinion only: TVM failing to compile or run is reported, not raised
-        return {"confirmed": None, "found": None,
-                "note": f"TVM could not run the functions: {type(exc).__name__}: {exc}"}
+
+    try:
+        runs = run_isolated(execute)
+    except RuntimeError as exc:
+        return {"confirmed": None, "found": None, "note": str(exc)}
+    at_witness: tuple[Any, Any] | None = None
+    found: dict[str, Any] | None = None
+    for run, results in enumerate(runs):
+        if run == 0 and tensor in names and element:
+            k = names.index(tensor)
+            at_witness = (results[0][k][element].item(), results[1][k][element].item())
+        for n, x, y in zip(names, results[0], results[1]):
+            diff = np.argwhere(~((x == y) | (np.isnan(x) & np.isnan(y))))
+            if found is None and len(diff):
+                el = tuple(int(i) for i in diff[0])
+                found = {"tensor": n, "element": list(el), "original": x[el].item(), "after": y[el].item(),
+                         "inputs": (f"{INPUT_RULE}, seed {seed}" if run == 0 else
+                                    f"numpy.random.default_rng(0) integers in [-3, 3], draw {run}")}
+    # a witness that is a read of memory nothing writes is not observable by running (TVM reads whatever
+    # is there, or out of bounds): only the interpreter confirms it
+    confirmed: bool | None = None if not tensor else (at_witness is not None and at_witness[0] != at_witness[1])
+    out: dict[str, Any] = {"confirmed": confirmed, "found": found}
+    if at_witness is not None:
+        out.update(original=at_witness[0], after=at_witness[1])
+        note = (f"TVM-compiled code at {tensor}{list(element)} on the witness inputs: original "
+                f"{at_witness[0]}, transformed {at_witness[1]}")
+    else:
+        note = "TVM-compiled code run on the witness inputs"
+    if found is not None and not confirmed:
+        note += (f"; it differs at {found['tensor']}{found['element']}: original {found['original']}, "
+                 f"transformed {found['after']} ({found['inputs']})")
+    elif found is None:
+        note += f"; no difference on any buffer over {1 + random_runs} inputs"
+    out["note"] = note
+    return out
 
 
 # ---------------------------------------------------------------------------
