@@ -64,6 +64,7 @@ def _texts() -> dict[str, str]:
     out["reading:dispatch"] = r.DISPATCH.replace("REGION0", region0).replace("REGION1", region1)
     out["reading:trait"] = r.TRAIT
     out["reading:generic_payload"] = r.GENERIC_PAYLOAD
+    out["reading:whitespace"] = r.WHITESPACE
     a = r._generic("%1", [("%arg0", t4)], ("%0", t4), ["%2 = arith.addf %b0, %b0 : f32", "linalg.yield %2 : f32"])
     b = r._generic("%2", [("%1", t4)], ("%0", t4), ["%3 = arith.mulf %b0, %b0 : f32", "linalg.yield %3 : f32"])
     b += r._generic("%4", [("%2", t4)], ("%0", t4), ["linalg.yield %b0 : f32"])

@@ -345,3 +345,34 @@ def test_generic_form_payloads_are_typed() -> None:
     assert bad != GENERIC_PAYLOAD
     with pytest.raises(ParseError, match="%in is f32, used as f16"):
         parse_linalg_module(bad, strict=True)
+
+
+WHITESPACE = """
+#map = affine_map <(d0) -> (d0)>
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.generic{indexing_maps=[#map,#map],iterator_types=["parallel"]}ins(%a:tensor<4xf32>)outs(%b:tensor<4xf32>){
+  ^bb0(%in : f32 , %out : f32) :
+    %s = arith.addf %in , %in : f32
+    linalg.yield %s:f32
+  }->tensor<4xf32>
+  %1 = linalg.generic {indexing_maps = [ affine_map< (d0) -> (d0) >, #map ], iterator_types = [ "parallel" ]}
+      ins ( %0 : tensor<4xf32> ) outs ( %b : tensor<4xf32> )
+      {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> (tensor<4xf32>)
+  return %1 : tensor<4xf32>
+}
+"""
+
+
+def test_whitespace_anywhere_mlir_allows_it() -> None:
+    # No space at all, spaces inside brackets, before colons and parentheses, a region brace on its own line.
+    mod = parse_linalg_module(WHITESPACE, strict=True)
+    a, b = mod.ops
+    assert [o.value for o in a.operands] == ["%a", "%b"] and [o.value for o in b.operands] == ["%0", "%b"]
+    assert a.block_args == ("%in", "%out") and not type_errors(a) and not type_errors(b)
+    ((p, c, k),) = fusion_candidates([a, b])
+    rep = check_fusion(p, c, operand_index=k)
+    assert rep.status == "legal" and rep.second_check is not None and rep.second_check.verdict.proved
