@@ -145,3 +145,25 @@ def test_a_relation_equality_under_a_budget_is_bounded_and_exact() -> None:
         time.sleep(0.01)
         with pytest.raises(DeadlineExceeded):
             relations_equal(a, c)
+
+
+def test_z3_is_interrupted_at_the_deadline_even_where_its_own_timeout_is_not_kept() -> None:
+    """A solver made under a budget is stopped at the deadline by hard_deadline's timer (Z3_interrupt),
+    not at its own timeout: asked for 30 s (no rlimit, the clamp bypassed by setting the timeout after),
+    it returns within the budget."""
+    import time
+
+    import z3
+
+    from verified_indexing.engines.deadline import command_budget, hard_deadline
+    from verified_indexing.engines.z3 import Z3Encoder
+
+    enc = Z3Encoder()
+    x, y, z = (z3.Int(n, ctx=enc.ctx) for n in "xyz")
+    start = time.monotonic()
+    with command_budget(0.4), hard_deadline(5.0):
+        s = enc.solver(timeout=30.0, rlimit=0)
+        s.set("timeout", 30_000)  # what a solver that does not keep its timeout would do
+        s.add(x > 1, y > 1, z > 1, x * x * x + y * y * y == z * z * z)
+        assert s.check() == z3.unknown
+    assert time.monotonic() - start < 0.4 + 0.6

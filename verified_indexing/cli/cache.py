@@ -51,4 +51,8 @@ def run(args: argparse.Namespace) -> int:
         summary = ", ".join(f"{tally.get(k, 0)} {k}" for k in ("confirmed", "mismatch", "unconfirmed", "skipped"))
         removed = " (removed)" if tally.get("mismatch") and not args.dry_run else ""
         print(f"{cache.path}: {len(checks)} proved rows re-checked: {summary}{removed}")
-    return 1 if tally.get("mismatch") else 0
+    if tally.get("mismatch"):
+        return 1
+    from verified_indexing.engines.verify_cache import NOT_REACHED
+
+    return 2 if any(c.detail == NOT_REACHED for c in checks) else 0  # the budget ran out: unknown

@@ -57,6 +57,7 @@ __all__ = [
     "DeadlineExceeded",
     "BudgetExpired",
     "hard_deadline",
+    "at_deadline",
     "largest_divisor",
     "risky_maps",
     "run_bounded",
@@ -122,6 +123,25 @@ def command_budget(seconds: float) -> Iterator[None]:
         _budget.deadline = previous
 
 
+_AT_DEADLINE: list[Callable[[], None]] = []
+"""What :func:`hard_deadline` calls, from a timer thread, when the budget's deadline passes (see
+:func:`at_deadline`)."""
+
+
+def at_deadline(fn: Callable[[], None]) -> None:
+    """Have ``fn`` called from a timer thread when a :func:`hard_deadline` budget's deadline passes:
+    an engine whose native calls release the interpreter registers how to interrupt them (z3 does:
+    ``Z3_interrupt`` on the contexts it gave solvers to under the budget)."""
+    if fn not in _AT_DEADLINE:
+        _AT_DEADLINE.append(fn)
+
+
+def _deadline_passed() -> None:
+    for fn in list(_AT_DEADLINE):
+        with contextlib.suppress(Exception):
+            fn()
+
+
 @contextmanager
 def hard_deadline(grace: float) -> Iterator[None]:
     """The backstop of the budget: ``grace`` seconds after the current budget's deadline,
@@ -147,9 +167,13 @@ def hard_deadline(grace: float) -> Iterator[None]:
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, max(left + grace, 0.001))
+    timer = threading.Timer(max(left, 0.0), _deadline_passed)  # interrupts what releases the interpreter
+    timer.daemon = True
+    timer.start()
     try:
         yield
     finally:
+        timer.cancel()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 

@@ -36,6 +36,7 @@ import math
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -229,6 +230,32 @@ class Z3Encoder:
         """``a ceildiv b`` = ``-((-a) floordiv b)``."""
         return -self.floordiv(-self.term(a), b)
 
+    def _trunc_quot_rem(self, a: Z3Term | int, b: Z3Term | int) -> tuple[Z3Term, Z3Term]:
+        """C's division, defined on its own (not through the floor quotient): ``a = b*q + r`` with
+        ``|r| < |b|`` and ``r`` zero or of the sign of ``a``."""
+        ta = self.term(a)
+        if isinstance(b, int) and b == 0:
+            raise ZeroDivisorError("division by the constant zero in a z3 encoding")
+        tb = self.term(b)
+        key = (ta.get_id(), f"t{b}" if isinstance(b, int) else f"t#{tb.get_id()}")
+        hit = self._divs.get(key)
+        if hit is not None:
+            return hit[0], hit[1]
+        q = self.fresh("tq")
+        r = self.fresh("tr")
+        magnitude = z3.If(tb > 0, z3.And(-tb < r, r < tb), z3.And(tb < r, r < -tb))
+        self.side_conditions += [ta == tb * q + r, magnitude, z3.Or(r == 0, (r > 0) == (ta > 0))]
+        self._divs[key] = (q, r, ta, b)
+        return q, r
+
+    def truncdiv(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
+        """``a truncdiv b``: the quotient rounded toward zero (C, LLVM ``sdiv``, TVM ``truncdiv``)."""
+        return self._trunc_quot_rem(a, b)[0]
+
+    def truncmod(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
+        """``a truncmod b`` = ``a - b * (a truncdiv b)`` (C's ``%``: the sign follows ``a``)."""
+        return self._trunc_quot_rem(a, b)[1]
+
     def min(self, a: Z3Term | int, b: Z3Term | int) -> Z3Term:
         ta, tb = self.term(a), self.term(b)
         return z3.If(ta <= tb, ta, tb)
@@ -296,14 +323,28 @@ class Z3Encoder:
         ``timeout`` in seconds (either exhausted makes ``check()`` return unknown),
         never longer than what is left of the command's budget
         (:func:`verified_indexing.engines.deadline.remaining`)."""
-        from verified_indexing.engines.deadline import remaining
+        from verified_indexing.engines.deadline import at_deadline, remaining
 
         s = z3.Solver(ctx=self.ctx)
         s.set("rlimit", rlimit)
+        if remaining() != math.inf:  # interrupted at the command's deadline (z3's timeout is not always kept)
+            _UNDER_BUDGET.add(self.ctx)
+            at_deadline(_interrupt_budgeted)
         ms = timeout_ms(max(remaining(math.inf if timeout is None else timeout), 0.001))
         if ms is not None:
             s.set("timeout", ms)
         return s
+
+
+_UNDER_BUDGET: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The contexts given solvers under a command budget (interrupted when its deadline passes)."""
+
+
+def _interrupt_budgeted() -> None:
+    """Called from the deadline's timer thread: stop every z3 call of the budgeted contexts
+    (``Z3_interrupt``; z3's check releases the interpreter, so this thread runs)."""
+    for ctx in list(_UNDER_BUDGET):
+        ctx.interrupt()
 
 
 def timeout_ms(timeout: float | None) -> int | None:
