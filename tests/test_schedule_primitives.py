@@ -763,3 +763,22 @@ def test_a_given_fused_program_with_a_wrong_predicate_is_never_proven() -> None:
         given = parse_program(good.replace("if ((i <= 2))", wrong))
         assert fuse_reduction_epilogue(p, "D", fused=given).status == "unknown"
     assert fuse_reduction_epilogue(p, "D", fused=parse_program(good)).status == "fused"
+
+
+def test_sizes_at_which_the_original_is_undefined_are_not_compared() -> None:
+    """The epilogue reads X[0], written only when N >= 1: at N = 0 the original reads an unwritten element
+    (undefined there). The evaluation compares the other sizes (was: exit 3, 'the original program reads an
+    unwritten element'); the interpreter agrees at N = 1..3 and fails at N = 0 for both programs."""
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    text = _EMPTY_MM.format(ri=4, rk=4, ei=4).replace("    C = T.alloc_buffer((4, 4))\n", (
+        "    N = T.int32()\n    C = T.alloc_buffer((4, 4))\n    X = T.alloc_buffer((4,))\n    for i in range(N):\n"
+        "        with T.block(\"I\"):\n            vi = T.axis.spatial(4, i)\n            X[vi] = A[vi, 0]\n"))
+    text = text.replace("T.max(C[vi, vj], T.float32(0))", "T.max(C[vi, vj], X[0])")
+    p = parse_tvmscript(text, "<undefined at N = 0>")
+    rep = fuse_reduction_epilogue(p, "D")
+    assert rep.status == "fused" and rep.program is not None, rep.reason
+    for n in (1, 2, 3):
+        assert _outcome(rep.program, {"N": n}, {"A", "B"}, "D") == _outcome(p, {"N": n}, {"A", "B"}, "D")
+    assert _outcome(p, {"N": 0}, {"A", "B"}, "D") == _outcome(rep.program, {"N": 0}, {"A", "B"}, "D") == "unwritten"
