@@ -97,7 +97,9 @@ def test_dispatch_regions_restart_value_names() -> None:
     text = DISPATCH.replace("REGION0", r0).replace("REGION1", r1)
     ops = parse_linalg(text)
     assert len(ops) == 2 and ops[0].function != ops[1].function
-    assert ops[0].function.startswith("flow.dispatch.workgroups@")
+    second = text[: text.index("{", text.index("%r1 = "))].count("\n") + 1  # the line of region 1's brace
+    assert ops[0].function == "flow.dispatch.workgroups at line 4"
+    assert ops[1].function == f"flow.dispatch.workgroups at line {second}"
     assert _pairs(text) == []
     # The CLI: a valid file with no pair is an answer (exit 0), not bad input.
     path = Path(__file__).parent / "_tmp_dispatch.mlir"

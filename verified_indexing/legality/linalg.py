@@ -189,6 +189,7 @@ class FusionReport:
             "producer_op": self.producer.kind,
             "consumer": self.consumer.name,
             "consumer_op": self.consumer.kind,
+            "scope": self.consumer.function or None,
             "fused_operand": self.operand_index,
             "mlir": {
                 "fusable": self.mlir.fusable,
@@ -1279,7 +1280,8 @@ def fusion_candidates(ops: list[GenericOp]) -> list[tuple[GenericOp, GenericOp, 
 def format_report(rep: FusionReport) -> str:
     """The human-readable report printed by ``verified-indexing fuse``."""
     op = rep.consumer.operands[rep.operand_index]
-    lines = [f"fuse {rep.producer.name} into {rep.consumer.name} (operand #{rep.operand_index}: {op.value})"]
+    where = f" in {rep.consumer.function}" if rep.consumer.function else ""
+    lines = [f"fuse {rep.producer.name} into {rep.consumer.name}{where} (operand #{rep.operand_index}: {op.value})"]
     if rep.mlir.fusable:
         lines.append("MLIR: fusable")
     else:

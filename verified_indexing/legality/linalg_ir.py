@@ -684,6 +684,7 @@ class Region:
     owner: str
     symbol: str
     isolated: bool
+    line: int = 0
 
 
 #: Ops whose regions are isolated from above without carrying a symbol.
@@ -734,7 +735,7 @@ def regions(text: str) -> list[Region]:
                     symbol = "" if sm is None else sm.group() if sm.group().startswith("@") else "@" + sm.group(1)
                 parent = stack[-1] if stack else None
                 isolated = owner in ISOLATED_OPS or bool(symbol)
-                out.append(Region(i, -1, parent, owner, symbol, isolated))
+                out.append(Region(i, -1, parent, owner, symbol, isolated, text.count("\n", 0, i) + 1))
                 stack.append(len(out) - 1)
                 opened.append(len(out) - 1)
             else:
@@ -752,7 +753,7 @@ def scope_of(regs: Sequence[Region], offset: int) -> tuple[tuple[int, ...], str]
     """The chain of regions (their ``start`` offsets) holding ``offset``, innermost
     first, up to and including the first isolated-from-above one (the SSA names
     visible there), and the name of that isolated region's op (``@f``, or the op
-    name and offset, ``flow.dispatch.workgroups@123``)."""
+    name and the line of its region, ``flow.dispatch.workgroups at line 12``)."""
     return _scope(regs, [r.start for r in regs], offset)
 
 
@@ -770,7 +771,7 @@ def _scope(regs: Sequence[Region], starts: Sequence[int], offset: int) -> tuple[
         r = regs[k]
         chain.append(r.start)
         if r.isolated:
-            name = r.symbol or f"{r.owner}@{r.start}"
+            name = r.symbol or f"{r.owner} at line {r.line}"
             break
         k = r.parent
     return tuple(chain), name
