@@ -26,7 +26,7 @@ from typing import Any
 from verified_indexing.engines import Counterexample, Verdict, Z3Encoder
 from verified_indexing.engines.deadline import budget_exhausted, remaining
 from verified_indexing.errors import ParseError
-from verified_indexing.expr import ceil_div, floor_div, floor_mod
+from verified_indexing.expr import ceil_div, floor_div, floor_mod, trunc_div, trunc_mod
 from verified_indexing.syntax.comments import blank_comments, double_slash_error
 from verified_indexing.syntax.limits import check_limits
 from verified_indexing.syntax.suggest import MAP_WORDS, did_you_mean
@@ -37,14 +37,15 @@ _TOKEN_RE = re.compile(
     r"(?P<ws>\s+)|(?P<int>\d+)|(?P<ident>[A-Za-z_][A-Za-z0-9_.]*)|(?P<op>->|<=|>=|==|!=|[-+*/%(),<>=\[\]])"
 )
 _CONST_RE = re.compile(r"c\d+\Z")
-_MUL = {"*": "mul", "/": "floordiv", "%": "mod", "floordiv": "floordiv", "ceildiv": "ceildiv", "mod": "mod"}
+_MUL = {"*": "mul", "/": "floordiv", "%": "mod", "floordiv": "floordiv", "ceildiv": "ceildiv", "mod": "mod",
+        "truncdiv": "truncdiv", "truncmod": "truncmod"}
 _CMP = ("<=", ">=", "==", "!=", "<", ">", "=")
 
 
 @dataclass(frozen=True)
 class Node:
     """A parsed term: ``op`` in int, var, const, add, sub, neg, mul, floordiv,
-    ceildiv, mod, min, max; ``args`` the children (or the value / name)."""
+    ceildiv, mod, truncdiv, truncmod, min, max; ``args`` the children (or the value / name)."""
 
     op: str
     args: tuple[Any, ...]
@@ -64,7 +65,7 @@ class Node:
 
     def divisors(self) -> list[Node]:
         out: list[Node] = []
-        if self.op in ("floordiv", "ceildiv", "mod"):
+        if self.op in ("floordiv", "ceildiv", "mod", "truncdiv", "truncmod"):
             out.append(self.args[1])
         for a in self.args:
             if isinstance(a, Node):
@@ -102,6 +103,12 @@ class _Ops:
     def mod(self, a: Any, b: Any) -> Any:
         return floor_mod(a, b)
 
+    def truncdiv(self, a: Any, b: Any) -> Any:
+        return trunc_div(a, b)
+
+    def truncmod(self, a: Any, b: Any) -> Any:
+        return trunc_mod(a, b)
+
     def min(self, a: Any, b: Any) -> Any:
         return min(a, b)
 
@@ -124,6 +131,12 @@ class _Z3Ops(_Ops):
 
     def mod(self, a: Any, b: Any) -> Any:
         return self.enc.mod(a, b)
+
+    def truncdiv(self, a: Any, b: Any) -> Any:
+        return self.enc.truncdiv(a, b)
+
+    def truncmod(self, a: Any, b: Any) -> Any:
+        return self.enc.truncmod(a, b)
 
     def min(self, a: Any, b: Any) -> Any:
         return self.enc.min(a, b)
@@ -292,7 +305,7 @@ _CMP_FN: dict[str, Callable[[Any, Any], Any]] = {
 
 def check_user_rule(
     text: str, where: str = "", domain: str = "", *, timeout: float = 10.0, lemmas: Sequence[str] = (),
-    source: str = "<rule>",
+    source: str = "<rule>", smt2: str | None = None,
 ) -> Verdict:
     """Prove ``LHS -> RHS`` under the conditions (see the module docstring).
 
@@ -302,7 +315,10 @@ def check_user_rule(
     claim is proven with them as extra hypotheses (sound: a proven lemma removes no
     point). A lemma that is not proved is never assumed; the claim is then attempted
     without the lemmas and an unknown verdict says which lemma failed. ``source``
-    names ``text`` in error messages (a rule file's path).
+    names ``text`` in error messages (a rule file's path). ``smt2``: a path where the
+    claim's query is written as SMT-LIB 2 (the conditions, the proven lemmas, every
+    quotient's and remainder's definition, and the two sides differing: ``unsat``
+    means proved) before z3 checks it; a definedness failure writes nothing.
     """
     start = time.perf_counter()
     lhs, rhs = parse_rule(text, source)
@@ -363,6 +379,8 @@ def check_user_rule(
         proven.append(term)
     s = enc.solver(timeout=_left(timeout))
     s.add(*hyps, *enc.side_conditions, *proven, zl != zr)
+    if smt2 is not None:
+        _write_smt2(smt2, s, question, names, len(proven))
     r = s.check()
     if r == z3.unsat:
         plural = "s" if len(proven) > 1 else ""
@@ -395,6 +413,25 @@ def check_user_rule(
             return Verdict("refuted", "enum", elapsed(), question, counterexample=v.counterexample)
     return Verdict("unknown", "z3", elapsed(), question,
                    reason=f"z3: {why}; no counterexample with every name in [-{bound}, {bound}]")
+
+
+def _write_smt2(path: str, s: Any, question: str, names: Sequence[str], lemmas: int) -> None:
+    """The solver's assertions as a standalone SMT-LIB 2 file (any solver with integer arithmetic)."""
+    import z3
+
+    from verified_indexing.errors import VerifiedIndexingError
+
+    head = [f"; verified_indexing check-rule query (z3 {z3.get_version_string()})", f"; {question}",
+            f"; names: {', '.join(names)} (c0, c1, ...: symbolic constants); q!N/r!N, tq!N/tr!N: the quotients and "
+            "remainders of floor and truncating division, defined by the assertions",
+            f"; asserted: the conditions, {lemmas} proven lemma(s), and the two sides differ",
+            "; unsat = proved; sat = refuted (the model is a counterexample)"]
+    text = "\n".join(head) + "\n(set-logic ALL)\n" + str(s.to_smt2())
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise VerifiedIndexingError(f"--smt2 {path}: cannot write: {exc.strerror or exc}") from None
 
 
 SHRINK_POINTS = 50_000

@@ -54,6 +54,10 @@ __all__ = [
     "floor_div",
     "ceil_div",
     "floor_mod",
+    "trunc_div",
+    "trunc_mod",
+    "truncdiv_expr",
+    "truncmod_expr",
     "linear_sum",
 ]
 
@@ -93,6 +97,45 @@ def ceil_div(a: int, b: int) -> int:
     if b == 0:
         raise ZeroDivisorError("division by zero")
     return -((-a) // b)
+
+
+def trunc_div(a: int, b: int) -> int:
+    """``a truncdiv b``: the quotient rounded toward zero, as C's, LLVM's ``sdiv`` and TVM's ``truncdiv``
+    (b != 0). Defined on magnitudes, not through floor division: ``|q| = |a| // |b|``, negative when the
+    signs of ``a`` and ``b`` differ."""
+    if b == 0:
+        raise ZeroDivisorError("division by zero")
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
+def trunc_mod(a: int, b: int) -> int:
+    """``a truncmod b`` = ``a - b * (a truncdiv b)``: C's ``%``, the sign follows the dividend (b != 0)."""
+    if b == 0:
+        raise ZeroDivisorError("modulo by zero")
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def truncdiv_expr(e: AffineExpr, divisor: int) -> AffineExpr:
+    """``e truncdiv divisor`` in the map language, which has no truncating node: the exact floor form
+    ``max(e, 0) floordiv c - max(-e, 0) floordiv c`` (``c = |divisor|``; negated for a negative
+    divisor). Equal to :func:`trunc_div` at every point (tests/test_truncation.py pins it against the
+    evaluator, z3's and isl's own truncating division; ``check-rule`` proves it for every ``c > 0``)."""
+    if divisor == 0:
+        raise ZeroDivisorError("truncdiv by zero")
+    c = abs(divisor)
+    q = emax(e, 0).floordiv(c) - emax(-e, 0).floordiv(c)
+    return q if divisor > 0 else -q
+
+
+def truncmod_expr(e: AffineExpr, divisor: int) -> AffineExpr:
+    """``e truncmod divisor``: ``max(e, 0) mod c - max(-e, 0) mod c`` (``c = |divisor|``: the sign of
+    C's remainder follows the dividend only); see :func:`truncdiv_expr`."""
+    if divisor == 0:
+        raise ZeroDivisorError("truncmod by zero")
+    c = abs(divisor)
+    return emax(e, 0).mod(c) - emax(-e, 0).mod(c)
 
 
 class AffineExpr:

@@ -88,6 +88,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
     c.add_argument("--lemma", action="append", default=[], metavar="FACTS",
                    help="a proof hint (comparisons like --where), proven first and then assumed; repeatable")
+    c.add_argument("--smt2", metavar="FILE",
+                   help="also write the claim's query as SMT-LIB 2 to FILE (unsat = proved), for any SMT solver")
     add_batch(c)
     c.set_defaults(run=run_check_rule)
 
@@ -171,7 +173,7 @@ def run_check_rule(args: argparse.Namespace) -> int:
     if text == "-" or ("\n" not in text and "->" not in text and os.path.isfile(text)):
         text, source = read_input(text)  # a rule file ('//' comment lines allowed) or standard input
     v = check_user_rule(text, where=args.where, domain=args.domain, timeout=args.timeout, lemmas=args.lemma,
-                        source=source)
+                        source=source, smt2=args.smt2)
     if args.json:
         print_json(v.to_json())
     else:

@@ -10,7 +10,9 @@ Accepted, for indexing maps (the spec document's syntax and XLA's dumps):
   ``UNDEFINED``, XLA's trailing ``is_simplified: true|false``, and the wrappers
   ``#xla.indexing_map<"...">`` / ``#xla_gpu.indexing_map<...>``;
 * expressions with ``+``, ``-``, unary minus, ``*``, ``floordiv`` (also spelled
-  ``/`` or ``floorDiv``), ``ceildiv``, ``mod`` (also ``%``), ``min(a, b, ...)``,
+  ``/`` or ``floorDiv``), ``ceildiv``, ``mod`` (also ``%``), ``truncdiv`` and
+  ``truncmod`` (C's rounding toward zero; read as their exact floor forms, see
+  :func:`~verified_indexing.expr.truncdiv_expr`), ``min(a, b, ...)``,
   ``max(a, b, ...)``, parentheses, and ``100d0`` for ``100 * d0``. Precedence is
   MLIR's: unary minus binds tightest, then ``* floordiv ceildiv mod`` (left to
   right), then ``+ -``.
@@ -30,7 +32,18 @@ from dataclasses import dataclass
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.errors import MapError, ParseError, SemiAffineError, ZeroDivisorError
-from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym, _Var, emax, emin
+from verified_indexing.expr import (
+    AffineExpr,
+    Const,
+    Dim,
+    RtSym,
+    Sym,
+    _Var,
+    emax,
+    emin,
+    truncdiv_expr,
+    truncmod_expr,
+)
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval
 from verified_indexing.syntax.comments import blank_comments, double_slash_error
@@ -38,9 +51,9 @@ from verified_indexing.syntax.suggest import MAP_WORDS, did_you_mean
 
 __all__ = ["parse_indexing_map", "parse_affine_map", "parse_expr", "parse_map", "parse_domain", "Token", "tokenize"]
 
-_KEYWORDS = {"floordiv", "floorDiv", "ceildiv", "ceilDiv", "mod", "min", "max", "in", "domain"}
+_KEYWORDS = {"floordiv", "floorDiv", "ceildiv", "ceilDiv", "mod", "min", "max", "in", "domain", "truncdiv", "truncmod"}
 _MUL_OPS = {"*": "mul", "/": "floordiv", "%": "mod", "floordiv": "floordiv", "floorDiv": "floordiv",
-            "ceildiv": "ceildiv", "ceilDiv": "ceildiv", "mod": "mod"}
+            "ceildiv": "ceildiv", "ceilDiv": "ceildiv", "mod": "mod", "truncdiv": "truncdiv", "truncmod": "truncmod"}
 _TOKEN_RE = re.compile(
     r"""
     (?P<ws>\s+)
@@ -212,7 +225,10 @@ class _Parser:
                 else:
                     if not isinstance(rhs, Const):
                         raise SemiAffineError(f"the divisor of {kind} must be a constant, not {rhs}")
-                    lhs = {"floordiv": lhs.floordiv, "ceildiv": lhs.ceildiv, "mod": lhs.mod}[kind](rhs)
+                    if kind in ("truncdiv", "truncmod"):  # no node of its own: the exact floor form
+                        lhs = (truncdiv_expr if kind == "truncdiv" else truncmod_expr)(lhs, rhs.value)
+                    else:
+                        lhs = {"floordiv": lhs.floordiv, "ceildiv": lhs.ceildiv, "mod": lhs.mod}[kind](rhs)
             except (SemiAffineError, ZeroDivisorError) as exc:
                 end = self.toks[self.i - 1].end if self.i > 0 else rhs_tok.end
                 raise ParseError(str(exc), self.text, op.offset, max(1, end - op.offset), self.source) from None
