@@ -69,6 +69,9 @@ def test_out_of_bounds_producer_write_is_not_a_legal_when() -> None:
     assert rep.status == "legal" and rep.condition == "N0 <= 1", (rep.status, rep.condition)
     assert rep.otherwise is None  # "illegal otherwise" would rest on undefined sizes
     assert len(rep.warnings) == 1 and "at N0 = 2: producer %0 iteration (1,) writes %A[2]" in rep.warnings[0]
+    from verified_indexing.legality.linalg import format_report
+
+    assert "ours: legal when N0 <= 1 (the input program is undefined at the other sizes" in format_report(rep)
     for sizes in _grid(rep):
         assert rep.holds_at([sizes["N0"]]) == _defined(rep, sizes)
         if rep.holds_at([sizes["N0"]]):

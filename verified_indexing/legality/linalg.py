@@ -1294,6 +1294,8 @@ def format_report(rep: FusionReport) -> str:
     verdict: str = rep.status
     if rep.status == "legal" and rep.condition is not None:
         verdict = "legal for every size" if rep.condition == "every size" else f"legal when {rep.condition}"
+        if rep.condition != "every size" and rep.otherwise is None:
+            verdict += " (the input program is undefined at the other sizes: see the warning)"
     lines.append(f"ours: {verdict}" + ("" if rep.status == "legal" else f": {rep.reason}"))
     if rep.otherwise is not None and rep.otherwise.witness is not None:
         lines.append(f"  illegal otherwise: {rep.otherwise.witness['note']}")
