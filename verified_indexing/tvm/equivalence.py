@@ -174,24 +174,31 @@ def _show(v: Fraction | None) -> str:
 
 
 def compare_by_evaluation(
-    before: Stmt, after: Stmt, outputs: Sequence[str], seeds: Iterable[int] = (0, 1, 2),
+    before: Stmt, after: Stmt, outputs: Sequence[str], seeds: Iterable[int] | None = None,
     sizes: Sequence[dict[str, int]] | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
     """Run both programs with the plain interpreter (exact arithmetic) on the
     same inputs, at each size assignment small enough to run; the first output
     element where they differ, as a witness ``{tensor, element, original, after,
     sizes, seed, inputs, note}`` (``None`` when they agree), and a note on what
-    was run. Raises :class:`_Unknown` when ``before`` itself reads an element
-    nothing wrote."""
+    was run. Without ``seeds``, a small program runs on more input sets (3 to
+    :data:`MAX_SEEDS`, within :data:`SEED_BUDGET` executed stores per size).
+    Raises :class:`_Unknown` when ``before`` itself reads an element nothing
+    wrote."""
     inputs = (_read(before) | set(program_params(before))) - _computed(before)
     names = program_sizes(before)
     ran = 0
+    n_seeds: list[int] = []
     for assignment in (sizes if sizes is not None else size_assignments(names)):
         b0, a0 = at_sizes(before, assignment), at_sizes(after, assignment)
-        if max(_run_size(b0), _run_size(a0)) > EVALUATION_LIMIT:
+        cost = max(_run_size(b0), _run_size(a0))
+        if cost > EVALUATION_LIMIT:
             continue
         ran += 1
-        for seed in seeds:
+        these = list(seeds) if seeds is not None else \
+            list(range(max(3, min(MAX_SEEDS, SEED_BUDGET // max(1, 2 * cost)))))
+        n_seeds.append(len(these))
+        for seed in these:
             try:
                 ta = run_exact(b0, inputs, seed)
             except Unwritten as exc:
@@ -213,7 +220,15 @@ def compare_by_evaluation(
                         return {**base, "tensor": t, "element": list(idx), "original": _show(va),
                                 "after": _show(vb), "note": note}, ""
     what = f"{ran} size assignment{'s' if ran != 1 else ''}" if names else ("the program's sizes" if ran else "")
-    return None, (f"no difference on 3 input sets at {what}" if ran else "too large to run")
+    sets = f"{min(n_seeds)}" if n_seeds and min(n_seeds) == max(n_seeds) else \
+        f"{min(n_seeds, default=0)} to {max(n_seeds, default=0)}"
+    return None, (f"no difference on {sets} input sets at {what}" if ran else "too large to run")
+
+
+#: At most this many input sets per size assignment (seeds 0, 1, ...), and about this many
+#: executed stores in all (both programs) per size assignment; never fewer than 3 sets.
+MAX_SEEDS = 64
+SEED_BUDGET = 60_000
 
 
 def _run_size(p: Stmt) -> int:
