@@ -172,3 +172,13 @@ def test_smt2_to_a_path_that_cannot_be_written_is_bad_input(tmp_path: Path) -> N
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(["check-rule", "x -> x", "--smt2", str(tmp_path / "no" / "such" / "dir" / "q.smt2")])
     assert code == 3 and "--smt2" in err.getvalue() and "cannot write" in err.getvalue()
+
+
+def test_smt2_is_refused_with_batch(tmp_path: Path) -> None:
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"rule": "x -> x"}\n', encoding="utf-8")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["check-rule", "--batch", str(batch), "--smt2", str(tmp_path / "q.smt2")])
+    assert code == 3 and "--smt2 writes the query of one question" in out.getvalue()
+    assert not (tmp_path / "q.smt2").exists()

@@ -210,6 +210,8 @@ def run_batch(args: argparse.Namespace, runner: Callable[[argparse.Namespace], i
     command: str = args.command
     if input_args(args) or getattr(args, "rule", None) is not None:
         raise VerifiedIndexingError("--batch reads every question from the JSONL file: give no other input")
+    if getattr(args, "smt2", None) is not None:
+        raise VerifiedIndexingError("--smt2 writes the query of one question: not with --batch")
     data, source = _read_stdin_bytes() if args.batch == "-" else _read_path(args.batch)
     data = data.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors write is not part of line 1
     options = _forwarded(args) + (["--no-timing"] if OUTPUT.no_timing else [])
