@@ -372,3 +372,35 @@ def test_random_shadowed_programs_scoped_as_tvms_own_parser(text: str) -> None:
             run(theirs, {"A"})
         return
     assert run(theirs, {"A"}) == mine
+
+
+NESTED_SHADOW = '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(4):
+        with T.block("B_o"):
+            i = T.axis.spatial(4, 3 - i)
+            for j in range(2):
+                with T.block("B"):
+                    j = T.axis.spatial(2, 1 - j)
+                    B[i * 2 + j] = A[i * 2 + j] + T.float32(1.0)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] * T.float32(2.0)
+'''
+
+
+def test_nested_blocks_scope_their_axes_as_tvm_does() -> None:
+    """An outer block (blockize) opens a frame too: its axes shadow the loop variables in
+    everything inside, inner blocks' axes shadow in turn; the outer block is flattened."""
+    p = parse_tvmscript(NESTED_SHADOW)
+    expected = run_tvmscript(NESTED_SHADOW)
+    assert run(p, {"A"}) == expected
+    rep = compute_inline(p, "B")
+    assert rep.status == "inlined" and rep.program is not None
+    assert run(rep.program, {"A"})["C"] == expected["C"]
+    tvm = pytest.importorskip("tvm")
+    src = NESTED_SHADOW.replace("T.block(", "T.sblock(").replace("T.alloc_buffer(", "T.sblock_alloc_buffer(")
+    printed = str(tvm.script.from_source(src.replace("@T.prim_func\n", "@T.prim_func(s_tir=True)\n")).script())
+    assert run(parse_tvmscript(printed), {"A"}) == expected

@@ -142,6 +142,17 @@ def functions() -> dict[str, tirx.PrimFunc]:
         s.decompose_reduction(b, kk)
 
     out["sched_decompose_reduction"] = _sched(out["matmul"], decompose)
+
+    def blockize(block: str) -> Callable[[tvm.s_tir.Schedule], None]:
+        def steps(s: tvm.s_tir.Schedule) -> None:
+            outer, inner = s.get_loops(s.get_sblock(block))[-1:][0], None
+            del inner
+            s.blockize(s.split(outer, factors=[None, 3 if block == "rsum" else 2])[1])
+
+        return steps
+
+    out["sched_blockize"] = _sched(out["elementwise_chain"], blockize("B"))  # nested blocks
+    out["sched_blockize_reduction"] = _sched(out["row_sum"], blockize("rsum"))  # an init holding a block
     return out
 
 

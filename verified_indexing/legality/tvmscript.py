@@ -164,6 +164,8 @@ class _Reader:
         self.views: dict[str, tuple[str, tuple[AffineExpr, ...], tuple[int, ...], int]] = {}
         self.let_reads: dict[str, tuple[set[str], set[str]]] = {}
         self.dd_loads: list[tuple[str, str, ast.AST]] = []  # data-dependent reads: tensor, text, node
+        # enclosing blocks of nested ones: axis names, their bindings, the scope depth, the predicate
+        self.outer: list[tuple[tuple[str, ...], tuple[AffineExpr, ...], int, tuple[Cond, ...]]] = []
         self.block_written: set[str] = set()
         self.spelling = "block"  # ``sblock`` when the input spells blocks so
         self.module_sizes: list[str] = []  # ``n = TypeVar("n")`` at module level
@@ -408,6 +410,7 @@ class _Reader:
         init: list[ast.stmt] | None = None
         stores: list[Store] = []
         body: list[ast.stmt] = []  # stores, let bindings and region views, in order
+        nested: list[ast.stmt] = []
         for st in node.body:
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
                 continue
@@ -445,10 +448,14 @@ class _Reader:
             if isinstance(st, (ast.Assign, ast.AnnAssign)) and self._let_target(st) is not None:
                 body.append(st)
                 continue
-            if isinstance(st, ast.With) and self._block_name(st) is not None:
-                raise self.unknown("a T.block nested inside a block is not modelled", st)
+            if isinstance(st, ast.For) or (isinstance(st, ast.With) and self._block_name(st) is not None):
+                nested.append(st)  # an outer block (blockize): its loops and inner blocks
+                continue
             raise self.unknown(f"unsupported statement in a T.block ({type(st).__name__}: "
                                f"{ast.unparse(st).splitlines()[0]})", st)
+        if nested:
+            return self._outer_block(node, name, loops, names, values, kinds, where, nested, body, init)
+        where.extend(c for outer in self.outer for c in outer[3])  # the predicates of enclosing blocks
         scope = loops + tuple(names)
         self.lets, self.views = {}, {}
         written: set[str] = set()
@@ -480,6 +487,36 @@ class _Reader:
         self.pending[id(main)] = _Pending(main, tuple(init_stores), tuple(names), tuple(values), tuple(kinds), loops,
                                           tuple(where), node)
         return [main]
+
+    def _outer_block(self, node: ast.With, name: str, loops: tuple[str, ...], names: list[str],
+                     values: list[AffineExpr], kinds: list[str], where: list[Cond], nested: list[ast.stmt],
+                     body: list[ast.stmt], init: list[ast.stmt] | None) -> list[Stmt]:
+        """A block holding loops and blocks (TVM's ``blockize``): its iteration variables
+        name their bindings (over the enclosing loops) in everything inside, its predicate
+        guards every block inside; its ``T.init()`` (blocks) runs first where every reduce
+        axis of the block is 0; the block itself stores nothing and is not kept."""
+        if body:
+            raise self.unknown(f"block {name!r} holds both nested blocks or loops and stores: not modelled", node)
+        self.outer.append((tuple(names), tuple(values), len(loops), tuple(where)))
+        try:
+            out: list[Stmt] = []
+            if init is not None:
+                first = [(v, "==", Const(0)) for v, k in zip(values, kinds) if k == "R"]
+                init_body = self.stmts(init, loops, ())
+                out += [If(tuple(first), tuple(init_body), loops)] if first else init_body
+            return out + self.stmts(nested, loops, ())
+        finally:
+            self.outer.pop()
+
+    def _outer_axis(self, name: str, scope: Sequence[str]) -> AffineExpr | None:
+        """The binding of ``name`` when it names an iteration variable of an enclosing block
+        not shadowed by a deeper loop or axis."""
+        for names, values, depth, _ in reversed(self.outer):
+            if name in names:
+                if name in scope and last_index(scope, name) >= depth:
+                    return None
+                return values[names.index(name)]
+        return None
 
     def _let_target(self, st: ast.Assign | ast.AnnAssign) -> str | None:
         target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else \
@@ -658,6 +695,9 @@ class _Reader:
                 if let_idx is None:
                     raise self.unknown(f"the let-bound {node.id!r} used in an index is not an affine index", node)
                 return let_idx
+            outer = self._outer_axis(node.id, scope)
+            if outer is not None:
+                return outer
             if node.id not in scope:
                 if node.id in self.scalars:
                     raise self.unknown(f"the index depends on the scalar parameter {node.id!r} (a runtime value): "
@@ -754,6 +794,9 @@ class _Reader:
             if node.id in self.lets:
                 self._check_let(node)
                 return self.lets[node.id][0]
+            outer = self._outer_axis(node.id, scope)
+            if outer is not None:
+                return IndexValue(outer)
             if node.id in scope:
                 return IndexValue(Dim(last_index(scope, node.id)))
             if node.id in self.scalars:
@@ -1073,6 +1116,7 @@ class _Printer:
                                                and _t_name(n.value.func) == "func_attr"):
                 self.decls.append((None, seg))
         self.out: list[str] = []
+        self.override: dict[int, str] = {}  # scope positions printed through a block's added axis
 
     def program(self, p: Stmt) -> str:
         lines = self.source.splitlines()
@@ -1149,6 +1193,24 @@ class _Printer:
                 ext = self._extent(pos, v, stores, loops)
                 word = "spatial" if kind == "S" else "reduce"
                 self.out.append(f"{inner}{n} = T.axis.{word}({ext}, {_py_index(v, bind.scope)})")
+        # a loop variable the block's stores use directly (a rewrite, a flattened blockize): TVM
+        # wants every loop read through an axis of the block
+        n_pre = len(bind.scope) if isinstance(bind, Bind) else min((len(x.scope) for x in stores), default=0)
+        n_sizes = n_pre - len(loops)
+        used = sorted({d for st in stores for d in _store_dims(st) if n_sizes <= d < n_pre})
+        override: dict[int, str] = {}
+        taken = set(bind.names) if isinstance(bind, Bind) else set()
+        taken |= {f.var for f in loops} | set(self.shapes)
+        for d in used:
+            f = loops[d - n_sizes]
+            axis = f"v_{f.var}"
+            while axis in taken:
+                axis += "_"
+            taken.add(axis)
+            override[d] = axis
+            word = "spatial" if self._kind(d, stores) == "S" else "reduce"
+            ext = _py_index(f.bound, f.scope) if f.bound is not None else str(f.start + f.extent)
+            self.out.append(f"{inner}{axis} = T.axis.{word}({ext}, {f.var})")
         if len(body) == 1 and isinstance(body[0], If) and all(isinstance(c, Store) for c in body[0].body):
             g = body[0]
             # over the loops only (TVM reads the predicate outside the block): each iteration
@@ -1161,8 +1223,12 @@ class _Printer:
             body = list(g.body)
         if not body:
             self.out.append(f"{inner}T.evaluate(0)")
-        for c in body:
-            self.stmt(c, depth + 1, loops)
+        saved, self.override = self.override, override
+        try:
+            for c in body:
+                self.stmt(c, depth + 1, loops)
+        finally:
+            self.override = saved
 
     def _kind(self, pos: int, stores: list[Store]) -> str:
         for st in stores:
@@ -1197,8 +1263,9 @@ class _Printer:
         return str(max(1, hi + 1))
 
     def store(self, s: Store) -> str:
-        idx = ", ".join(_py_index(e, s.scope) for e in s.indices)
-        return f"{s.tensor.removesuffix('__reduce_init')}[{idx}] = {self.value(s.value, s.scope)}"
+        scope = [self.override.get(k, n) for k, n in enumerate(s.scope)]
+        idx = ", ".join(_py_index(e, scope) for e in s.indices)
+        return f"{s.tensor.removesuffix('__reduce_init')}[{idx}] = {self.value(s.value, scope)}"
 
     def int_value(self, v: Value, scope: Sequence[str]) -> str:
         """An integer operand of a comparison: an index or an integer literal."""
@@ -1238,6 +1305,25 @@ class _Printer:
         if v.name in _INT_DTYPES:
             return f'T.Cast("{v.name}", {args[0]})'
         return f"T.{v.name}({', '.join(args)})"
+
+
+def _store_dims(st: Store) -> set[int]:
+    """The scope positions a store's indices and value use."""
+    exprs = list(st.indices)
+    stack: list[Value] = [st.value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Load):
+            exprs.extend(v.indices)
+        elif isinstance(v, IndexValue):
+            exprs.append(v.expr)
+        elif isinstance(v, BinOp):
+            stack += [v.lhs, v.rhs]
+        elif isinstance(v, Neg):
+            stack.append(v.operand)
+        elif isinstance(v, Call):
+            stack.extend(v.args)
+    return {x.index for e in exprs for x in e.walk() if isinstance(x, Dim)}
 
 
 def _int_like(v: Value) -> bool:
