@@ -53,16 +53,6 @@ ELEMENT_TYPES = {
 }
 
 
-@dataclass
-class JaxAnalysis:
-    """What :func:`analyze` returns: the compiled module's HLO text, the parsed
-    module and the analyses (one per fusion and output, as ``analyze`` prints them)."""
-
-    hlo: str
-    module: Module
-    results: list[ComputationIndexing]
-
-
 def _jax() -> Any:
     try:
         import jax
@@ -147,36 +137,162 @@ def load_function(spec: str) -> Callable[..., Any]:
 
 def compiled_hlo(fn: Callable[..., Any], *example_args: Any, **jit_kwargs: Any) -> str:
     """The optimized HLO text XLA compiles for ``jax.jit(fn, **jit_kwargs)`` on the
-    example arguments (arrays or ``jax.ShapeDtypeStruct``; compiled for the CPU device, which is the
-    default device while compiling). JAX's own errors (a shape mismatch in
-    ``fn``, ...) are raised as :class:`VerifiedIndexingError` with JAX's message."""
-    jax = _jax()
-    try:
-        with jax.default_device(jax.devices("cpu")[0]):
-            text: str = jax.jit(fn, **jit_kwargs).lower(*example_args).compile().as_text()
-    except Exception as exc:  # the user's function (or its arguments) failed to trace, lower or compile
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise VerifiedIndexingError(
-            f"JAX could not trace and compile the function: {type(exc).__name__}: {message}"
-        ) from None
+    example arguments (arrays or ``jax.ShapeDtypeStruct``), compiled for the CPU device (the command
+    line's ``analyze --jax``). JAX's own errors (a shape mismatch in ``fn``, ...) are raised as
+    :class:`VerifiedIndexingError` with JAX's message."""
+    jit = jit_kwargs if hasattr(fn, "lower") else {"keep_unused": False, **jit_kwargs}  # JAX's default
+    text, _ = _compile(fn, example_args, {}, jit, "cpu")
     return text
 
 
-def analyze(fn: Callable[..., Any], *example_args: Any, **jit_kwargs: Any) -> JaxAnalysis:
-    """Compile ``fn`` with JAX (see :func:`compiled_hlo`) and analyze every fusion of
-    the optimized module: per fusion and parameter, the output-to-input maps
-    composed, simplified and proven (isl), as ``verified-indexing analyze`` does.
+def _jax_error(exc: Exception) -> VerifiedIndexingError:
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return VerifiedIndexingError(f"JAX could not trace and compile the function: {type(exc).__name__}: {message}")
+
+
+def _argument_names(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], jit: dict[str, Any]) -> list[str]:
+    """The user's name of every array leaf of the call, in the order of the compiled entry's parameters
+    (JAX flattens the positional arguments, then the keyword arguments by name): the parameter's name
+    from the signature (``args[i]`` when there is none) and the leaf's pytree path (``params['w']``).
+    Static arguments are not parameters."""
+    import inspect
+
+    jax = _jax()
+    static_nums = jit.get("static_argnums", ())
+    static_nums = {static_nums} if isinstance(static_nums, int) else set(static_nums or ())
+    static_names = jit.get("static_argnames", ())
+    static_names = {static_names} if isinstance(static_names, str) else set(static_names or ())
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    static_names |= {positional[i] for i in static_nums if 0 <= i < len(positional)}
+    names: list[str] = []
+    for i, value in enumerate(args):
+        name = positional[i] if i < len(positional) else f"args[{i}]"
+        if i in static_nums or name in static_names:
+            continue
+        leaves = jax.tree_util.tree_flatten_with_path(value)[0]
+        names += [name + jax.tree_util.keystr(path) for path, _ in leaves]
+    for key in sorted(kwargs):
+        if key in static_names:
+            continue
+        leaves = jax.tree_util.tree_flatten_with_path(kwargs[key])[0]
+        names += [key + jax.tree_util.keystr(path) for path, _ in leaves]
+    return names
+
+
+def _compile(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], jit: dict[str, Any],
+             backend: str | None) -> tuple[str, list[str] | None]:
+    """``(optimized HLO text, the user's argument name of each entry parameter or None)`` for a plain
+    function (jitted here with ``jit``), a ``jax.jit``-wrapped one, a ``Lowered``, a ``Compiled`` or an
+    exported function (``jax.export.Exported``), on ``backend``'s first device (default: JAX's)."""
+    jax = _jax()
+    stages = jax.stages
+    exported_type = getattr(getattr(jax, "export", None), "Exported", None)
+    ready = isinstance(fn, (stages.Lowered, stages.Compiled))
+    if ready and (args or kwargs or jit):
+        raise VerifiedIndexingError(f"a {type(fn).__name__} is already specialized: give no arguments or jit options")
+    jitted = hasattr(fn, "lower") and not ready
+    if jitted and jit:
+        raise VerifiedIndexingError("the function is already jax.jit-wrapped: give the jit options to jax.jit")
+    try:
+        device = jax.devices(backend)[0] if backend is not None else jax.devices()[0]
+    except RuntimeError as exc:
+        raise VerifiedIndexingError(f"backend {backend!r}: {str(exc).strip().splitlines()[0]}") from None
+    names: list[str] | None = None
+    try:
+        with jax.default_device(device):
+            if isinstance(fn, stages.Compiled):
+                compiled = fn
+            elif isinstance(fn, stages.Lowered):
+                compiled = fn.compile()
+            elif exported_type is not None and isinstance(fn, exported_type):
+                if jit:
+                    raise VerifiedIndexingError("an exported function takes no jit options")
+                call_args = args if args or kwargs else tuple(fn.in_avals)
+                compiled = jax.jit(fn.call).lower(*call_args, **kwargs).compile()
+            elif jitted:
+                compiled = fn.lower(*args, **kwargs).compile()
+                names = _argument_names(getattr(fn, "__wrapped__", fn), args, kwargs, {})
+            else:
+                options = {"keep_unused": True, **jit}  # every argument a parameter: names line up
+                compiled = jax.jit(fn, **options).lower(*args, **kwargs).compile()
+                names = _argument_names(fn, args, kwargs, options)
+            text: str = compiled.as_text()
+    except VerifiedIndexingError:
+        raise
+    except Exception as exc:  # the user's function (or its arguments) failed to trace, lower or compile
+        raise _jax_error(exc) from None
+    return text, names
+
+
+@dataclass
+class JaxAnalysis:
+    """What :func:`analyze` returns: the compiled module's HLO text, the parsed module, the analyses
+    (one per fusion and output, as ``analyze`` prints them), and ``argument_names``: the user's name of
+    each entry parameter (``x``, ``params['w']``; ``None`` when it cannot be told, e.g. for a
+    ``Lowered`` whose unused arguments JAX dropped)."""
+
+    hlo: str
+    module: Module
+    results: list[ComputationIndexing]
+    argument_names: list[str] | None = None
+
+    def operand_names(self, fusion: str) -> list[str | None]:
+        """For each operand of the fusion instruction ``fusion`` (in the entry computation): the entry
+        parameter it is, as ``"p0.1 (x)"`` (the HLO name and the user's argument), or ``None`` when the
+        operand is computed by another instruction."""
+        entry = self.module.entry
+        inst = entry.by_name.get(fusion)
+        if inst is None:
+            raise VerifiedIndexingError(f"no fusion {fusion!r} in the entry computation")
+        out: list[str | None] = []
+        for k in range(len(inst.operands)):
+            op = entry.operand(inst, k)
+            if op.opcode != "parameter" or op.parameter_number is None:
+                out.append(None)
+                continue
+            names = self.argument_names
+            user = names[op.parameter_number] if names and op.parameter_number < len(names) else None
+            out.append(f"{op.name} ({user})" if user else op.name)
+        return out
+
+    def __repr__(self) -> str:
+        maps = sum(len(t.maps) for r in self.results for t in r.targets)
+        fusions = len({r.fusion for r in self.results})
+        names = ", ".join(self.argument_names or []) or "?"
+        return f"<JaxAnalysis of {self.module.name}: {fusions} fusions, {maps} maps; arguments: {names}>"[:299]
+
+
+def analyze(fn: Any, *example_args: Any, jit: dict[str, Any] | None = None, backend: str | None = None,
+            **example_kwargs: Any) -> JaxAnalysis:
+    """Compile ``fn`` with JAX and analyze every fusion of the optimized module: per fusion and parameter,
+    the output-to-input maps composed, simplified and proven (isl), as ``verified-indexing analyze`` does.
+
+    ``fn`` is called as JAX users call it: ``analyze(f, x, y, scale=2.0)`` traces ``f(x, y, scale=2.0)``
+    (arrays or ``jax.ShapeDtypeStruct``, pytrees of them); ``jit=dict(static_argnums=..., ...)`` are the
+    options of ``jax.jit``. ``fn`` may also be a ``jax.jit``-wrapped function (its own options), a
+    ``Lowered`` or ``Compiled`` stage (no arguments), or a ``jax.export.Exported`` (its own argument
+    shapes by default). ``backend``: the platform compiled for (``"cpu"``, ``"gpu"``...; default: JAX's
+    default device). ``argument_names`` of the result name each entry parameter by the user's argument.
 
     >>> import jax, jax.numpy as jnp
     >>> from verified_indexing.jax import analyze
     >>> a = analyze(lambda x: jnp.exp(x).T, jax.ShapeDtypeStruct((4, 8), jnp.float32))
     >>> [str(m.map.format(one_line=True)) for r in a.results for t in r.targets for m in t.maps]
     ['(d0, d1) -> (d1, d0), domain: d0 in [0, 7], d1 in [0, 3]']
+    >>> a.argument_names
+    ['x']
     """
     from verified_indexing.hlo.fusion import analyze_module
     from verified_indexing.hlo.report import load_hlo
 
-    text = compiled_hlo(fn, *example_args, **jit_kwargs)
-    module = load_hlo(text, f"<jax.jit({getattr(fn, '__name__', 'fn')})>")
+    text, names = _compile(fn, example_args, example_kwargs, dict(jit or {}), backend)
+    label = getattr(fn, "__name__", type(fn).__name__)
+    module = load_hlo(text, f"<jax.jit({label})>")
+    if names is not None and len(names) != len(module.entry.parameters()):
+        names = None  # JAX dropped unused arguments, or a pre-jitted function had static ones: not told
     computation = None if module.fusions() else module.entry_name
-    return JaxAnalysis(text, module, analyze_module(module, computation=computation))
+    return JaxAnalysis(text, module, analyze_module(module, computation=computation), names)
