@@ -795,3 +795,112 @@ def test_range_variables_listed_in_another_order_are_the_same_loops() -> None:
     # nothing else: a read missed)
     (bad,) = audit(module, parse_claims(swapped.replace("s1 in [0, 3]", "s1 in [0, 2]")))
     assert bad.status == "refuted"
+
+
+# -- audit-kernels: XLA's emitted kernels (XLA:CPU, jaxlib) against the proven maps ---------------------------
+
+KERNELS = HERE / "kernels"
+PAD_KERNEL = next(KERNELS.glob("module_0034.*-pre-optimization.mlir"))
+CONCAT_KERNEL = next(KERNELS.glob("module_0036.*-pre-optimization.mlir"))
+
+
+def _kernel_relation(text: str, arg: int) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
+    """Output element -> the elements of kernel argument ``arg`` the kernel reads, by enumerating the
+    interpreted index arithmetic."""
+    from verified_indexing.hlo.kernels import kernel_reads
+    from verified_indexing.indexing_map import IndexingMap, Variable
+
+    _, _, bounds, reads, _ = kernel_reads(text)
+    out: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for r in reads:
+        if r.arg != arg:
+            continue
+        m = IndexingMap([Variable(b) for b in bounds], [*r.output, *r.index], constraints=r.constraints)
+        for d, s, rt in m.domain_points():
+            v = m.evaluate(d, s, rt)
+            out.setdefault(v[: len(r.output)], set()).add(v[len(r.output):])
+    return out
+
+
+def _fusion_oracle(hlo: Path, arg: int) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
+    """The numpy interpreter, op by op through the fused computation: output element -> parameter elements."""
+    module = parse_module(hlo.read_text(), str(hlo))
+    ((_, comp),) = module.fusions()
+    values: dict[str, np.ndarray] = {}
+    from hlo_oracle import tagged
+
+    for inst in comp.instructions:
+        if inst.opcode == "parameter":
+            values[inst.name] = tagged(inst.shape.dims, inst.parameter_number or 0)
+            continue
+        if inst.opcode == "constant":
+            from hlo_oracle import _empty
+
+            values[inst.name] = _empty(inst.shape.dims)
+            continue
+        # run the op on tags: every operand element's tag k refers to operand k; map them back to parameters
+        (res, *_) = run(inst, comp)
+        mapped = np.empty(res.shape, dtype=object)
+        for idx in np.ndindex(*res.shape):
+            acc: set[tuple[int, tuple[int, ...]]] = set()
+            for k, x in res[idx]:
+                src = values[inst.operands[k]]
+                acc |= src[x] if src.ndim else src[()]
+            mapped[idx] = frozenset(acc)
+        values[inst.name] = mapped
+    root = values[comp.root.name]
+    return {tuple(int(i) for i in idx): {x for k, x in root[idx] if k == arg} for idx in np.ndindex(*root.shape)}
+
+
+def test_kernels_of_the_dump_are_proved_and_read_what_the_interpreter_says() -> None:
+    code, out, _ = _cli("audit-kernels", str(KERNELS))
+    assert code == 0 and out.strip().endswith("summary: 5 proved"), out
+    # independent of the analysis: the kernel's reads (its own index arithmetic, enumerated) are what the
+    # numpy interpreter of the fused HLO reads -- the pad (scf.if on the padding) and the concatenation (two loops)
+    for kernel, args in ((PAD_KERNEL, (0,)), (CONCAT_KERNEL, (0, 1))):
+        hlo = next(KERNELS.glob(kernel.name.split(".")[0] + ".*.cpu_after_optimizations.txt"))
+        for arg in args:
+            want = {k: v for k, v in _fusion_oracle(hlo, arg).items() if v}
+            assert _kernel_relation(kernel.read_text(), arg) == want
+
+
+@pytest.mark.parametrize(
+    ("kernel", "old", "new"),
+    [
+        (PAD_KERNEL, '"(d0, d1) -> (d0 - 1), domain', '"(d0, d1) -> (d0 - 2), domain'),  # a wrong apply_indexing
+        (CONCAT_KERNEL, "-> (s0, s1 + 8), domain", "-> (s0, s1 + 7), domain"),  # a wrong loop map (the 2nd loop)
+    ],
+)
+def test_a_planted_wrong_indexing_map_in_a_kernel_is_refuted_with_its_element(
+    tmp_path: Path, kernel: Path, old: str, new: str
+) -> None:
+    import shutil
+
+    for f in KERNELS.glob(kernel.name.split(".")[0] + ".*"):
+        shutil.copy(f, tmp_path / f.name)
+    text = kernel.read_text()
+    assert old in text
+    (tmp_path / kernel.name).write_text(text.replace(old, new))
+    code, out, _ = _cli("audit-kernels", str(tmp_path), "--json")
+    assert code == 1
+    (r,) = json.loads(out)["kernels"]
+    assert r["status"] == "refuted" and r["witness"], r
+    # the witness against the interpreter: at that output element one side reads an element the program does not
+    import re as _re
+
+    m = _re.search(r"output element \(([^)]*)\): (the kernel|the analysis) reads parameter (\d+) element \(([^)]*)\)",
+                   r["witness"][0])
+    assert m is not None
+    at = tuple(int(x) for x in m.group(1).split(", "))
+    element = tuple(int(x) for x in m.group(4).split(", "))
+    hlo = next(tmp_path.glob("*.cpu_after_optimizations.txt"))
+    truth = _fusion_oracle(hlo, int(m.group(3)))
+    kernel_reads_it = element in _kernel_relation((tmp_path / kernel.name).read_text(), int(m.group(3))).get(at, set())
+    assert (element in truth[at]) != kernel_reads_it  # the kernel and the program disagree exactly there
+
+
+def test_kernels_with_data_dependent_offsets_are_unknown_with_the_reason() -> None:
+    code, out, _ = _cli("audit-kernels", str(HERE / "kernels_dynamic"))
+    assert code == 2 and "UNKNOWN" in out and "not an affine function" in out
+    code, _, err = _cli("audit-kernels", str(HERE / "module.hlo"))
+    assert code == 3 and "not a directory" in err

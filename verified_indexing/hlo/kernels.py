@@ -1,0 +1,593 @@
+"""Translation validation of XLA's emitted kernels (the index arithmetic).
+
+XLA's fusion emitters write each kernel as MLIR before lowering it
+(``--xla_dump_to=DIR --xla_dump_emitter_re=.*``; XLA:CPU through jaxlib writes
+``*_kernel_module-pre-optimization.mlir``): an ``xla.loop`` over an
+``#xla.indexing_map`` gives the output element each iteration writes, the
+iteration calls the fused computation's function with those indices, and the
+functions compute operand indices (``xla.apply_indexing``, ``arith`` on
+``index``, ``scf.for`` loops, ``scf.if`` on index comparisons) and read
+operands with ``tensor.extract``.
+
+:func:`kernel_reads` interprets that index arithmetic symbolically (every index
+an affine expression, ``min``/``max`` included, of the loop's variables and the
+``scf.for`` variables; every ``scf.if`` condition a conjunction of affine
+comparisons, the ``else`` branch one case per negated comparison) and gives,
+per kernel argument, the exact relation *output element -> operand element
+read*. :func:`audit_kernel` compares it (isl) with the proven maps of the
+analysis of the same fusion: ``proved`` (the same relation), ``refuted`` (an
+output element and an operand element one side reads and the other does not),
+or ``unknown`` with the reason (a data-dependent index -- a dynamic offset --,
+an op the interpreter does not know, an over-approximating map of ours).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from verified_indexing.errors import ParseError, VerifiedIndexingError
+from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
+from verified_indexing.indexing_map import IndexingMap, Variable
+from verified_indexing.interval import Interval
+from verified_indexing.syntax import parse_indexing_map
+
+__all__ = ["KernelRead", "KernelResult", "kernel_reads", "audit_kernel", "audit_dump", "format_kernel_results"]
+
+
+class _Unknown(Exception):
+    """The kernel computes an index the interpreter cannot state (the reason)."""
+
+
+@dataclass
+class KernelRead:
+    """One ``tensor.extract`` of kernel argument ``arg``: under ``constraints`` on
+    the variables (``bounds``), output element ``output`` reads element ``index``."""
+
+    arg: int
+    output: list[AffineExpr]
+    index: list[AffineExpr]
+    constraints: list[tuple[AffineExpr, Interval]]
+
+
+@dataclass
+class KernelResult:
+    kernel: str
+    file: str
+    status: str  # proved | refuted | unknown
+    reason: str = ""
+    witness: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    params: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "file": self.file, "status": self.status, "reason": self.reason,
+                "witness": self.witness, "seconds": self.seconds, "parameters": self.params}
+
+
+# -- reading the MLIR (the subset the emitters write) -----------------------------------------------
+
+_FUNC_RE = re.compile(
+    r"^\s*func\.func\s+(?:private\s+)?@\"?([\w.$\-]+)\"?\((.*)\)\s*(?:->\s*(.*?))?\s*(?:attributes\s*\{(.*)\})?\s*\{\s*$"
+)
+_ASSIGN_RE = re.compile(r"^\s*((?:%[\w.$\-]+(?::\d+)?\s*,\s*)*%[\w.$\-]+(?::\d+)?)\s*=\s*(.*)$")
+_MAP_RE = re.compile(r'#xla\.indexing_map<"(.*?)">')
+
+
+@dataclass
+class _Func:
+    name: str
+    args: list[tuple[str, str]]  # (name, type)
+    body: list[str]
+    entry: bool
+
+
+def _split_args(text: str) -> list[tuple[str, str]]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<({[":
+            depth += 1
+        elif ch in ">)}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    args = []
+    for a in out:
+        m = re.match(r"\s*(%[\w.$\-]+)\s*:\s*([^{]*)", a)
+        if m:
+            args.append((m.group(1), m.group(2).strip()))
+    return args
+
+
+def _functions(text: str) -> dict[str, _Func]:
+    lines = text.splitlines()
+    funcs: dict[str, _Func] = {}
+    i = 0
+    while i < len(lines):
+        m = _FUNC_RE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        depth, j = 1, i + 1
+        body = []
+        while j < len(lines) and depth > 0:
+            ln = lines[j]
+            depth += ln.count("{") - ln.count("}") - _braces_in_strings(ln)
+            if depth > 0:
+                body.append(ln)
+            j += 1
+        funcs[m.group(1)] = _Func(m.group(1), _split_args(m.group(2)), body, "xla.entry" in (m.group(4) or ""))
+        i = j
+    return funcs
+
+
+def _braces_in_strings(line: str) -> int:
+    """Net ``{`` minus ``}`` inside quoted strings (indexing maps hold none, but be safe)."""
+    net = 0
+    for s in re.findall(r'"(?:[^"\\]|\\.)*"', line):
+        net += s.count("{") - s.count("}")
+    return net
+
+
+# -- the symbolic interpreter -------------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    bounds: list[Interval]  # the variables (Dim i)
+    reads: list[KernelRead]
+    output: list[AffineExpr]
+    funcs: dict[str, _Func]
+    depth: int = 0
+
+
+def _index_value(env: dict[str, Any], name: str) -> AffineExpr:
+    v = env.get(name)
+    if isinstance(v, AffineExpr):
+        return v
+    raise _Unknown(f"the index {name} is not an affine function of the loop variables ({_describe(v)})")
+
+
+def _describe(v: Any) -> str:
+    if isinstance(v, tuple) and v and v[0] == "unknown":
+        return str(v[1])
+    return "not computed from indices"
+
+
+def _apply_map(text: str, dims: list[AffineExpr], syms: list[AffineExpr]) -> list[AffineExpr]:
+    m = parse_indexing_map(text)
+    if m.num_dims != len(dims) or m.num_range_vars != len(syms) or m.num_rt_vars:
+        raise _Unknown(f"an indexing map with other variables than its operands: {text}")
+    return [r.substitute(dims=dims, syms=syms) for r in m.results]
+
+
+_CMP = {"slt": (None, -1), "sle": (None, 0), "sgt": (1, None), "sge": (0, None), "eq": (0, 0),
+        "ult": (None, -1), "ule": (None, 0), "ugt": (1, None), "uge": (0, None)}
+_BIG = 1 << 40
+
+
+def _interval(lo: int | None, hi: int | None) -> Interval:
+    return Interval(-_BIG if lo is None else lo, _BIG if hi is None else hi)
+
+
+def _negate(c: tuple[AffineExpr, Interval]) -> list[tuple[AffineExpr, Interval]]:
+    """The cases of ``not (e in [lo, hi])``."""
+    e, iv = c
+    out = []
+    if iv.lo > -_BIG:
+        out.append((e, Interval(-_BIG, iv.lo - 1)))
+    if iv.hi < _BIG:
+        out.append((e, Interval(iv.hi + 1, _BIG)))
+    return out
+
+
+def _region(lines: list[str], start: int) -> tuple[list[str], int]:
+    """The lines of the region opened at line ``start`` (which ends with ``{``), and
+    the index of its closing line."""
+    depth, j = 1, start + 1
+    while j < len(lines):
+        depth += lines[j].count("{") - lines[j].count("}") - _braces_in_strings(lines[j])
+        if depth <= 0 or (depth == 1 and re.match(r"^\s*\}\s*else\s*\{\s*$", lines[j])):
+            return lines[start + 1: j], j
+        j += 1
+    raise _Unknown("an unclosed region")
+
+
+def _run(st: _State, lines: list[str], env: dict[str, Any], cons: list[tuple[AffineExpr, Interval]]) -> None:
+    i = 0
+    while i < len(lines):
+        ln = lines[i].strip()
+        i += 1
+        if not ln or ln.startswith("//") or ln == "}":
+            continue
+        m = _ASSIGN_RE.match(ln)
+        names = [n.strip().split(":")[0] for n in m.group(1).split(",")] if m else []
+        op = m.group(2) if m else ln
+        head = op.split()[0] if op.split() else ""
+        if head in ("scf.if",):
+            cond = env.get(op.split()[1].rstrip(","))
+            then_lines, end = _region(lines, i - 1)
+            else_lines: list[str] = []
+            if re.match(r"^\s*\}\s*else\s*\{\s*$", lines[end]):
+                else_lines, end = _region(lines, end)
+            i = end + 1
+            if not isinstance(cond, list):
+                raise _Unknown("an scf.if on a condition that is not a comparison of indices")
+            _run(st, then_lines, dict(env), cons + cond)
+            if else_lines:
+                if not cond:
+                    continue
+                for k, c in enumerate(cond):  # not (c0 and c1 ...): c0 and ... and not ck
+                    for neg in _negate(c):
+                        _run(st, else_lines, dict(env), cons + cond[:k] + [neg])
+            for n in names:
+                env[n] = ("unknown", "the value of an scf.if")
+            continue
+        if head == "scf.for":
+            fm = re.match(r"scf\.for\s+(%[\w.$\-]+)\s*=\s*(%[\w.$\-]+)\s+to\s+(%[\w.$\-]+)\s+step\s+(%[\w.$\-]+)", op)
+            if fm is None:
+                raise _Unknown(f"an scf.for the interpreter does not read: {ln}")
+            lo, hi, step = (_index_value(env, fm.group(k)) for k in (2, 3, 4))
+            if not all(isinstance(x, Const) for x in (lo, hi, step)) or step.evaluate() <= 0:
+                raise _Unknown("an scf.for with bounds that are not constants")
+            n = -(-(hi.evaluate() - lo.evaluate()) // step.evaluate())
+            body, end = _region(lines, i - 1)
+            i = end + 1
+            if n <= 0:
+                continue
+            v = len(st.bounds)
+            st.bounds.append(Interval(0, n - 1))
+            inner = dict(env)
+            inner[fm.group(1)] = lo + Dim(v) * step.evaluate()
+            for it in re.findall(r"(%[\w.$\-]+)\s*=\s*%", op.split("iter_args", 1)[1]) if "iter_args" in op else []:
+                inner[it] = ("unknown", "a loop-carried value")
+            _run(st, body, inner, cons)
+            for nm in names:
+                env[nm] = ("unknown", "the value of an scf.for")
+            continue
+        if op.rstrip().endswith("{"):  # any other op with a region: not followed
+            raise _Unknown(f"an op with a region the interpreter does not know: {head}")
+        _op(st, names, op, head, env, cons)
+
+
+def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
+        cons: list[tuple[AffineExpr, Interval]]) -> None:
+    def operands() -> list[str]:
+        return re.findall(r"%[\w.$\-]+", op.split(":")[0])
+
+    if head == "arith.constant":
+        cm = re.match(r"arith\.constant\s+(-?\d+|true|false)\s*(?::\s*(\S+))?", op)
+        if cm is None:
+            env[names[0]] = ("data",)
+        elif cm.group(1) in ("true", "false"):
+            env[names[0]] = [] if cm.group(1) == "true" else [(Const(0), Interval(1, 1))]
+        else:
+            env[names[0]] = Const(int(cm.group(1)))
+        return
+    if head in ("arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi", "arith.minui",
+                "arith.maxui", "arith.floordivsi", "arith.divui", "arith.remui"):
+        a, b = (env.get(x) for x in operands()[:2])
+        if not isinstance(a, AffineExpr) or not isinstance(b, AffineExpr):
+            env[names[0]] = ("unknown", f"{head} of a value that is not an index of the loops")
+            return
+        if head == "arith.addi":
+            r = a + b
+        elif head == "arith.subi":
+            r = a - b
+        elif head == "arith.muli":
+            if not isinstance(a, Const) and not isinstance(b, Const):
+                env[names[0]] = ("unknown", "a product of two indices")
+                return
+            r = a * b
+        elif head in ("arith.minsi", "arith.minui"):
+            r = emin(a, b)
+        elif head in ("arith.maxsi", "arith.maxui"):
+            r = emax(a, b)
+        else:
+            if not isinstance(b, Const) or b.value <= 0:
+                env[names[0]] = ("unknown", f"{head} by a value that is not a positive constant")
+                return
+            r = a.floordiv(b.value) if head != "arith.remui" else a % b.value
+        env[names[0]] = r
+        return
+    if head == "arith.cmpi":
+        cm = re.match(r"arith\.cmpi\s+(\w+)\s*,\s*(%[\w.$\-]+)\s*,\s*(%[\w.$\-]+)", op)
+        if cm is None or cm.group(1) not in _CMP:
+            env[names[0]] = ("unknown", "a comparison the interpreter does not read")
+            return
+        a, b = env.get(cm.group(2)), env.get(cm.group(3))
+        if not isinstance(a, AffineExpr) or not isinstance(b, AffineExpr):
+            env[names[0]] = ("unknown", "a comparison of values that are not indices")
+            return
+        lo, hi = _CMP[cm.group(1)]
+        env[names[0]] = [(a - b, _interval(lo, hi))]
+        return
+    if head == "arith.andi":
+        a, b = (env.get(x) for x in operands()[:2])
+        env[names[0]] = a + b if isinstance(a, list) and isinstance(b, list) else ("unknown", "a condition on data")
+        return
+    if head == "xla.apply_indexing":
+        mm = _MAP_RE.search(op)
+        if mm is None:
+            raise _Unknown("an xla.apply_indexing without its map")
+        rest = op[mm.end():]
+        dm = re.match(r"\s*\(([^)]*)\)\s*(?:\[([^\]]*)\])?", rest)
+        dims = [_index_value(env, x.strip()) for x in (dm.group(1) if dm else "").split(",") if x.strip()]
+        syms = [_index_value(env, x.strip()) for x in ((dm.group(2) or "") if dm else "").split(",") if x.strip()]
+        for n, r in zip(names, _apply_map(mm.group(1), dims, syms)):
+            env[n] = r
+        return
+    if head == "tensor.extract":
+        tm = re.match(r"tensor\.extract\s+(%[\w.$\-]+)\s*\[([^\]]*)\]", op)
+        if tm is None:
+            raise _Unknown(f"a tensor.extract the interpreter does not read: {op}")
+        tensor = env.get(tm.group(1))
+        if not (isinstance(tensor, tuple) and tensor and tensor[0] == "arg"):
+            raise _Unknown(f"a tensor.extract from {tm.group(1)}, not a kernel argument")
+        idx = [_index_value(env, x.strip()) for x in tm.group(2).split(",") if x.strip()]
+        st.reads.append(KernelRead(tensor[1], list(st.output), idx, list(cons)))
+        env[names[0]] = ("data", tensor[1], idx)
+        return
+    if head in ("xla.pure_call", "func.call"):
+        cm = re.match(r"(?:xla\.pure_call|func\.call)\s+@\"?([\w.$\-]+)\"?\(([^)]*)\)", op)
+        if cm is None or cm.group(1) not in st.funcs:
+            raise _Unknown(f"a call the interpreter cannot follow: {op}")
+        f = st.funcs[cm.group(1)]
+        args = [x.strip() for x in cm.group(2).split(",") if x.strip()]
+        if len(args) != len(f.args) or st.depth > 50:
+            raise _Unknown(f"a call of {f.name} with {len(args)} arguments for {len(f.args)} parameters")
+        inner: dict[str, Any] = {}
+        for (pname, _), a in zip(f.args, args):
+            inner[pname] = env.get(a, ("unknown", f"{a} is not defined"))
+        st.depth += 1
+        _run(st, f.body, inner, cons)
+        st.depth -= 1
+        for n in names:
+            env[n] = ("data",)
+        return
+    if head in ("arith.index_cast", "arith.index_castui"):
+        src = env.get(operands()[0])
+        env[names[0]] = src if isinstance(src, AffineExpr) else ("unknown", "an index computed from data (a dynamic "
+                                                                  "offset)")
+        return
+    for n in names:
+        env[n] = ("unknown", f"the result of {head}")
+
+
+# -- the kernel ---------------------------------------------------------------------------------------
+
+
+def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[str, str]], list[Interval],
+                                                                list[KernelRead], int]:
+    """(the entry function's name, its arguments, the variables' bounds, every read,
+    the output's rank) of a kernel module. Raises :class:`VerifiedIndexingError`
+    when the text holds no entry function, ``_Unknown`` (caught by
+    :func:`audit_kernel`) for index arithmetic it cannot state."""
+    funcs = _functions(text)
+    entries = [f for f in funcs.values() if f.entry]
+    if len(entries) != 1:
+        raise _Unknown(f"expected one entry function (xla.entry), found {len(entries)}")
+    entry = entries[0]
+    st = _State([], [], [], funcs)
+    env: dict[str, Any] = {name: ("arg", k) for k, (name, _) in enumerate(entry.args)}
+    lines = entry.body
+    loops = [k for k, ln in enumerate(lines) if "xla.loop" in ln]
+    if not loops:
+        raise _Unknown("no xla.loop (a kernel of another emitter)")
+    for ln in lines[: loops[0]]:
+        wm = re.match(r"\s*(%[\w.$\-]+)\s*=\s*xla\.workgroup_id\s+\w+\s*\{xla\.range\s*=\s*\[(-?\d+)\s*:\s*index\s*,\s*"
+                      r"(-?\d+)\s*:\s*index\]\}", ln)
+        if wm:
+            st.bounds.append(Interval(int(wm.group(2)), int(wm.group(3))))
+            env[wm.group(1)] = Dim(len(st.bounds) - 1)
+        fm = re.match(r"\s*%[\w.$\-]+(?::\d+)?\s*=\s*scf\.forall\s*\(([^)]*)\)\s*in\s*\(([^)]*)\)\s*shared_outs\("
+                      r"(%[\w.$\-]+)\s*=", ln)
+        if fm:
+            for v, n in zip(fm.group(1).split(","), fm.group(2).split(",")):
+                st.bounds.append(Interval(0, int(n) - 1))
+                env[v.strip()] = Dim(len(st.bounds) - 1)
+            shared = re.findall(r"shared_outs\((%[\w.$\-]+)\s*=\s*(%[\w.$\-]+)\)", ln)
+            for a, b in shared:
+                env[a] = env.get(b)
+    rank = 0
+    for at in loops:
+        rank = _loop(st, lines, at, dict(env))
+    return entry.name, entry.args, st.bounds, st.reads, rank
+
+
+def _loop(st: _State, lines: list[str], at: int, env: dict[str, Any]) -> int:
+    """Interpret the ``xla.loop`` at line ``at``: its variables, the output element
+    each iteration writes, the reads of its body. Returns the output's rank."""
+    loop = lines[at]
+    lm = re.match(r"\s*(%[\w.$\-]+(?:\s*,\s*%[\w.$\-]+)*)\s*=\s*xla\.loop\s*\(([^)]*)\)\s*(?:\[([^\]]*)\])?"
+                  r"\s*->\s*\(([^)]*)\)\s*in\s*", loop)
+    mm = _MAP_RE.search(loop)
+    if lm is None or mm is None:
+        raise _Unknown("an xla.loop the interpreter does not read")
+    dims = [_index_value(env, x.strip()) for x in lm.group(2).split(",") if x.strip()]
+    loop_map = parse_indexing_map(mm.group(1))
+    syms: list[AffineExpr] = []
+    for v in loop_map.range_vars:
+        st.bounds.append(v.bounds)
+        syms.append(Dim(len(st.bounds) - 1))
+    sym_names = [x.strip() for x in (lm.group(3) or "").split(",") if x.strip()]
+    for n, e in zip(sym_names, syms):
+        env[n] = e
+    cons: list[tuple[AffineExpr, Interval]] = []
+    for d, v in zip(dims, loop_map.dims):  # the loop's domain on the thread/block ids
+        cons.append((d, v.bounds))
+    cons += [(e.substitute(dims=dims, syms=syms), iv) for e, iv in loop_map.constraints]
+    results = [r.substitute(dims=dims, syms=syms) for r in loop_map.results]
+    for n, r in zip([x.strip() for x in lm.group(4).split(",") if x.strip()], results):
+        env[n] = r
+    st.output = results
+    body, _ = _region(lines, at)
+    _run(st, body, env, cons)
+    return len(results)
+
+
+
+def _relation(bounds: list[Interval], reads: list[KernelRead], ctx: Any) -> Any:
+    """``{output -> element}`` of ``reads`` (isl), the variables existential."""
+    from verified_indexing.engines.isl import to_isl_map
+
+    rel = None
+    for r in reads:
+        both = IndexingMap([Variable(b) for b in bounds], [*r.output, *r.index], constraints=r.constraints)
+        if both.is_known_empty:
+            continue
+        pairs = _split_range(to_isl_map(both, ctx=ctx).range(), len(r.output))  # [vars] -> [out, elem]
+        rel = pairs if rel is None else rel.union(pairs)
+    return rel
+
+
+def _split_range(rng: Any, k: int) -> Any:
+    """``{[o..., e...]}`` -> ``{[o...] -> [e...]}``."""
+    import islpy as isl
+
+    m = isl.Map.from_range(rng).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, k)
+    return m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
+
+
+def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResult:
+    """One kernel module against the proven maps of its fusion in ``module`` (the
+    HLO after optimizations)."""
+    from verified_indexing.engines.isl import point_values, to_isl_map
+    from verified_indexing.hlo.fusion import output_to_input_maps
+
+    start = time.perf_counter()
+    entries = [f.name for f in _functions(text).values() if f.entry]
+    name = entries[0] if len(entries) == 1 else "?"
+    try:
+        name, _, bounds, reads, _ = kernel_reads(text, source)
+    except _Unknown as exc:
+        return KernelResult(name, source, "unknown", str(exc), seconds=time.perf_counter() - start)
+    fusions = {inst.name: (inst, comp) for inst, comp in module.fusions()}
+    if name not in fusions:
+        return KernelResult(name, source, "unknown", f"no fusion {name!r} in the module",
+                            seconds=time.perf_counter() - start)
+    inst, comp = fusions[name]
+    params = len(inst.operands)
+    res = KernelResult(name, source, "proved", params=params)
+    root = comp.root
+    outputs = list(root.shape.tuple_shapes) if root.shape.is_tuple else [root.shape]
+    if len({tuple(o.dims) for o in outputs}) != 1 or any(o.is_tuple for o in outputs):
+        return KernelResult(name, source, "unknown", "a multi-output fusion whose outputs differ in shape",
+                            seconds=time.perf_counter() - start, params=params)
+    ours = output_to_input_maps(comp, module=module)
+    for j in range(1, len(outputs)):  # one loop writes every output at the same index: the union of their reads
+        more = output_to_input_maps(comp, output_index=j, module=module)
+        ours.unsupported += more.unsupported
+        for t, u in zip(ours.targets, more.targets):
+            t.maps += u.maps
+    if ours.unsupported:
+        res.status = "unknown"
+        res.reason = "the analysis does not model " + ", ".join(u.instruction for u in ours.unsupported)
+        res.seconds = time.perf_counter() - start
+        return res
+    import islpy as isl
+
+    ctx = isl.Context()
+    for target in ours.targets:
+        if target.element is not None:
+            continue
+        k = target.index
+        mine = [r for r in reads if r.arg == k]
+        if any(a.over_approximation for a in target.maps) or any(a.map.num_rt_vars for a in target.maps):
+            res.status = "unknown"
+            res.reason = f"parameter {k}: the analysis' map is an over-approximation or has runtime variables"
+            continue
+        theirs = _relation(bounds, mine, ctx)
+        our = None
+        for a in target.maps:
+            r = to_isl_map(a.map, ctx=ctx)
+            our = r if our is None else our.union(r)
+        if theirs is None and our is None:
+            continue
+        if theirs is None or our is None:
+            only = "the analysis" if theirs is None else "the kernel"
+            res.status, res.reason = "refuted", f"parameter {k}: only {only} reads it"
+            break
+        theirs = theirs.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
+        our = our.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
+        if theirs.space.dim(isl.dim_type.in_) != our.space.dim(isl.dim_type.in_) or \
+                theirs.space.dim(isl.dim_type.out) != our.space.dim(isl.dim_type.out):
+            res.status, res.reason = "unknown", f"parameter {k}: the kernel's indices and the analysis' differ in rank"
+            continue
+        for a_rel, b_rel, who in ((theirs, our, "the kernel"), (our, theirs, "the analysis")):
+            diff = a_rel.subtract(b_rel)
+            if not diff.is_empty():
+                n_in = a_rel.space.dim(isl.dim_type.in_)
+                n_out = a_rel.space.dim(isl.dim_type.out)
+                pt = point_values(diff.wrap().lexmin().sample_point(), n_in + n_out)
+                other = "the analysis" if who == "the kernel" else "the kernel"
+                res.status = "refuted"
+                res.reason = f"parameter {k}: {who} reads an element {other} does not"
+                res.witness = [f"output element ({', '.join(map(str, pt[:n_in]))}): {who} reads parameter {k} element "
+                               f"({', '.join(map(str, pt[n_in:]))}), {other} does not"]
+                break
+        if res.status == "refuted":
+            break
+    res.seconds = time.perf_counter() - start
+    return res
+
+
+def audit_dump(directory: str) -> list[KernelResult]:
+    """Every kernel of an XLA dump directory (``*-pre-optimization.mlir`` beside
+    the module's ``*after_optimizations.txt``)."""
+    import glob
+    import os
+
+    from verified_indexing.hlo.parser import parse_module
+
+    if not os.path.isdir(directory):
+        raise VerifiedIndexingError(f"{directory}: not a directory (an --xla_dump_to directory)")
+    kernels = sorted(glob.glob(os.path.join(directory, "*_kernel_module-pre-optimization.mlir")))
+    if not kernels:
+        raise VerifiedIndexingError(f"{directory}: no kernel dumps (*_kernel_module-pre-optimization.mlir): run with "
+                                    "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_emitter_re=.*'")
+    out = []
+    modules: dict[str, Any] = {}
+    for path in kernels:
+        base = os.path.basename(path)
+        prefix = ".".join(base.split(".")[:2])  # module_0004.jit__lambda
+        hlo = os.path.join(directory, prefix + ".cpu_after_optimizations.txt")
+        if not os.path.exists(hlo):
+            found = glob.glob(os.path.join(directory, prefix + "*after_optimizations.txt"))
+            hlo = found[0] if found else ""
+        if not hlo:
+            out.append(KernelResult(base, path, "unknown", "no after-optimizations HLO beside it"))
+            continue
+        if hlo not in modules:
+            with open(hlo, encoding="utf-8") as f:
+                try:
+                    modules[hlo] = parse_module(f.read(), hlo)
+                except ParseError as exc:
+                    out.append(KernelResult(base, path, "unknown", f"the module does not parse: {exc.message}"))
+                    continue
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        out.append(audit_kernel(text, modules[hlo], path))
+    return out
+
+
+def format_kernel_results(results: list[KernelResult]) -> str:
+    lines = []
+    for r in results:
+        line = f"{r.status.upper():8} {r.kernel} ({r.seconds * 1000:.1f} ms)"
+        if r.reason:
+            line += f": {r.reason}"
+        lines.append(line)
+        lines += [f"    {w}" for w in r.witness]
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    lines.append("summary: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return "\n".join(lines)
