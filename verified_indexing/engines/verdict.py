@@ -197,6 +197,17 @@ class Verdict:
             vacuous=bool(data.get("vacuous", False)),
         )
 
+    def __repr__(self) -> str:
+        """One line (at most 299 characters): status, engine, question, and the reason or the counterexample's
+        values (``str()`` is the command line's full text)."""
+        from verified_indexing._repr import clip, short
+
+        extra = f"; {clip(self.reason, 80)}" if self.reason else ""
+        if self.counterexample is not None:
+            values = ", ".join(f"{n} = {v}" for n, v in self.counterexample.values)
+            extra += f"; counterexample {clip(values, 80)}"
+        return short("Verdict", f"{self.status} by {self.engine}: {clip(self.question, 140)}{extra}")
+
     def __str__(self) -> str:
         head = {
             "proved": "Proved: the claim holds on every point of the domain.",

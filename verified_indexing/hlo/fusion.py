@@ -93,6 +93,13 @@ class AccessMap:
     #: claim reads that do not happen ("instruction: reason", one per over-approximating op).
     over_approximation: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import clip, short
+
+        status = self.verdict.status if self.verdict is not None else "not verified"
+        over = ", over-approximation" if self.over_approximation else ""
+        return short("AccessMap", f"{clip(self.map.format(one_line=True), 220)} [{status}{over}]")
+
     def to_json(self) -> dict[str, Any]:
         from verified_indexing.serialize import map_to_json
 
@@ -119,6 +126,12 @@ class TargetIndexing:
     maps: list[AccessMap] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)  # names of the ops hiding some of its maps
     element: int | None = None  # the element of a tuple-shaped parameter or output
+
+    def __repr__(self) -> str:
+        from verified_indexing._repr import short
+
+        return short("TargetIndexing", f"{self.name} {self.shape}: {len(self.maps)} maps"
+                     + (f", hidden by {', '.join(self.unsupported)}" if self.unsupported else ""))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,6 +163,15 @@ class ComputationIndexing:
     @property
     def num_maps(self) -> int:
         return sum(len(t.maps) for t in self.targets)
+
+    def __repr__(self) -> str:
+        from verified_indexing._repr import short
+
+        verdicts = [m.verdict for t in self.targets for m in t.maps if m.verdict is not None]
+        proved = sum(1 for v in verdicts if v.proved)
+        what = f"fusion {self.fusion} ({self.computation})" if self.fusion else self.computation
+        return short("ComputationIndexing", f"{what}, {self.direction} from {self.source}: {self.num_maps} maps "
+                     f"to {len(self.targets)} targets, {proved} proved, {len(self.unsupported)} unsupported")
 
     def verdicts(self) -> list[Verdict]:
         """Every proof: one per reported map, one per merge of two paths."""

@@ -296,6 +296,12 @@ class Computation:
     def operand(self, inst: Instruction, k: int) -> Instruction:
         return self.by_name[inst.operands[k]]
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import short
+
+        return short("Computation", f"{self.name}: {len(self.instructions)} instructions, "
+                     f"{len(self.parameters())} parameters{', entry' if self.is_entry else ''}")
+
 
 @dataclass
 class Module:
@@ -308,6 +314,12 @@ class Module:
     @property
     def entry(self) -> Computation:
         return self.computations[self.entry_name]
+
+    def __repr__(self) -> str:
+        from verified_indexing._repr import short
+
+        return short("Module", f"{self.name}: {len(self.computations)} computations, {len(self.fusions())} fusions, "
+                     f"entry {self.entry_name}")
 
     def fusions(self) -> list[tuple[Instruction, Computation]]:
         """Every fusion instruction (in any computation) with its fused computation."""

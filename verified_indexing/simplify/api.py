@@ -66,6 +66,15 @@ class SimplifyReport:
     """The last round's domain is a fixpoint of the domain steps and no rewriter stopped short (step
     cap, time budget): see ``_another_round_may_help``. False on a report read from the cache."""
 
+    def __repr__(self) -> str:
+        """One line (at most 299 characters): the map before and after, the steps and the proof."""
+        from verified_indexing._repr import clip, short
+
+        proof = "unverified" if self.mode == "unverified" else (
+            self.verdict.status if self.verdict is not None else ("unchanged" if self.map == self.input else "proved"))
+        return short("SimplifyReport", f"{clip(self.input.format(one_line=True), 110)} -> "
+                     f"{clip(self.map.format(one_line=True), 110)}; {len(self.steps)} steps, {proof}")
+
     @property
     def cost_before(self) -> int:
         return map_cost(self.input)
