@@ -1,5 +1,5 @@
 """Issue 26 item 10: every command takes ``--timeout`` and keeps it. Twenty adversarial commands, one per
-command of the CLI (from ``verified-indexing --help``) and ``analyze --json``, each with ``--timeout 1`` on an
+command of the CLI (from ``verified-indexing --help``), each with ``--timeout 1`` on an
 input built to be slow, each a process whose wall time is measured: it must end within the budget plus one
 second (interpreter start-up included), say ``unknown`` (exit 2), and print what it finished."""
 
@@ -10,6 +10,7 @@ import io
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -150,7 +151,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "fuse": FUSE,
     }
     cinn = (ROOT / "examples/cinn/compute_inline.txt").read_text().replace(", 0, 32)", ", 0, 1000)")
-    files["inline"] = cinn.replace("(2 * B[i1, i0, i2])", f"(2 * B[i1, i0, {mods('i2')}])")
+    files["inline"] = cinn.replace("B[i0, i1, i2] = (1 +", f"B[i0, i1, {mods('i2')}] = (1 +")  # 7 s
     epi = (ROOT / "examples/cinn/matmul_bias.txt").read_text().replace(", 0, 4)", ", 0, 1000)")
     files["epilogue"] = epi.replace("(C[i0, i1] +", f"(C[i0, {mods('i1')}] +")
     rev = (ROOT / "examples/cinn/reverse_inline.txt").read_text()
@@ -168,6 +169,14 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (d / "claims").write_text(f"fusion f\noperand id = 0\n{claim}\n")
     paths["claims"] = str(d / "claims")
     slow_cache(d / "cache.sqlite")
+    # audit-kernels: XLA:CPU's kernels of the corpus, 60 copies of each module (300 kernels, 4-5 s)
+    kernels = d / "kernels"
+    kernels.mkdir()
+    for f in (ROOT / "tests/hlo_corpus/audit/kernels").iterdir():
+        for k in range(60):
+            name = re.sub(r"^module_(\d+)", rf"module_\g<1>{k:02d}", f.name)
+            (kernels / name).write_bytes(f.read_bytes())
+    paths["kernels"] = str(kernels)
     paths["cache"] = str(d / "cache.sqlite")
     return paths
 
@@ -175,8 +184,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def adversarial(p: dict[str, str]) -> list[list[str]]:
     return [
         ["analyze", p["hlo"]],
-        ["analyze", p["hlo"], "--json"],
-        ["audit", p["hlo"], p["claims"]],
+        ["audit", p["hlo"], p["claims"], "--json"],
+        ["audit-kernels", p["kernels"]],
         ["verify-cache", "--cache", p["cache"], "--dry-run"],
         ["demo"],
         ["fuse", p["fuse"]],
@@ -195,6 +204,12 @@ def adversarial(p: dict[str, str]) -> list[list[str]]:
         ["coalescing", p["hlo"]],
         ["validate-tvm", str(ROOT / "examples/tvm/tvm_chain.py"), "--primitive", "compute_inline(B)"],
     ]
+
+
+WITNESS_IN_TIME = {"inline", "reverse-inline", "fuse-epilogue", "fuse"}
+"""Commands whose slow input is illegal: z3 may find the witness (two iterations writing or reading one
+element, re-checked by the evaluator) within the budget, an answer (exit 1) rather than unknown; without a
+budget each of them runs 6-30 s."""
 
 
 def _has_tvm() -> bool:
@@ -218,11 +233,13 @@ def test_twenty_adversarial_commands_each_return_within_the_budget(inputs: dict[
         wall = time.monotonic() - start
         if wall > BUDGET + SLACK:
             late.append((argv[0], round(wall, 2)))
-        expected = 3 if argv[0] == "validate-tvm" and not _has_tvm() else 2
+        expected = {3} if argv[0] == "validate-tvm" and not _has_tvm() else {2}
+        if argv[0] in WITNESS_IN_TIME:
+            expected.add(1)
         said = proc.stdout + proc.stderr
-        if proc.returncode != expected or "Traceback" in said:
+        if proc.returncode not in expected or "Traceback" in said:
             wrong.append((argv[0], proc.returncode, said[-300:]))
-        elif expected == 2 and not any(w in said.lower() for w in ("unknown", "time budget", "timeout")):
+        elif proc.returncode == 2 and not any(w in said.lower() for w in ("unknown", "time budget", "timeout")):
             wrong.append((argv[0], "says nothing about the budget", said[-300:]))
         if "--json" in argv:
             json.loads(proc.stdout)  # what was finished, as JSON a tool can read
@@ -274,3 +291,19 @@ def test_audit_does_not_prove_a_claim_against_a_map_whose_own_proof_ran_out(
     text = json.dumps(data)
     assert '"proved"' not in text.replace('"status": "unknown"', "") or "not finished" in text
     assert "not finished" in text or data.get("error", {}).get("kind") == "timeout"
+
+
+@pytest.mark.parametrize(("hlo", "tile"), [
+    ("examples/jax_hlo/transpose_021.post.hlo", ["--offsets", "0,0,0", "--sizes", "1,8,4"]),
+    ("examples/jax_hlo/slice_strided.post.hlo", ["--offsets", "1,2", "--sizes", "4,6", "--strides", "1,2"]),
+])
+def test_tile_under_a_budget_answers_as_without_one(hlo: str, tile: list[str]) -> None:
+    """Under a budget tile's isl work runs in the worker (read set, box, exactness): the same JSON as the
+    in-process path without a budget (the oracle)."""
+    answers = []
+    for extra in ([], ["--timeout", "60"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main(["tile", str(ROOT / hlo), *tile, "--json", "--no-timing", *extra])
+        answers.append((code, json.loads(out.getvalue())))
+    assert answers[0] == answers[1] and answers[0][0] == 0

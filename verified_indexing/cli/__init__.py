@@ -211,7 +211,7 @@ def _quick_exit(code: int) -> None:
     os._exit(code)
 
 
-HARD_GRACE = 0.35
+HARD_GRACE = 0.25
 """Seconds after the ``--timeout`` deadline at which the backstop
 (:func:`verified_indexing.engines.deadline.hard_deadline`) stops a command that has not returned."""
 

@@ -47,7 +47,7 @@ from typing import Any, Literal, cast
 import islpy as isl
 
 from verified_indexing.engines import Verdict, prove_subset
-from verified_indexing.engines.deadline import remaining, run_bounded
+from verified_indexing.engines.deadline import DeadlineExceeded, remaining, run_bounded
 from verified_indexing.engines.isl import engine_context, pointwise_map, to_isl_map
 from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.expr import Const, Dim
@@ -660,6 +660,33 @@ def _stride(read: Any, i: int, lo: int) -> int:
     return max(g, 1)
 
 
+_Found = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool]
+
+
+def _tile_box_here(maps: Sequence[IndexingMap], shape: Shape, ctx: Any) -> tuple[Any, _Found | None]:
+    """The read set of a tile's maps and, unless it is empty, its smallest strided box (offsets, sizes,
+    strides) and whether every element of the box is read."""
+    read = _read_set(maps, ctx, shape)
+    if read is None or read.is_empty():
+        return read, None
+    offs, szs, sts = _box(read, read.dim(isl.dim_type.set))
+    box_set = to_isl_map(tile_map(offs, szs, sts), ctx=ctx).range()
+    return read, (offs, szs, sts, bool(box_set.is_subset(read)))
+
+
+def _tile_box(maps: Sequence[IndexingMap], shape: Shape) -> tuple[str | None, _Found | None]:
+    """:func:`_tile_box_here` in the worker process (under a command budget): the read set as isl's text."""
+    read, found = _tile_box_here(maps, shape, engine_context())
+    return (None if read is None else read.to_str()), found
+
+
+class _IslText(str):
+    """A read set computed in the worker, kept as isl's text (what :class:`TileRead` prints of it)."""
+
+    def to_str(self) -> str:
+        return str(self)
+
+
 def _box(read: Any, rank: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     offsets, sizes, strides = [], [], []
     for i in range(rank):
@@ -713,24 +740,31 @@ def tile_reads(
                                   reason=f"unknown indexing through {', '.join(hidden)}"))
             continue
         maps = [compose(tile, a.map) for a in t.maps]
-        read = _read_set(maps, ctx, t.shape)
-        if read is None or read.is_empty():
+        if remaining() != math.inf:  # isl's work on the read set can run for minutes: the worker, killed in time
+            try:
+                read_text, found = run_bounded(_tile_box, True, math.inf, args=(maps, t.shape))
+            except DeadlineExceeded as exc:
+                reads.append(TileRead(t.index, t.name, t.element, None, (), (), (),
+                                      reason=f"unknown: the time budget ran out ({exc})"))
+                continue
+            read = None if read_text is None else _IslText(read_text)
+        else:
+            read, found = _tile_box_here(maps, t.shape, ctx)
+        if found is None:
             reads.append(TileRead(t.index, t.name, t.element, read, (), (), (), reason="the tile reads nothing"))
             continue
-        rank = read.dim(isl.dim_type.set)
-        offs, szs, sts = _box(read, rank)
+        offs, szs, sts, box_in_read = found
         box = tile_map(offs, szs, sts)
         # The read set is clipped to the operand (XLA's map to a dynamic-update-slice's
         # update is not): prove containment of the clipped maps.
         clipped = [_clip(m, t.shape) for m in maps]
         containment = [prove_subset(m, box, of="image", timeout=timeout) for m in clipped]
-        box_set = to_isl_map(box, ctx=ctx).range()
         approx = [why for a in t.maps for why in a.over_approximation]
         # Over-approximated maps hold every real read: the box still contains them, but may not be exact.
         # With runtime values (a gather's indices, a dynamic-slice offset) the read set
         # is the union over every value: one run reads less than the box.
         varying = any(not v.bounds.is_point() for m in maps if m.state == "ok" for v in m.rt_vars)
-        exact = not approx and not varying and bool(box_set.is_subset(read))
+        exact = not approx and not varying and box_in_read
         reads.append(TileRead(t.index, t.name, t.element, read, offs, szs, sts, containment, exact,
                               approximation="; ".join(dict.fromkeys(approx)) or None))
     return reads
