@@ -162,6 +162,20 @@ def test_reader_agrees_with_mlir(name: str) -> None:
     assert _pairs(text, ours) == _pairs(res.stdout, mlir), name
 
 
+def test_the_generic_form_reads_as_the_pretty_form() -> None:
+    # Every module MLIR accepts, printed in the generic form (named ops included), reads as the same ops and pairs.
+    texts = {n: t for n, t in TEXTS.items() if _is_wrapped(t) and _printed({n: t})[n].returncode == 0}
+    res = _run("\n// -----\n".join(texts.values()), "--split-input-file", "--mlir-print-op-generic")
+    assert res.returncode == 0, res.stderr[:2000]
+    outs = res.stdout.split("// -----\n")
+    assert len(outs) == len(texts)
+    for (name, text), out in zip(texts.items(), outs):
+        ours, generic = parse_linalg_module(text, name), parse_linalg_module(out, name)
+        assert [s.op for s in generic.skipped] == [s.op for s in ours.skipped], name
+        assert _ops(ours) == _ops(generic), name
+        assert _pairs(text, ours) == _pairs(out, generic), name
+
+
 def test_strict_rejections_are_mlir_rejections() -> None:
     # What the strict reader rejects (ins( : ), an ill-typed op, a fill converting), MLIR rejects too.
     import test_linalg_mlir_reading as r

@@ -132,7 +132,11 @@ def test_no_modelled_op_names_the_skipped_ones() -> None:
     with pytest.raises(ParseError) as info:
         parse_linalg_module('%0 = "linalg.generic"(%a, %b) ({\n}) : (tensor<4xf32>) -> tensor<4xf32>\n')
     assert "needs its attributes" in info.value.message and info.value.offset == 5
-    mod = parse_linalg_module('%0 = "linalg.matmul"(%a, %b, %c) ({\n}) : (tensor<4x4xf32>) -> tensor<4x4xf32>\n')
+    # Named ops in the generic form are read too (tests/test_linalg_mlir_reading.py); a malformed one is positioned.
+    with pytest.raises(ParseError, match="3 operands but 1 operand types"):
+        parse_linalg_module('%0 = "linalg.matmul"(%a, %b, %c) ({\n}) : (tensor<4x4xf32>) -> tensor<4x4xf32>\n')
+    mod = parse_linalg_module('%0 = "linalg.pooling_nhwc_sum"(%a, %b, %c) ({\n}) : (tensor<4x4xf32>) -> '
+                              'tensor<4x4xf32>\n')
     assert mod.ops == () and "quoted" in mod.skipped[0].reason
 
 

@@ -163,7 +163,7 @@ def eval_payload(op: GenericOp, args: list[float], it: tuple[int, ...], env_oute
         if om is None:
             raise NotImplementedError(f"interpreter: {ln!r}")
         opname = om.group(1)
-        if rhs.startswith('"') and opname not in _BIN and opname not in _UN:
+        if rhs.startswith('"') and opname not in _BIN and opname not in _UN and opname not in _CASTS:
             raise NotImplementedError(f"interpreter: the generic form of {opname}")
         operands = _SSA.findall(rhs)
         out: Any
@@ -191,8 +191,9 @@ def eval_payload(op: GenericOp, args: list[float], it: tuple[int, ...], env_oute
             out = _CMP[pred](get(operands[0]), get(operands[1]))
         elif opname == "arith.select":
             out = get(operands[1]) if get(operands[0]) else get(operands[2])
-        elif opname in _CASTS:
-            out = _round(rhs.rsplit(" to ", 1)[1].strip())(get(operands[0]))
+        elif opname in _CASTS:  # "op %x : A to B", or the generic form's "(A) -> B"
+            to = rhs.rsplit(" to ", 1)[1] if " to " in rhs else rhs.rsplit("->", 1)[1]
+            out = _round(to.strip())(get(operands[0]))
         elif opname in _BIN:
             out = _BIN[opname](get(operands[0]), get(operands[1]))
         elif opname in _UN:

@@ -500,6 +500,8 @@ def _parse_named(
     if cur.at("{") and name not in ("map", "reduce"):
         cur.balanced("{", "}")  # attribute dictionary
     result_types = _result_types(cur)
+    if not result_types:  # the pretty form of transpose, broadcast, reduce, map prints none: the inits' types
+        result_types = [t for _, t, _ in outs if t.kind == "tensor"]
     init = outs[0][1]
     n = init.rank
     elem = init.element
@@ -612,6 +614,93 @@ def _converted(
         names.append(f"%cast_{i}" if conv else a)
         lines += conv
     return names, lines
+
+
+_ARRAY_RE = re.compile(r"\b(permutation|dimensions)\s*=\s*array<i64(?::\s*([-\d,\s]*))?>")
+
+
+def _parse_named_generic_form(
+    text: str, match: re.Match[str], aliases: dict[str, AffineMap], source: str, name: str
+) -> tuple[GenericOp, int]:
+    """A named op in the generic (quoted) form, ``"linalg.fill"(%c, %e)
+    <{operandSegmentSizes = ...}> ({ ^bb0(...): ... }) : (f32, T) -> T``: its maps
+    and iterators from its definition (:func:`_parse_named`, on the equivalent
+    pretty form), its payload the region as written (the generic form prints it)."""
+    kind = f"linalg.{name}"
+    head = len(match.group()) + 1
+    cur = Cursor(text, match.end() + 1, source)  # after the closing quote
+    o_start, o_stop = cur.balanced("(", ")")
+    values = [vm.group() for vm in _VALUE_RE.finditer(text[o_start:o_stop])]
+    props = ""
+    if cur.at("<{"):
+        cur.expect("<")
+        a, b = cur.balanced("{", "}")
+        props = text[a:b]
+        cur.expect(">")
+    p_start, p_stop = (0, 0)
+    if cur.at("("):
+        r_start, _ = cur.balanced("(", ")")
+        p_start, p_stop = Cursor(text, r_start, source).balanced("{", "}")
+    if cur.at("{"):
+        a, b = cur.balanced("{", "}")
+        props += " " + text[a:b]
+    cur.expect(":")
+    t_start, t_stop = cur.balanced("(", ")")
+    types = [text[a:b].strip() for a, b in cur.split_top(t_start, t_stop)]
+    result_types = _result_types(cur)
+    if len(types) != len(values):
+        raise cur.error(f"{len(values)} operands but {len(types)} operand types", t_start, max(1, t_stop - t_start))
+    seg = re.search(r"operandSegmentSizes\s*=\s*array<i32:\s*(\d+)\s*,\s*(\d+)\s*>", props)
+    if seg is not None:
+        n_in = int(seg.group(1))
+    elif name == "reduce":
+        n_in = len(values) // 2
+    else:
+        n_in = len(values) - 1
+    if not 0 <= n_in <= len(values):
+        raise cur.error(f"{kind}: operandSegmentSizes does not match its {len(values)} operands", match.start(), head)
+    pieces = [f"linalg.{name}"]
+    im = re.search(r"indexing_maps\s*=\s*\[", props)
+    if im is not None:
+        depth, j = 0, im.end() - 1
+        while j < len(props):
+            depth += props[j] == "["
+            depth -= props[j] == "]"
+            if depth == 0:
+                break
+            j += 1
+        pieces.append(f"indexing_maps = {props[im.end() - 1 : j + 1]}")
+    ins = list(zip(values[:n_in], types[:n_in]))
+    outs = list(zip(values[n_in:], types[n_in:]))
+    if ins:
+        pieces.append(f"ins({', '.join(v for v, _ in ins)} : {', '.join(t for _, t in ins)})")
+    pieces.append(f"outs({', '.join(v for v, _ in outs)} : {', '.join(t for _, t in outs)})")
+    for am in _ARRAY_RE.finditer(props):
+        pieces.append(f"{am.group(1)} = [{am.group(2) or ''}]")
+    if name in ("map", "reduce"):
+        # the region's block arguments: the pretty form lists the inputs' (and reduce's inits')
+        header = _BLOCK_RE.search(text, p_start, p_stop)
+        args = [x for x in (header.group(1).split(",") if header else []) if x.strip()]
+        keep = args if name == "reduce" else args[: len(ins)]
+        pieces.append(f"({', '.join(a.strip() for a in keep)}) {{ linalg.yield }}")
+    pretty = " ".join(pieces)  # its #aliases resolve against the module's
+    pm = _OP_RE.match(pretty)
+    assert pm is not None
+    try:
+        op, _ = _parse_named(pretty, pm, aliases, source, name)
+    except ParseError as exc:
+        raise ParseError(f"{kind} (generic form): {exc.message}", text, match.start(), head, source) from None
+    payload = text[p_start:p_stop].strip("\n")
+    bm = _BLOCK_RE.search(payload)
+    if bm is None or len([a for a in bm.group(1).split(",") if a.strip()]) != len(values):
+        raise ParseError(f"{kind} (generic form): the region's block has no argument per operand", text,
+                         match.start(), head, source)
+    block_args = tuple(a.split(":")[0].strip() for a in bm.group(1).split(",") if a.strip())
+    line = text.count("\n", 0, match.start()) + 1
+    named = _result_names(text, match.start())
+    op_name, results = named if named is not None else (f"{name}@{line}", ())
+    return replace(op, name=op_name, results=results, payload=payload, block_args=block_args,
+                   result_types=tuple(result_types), line=line, offset=match.start()), cur.pos
 
 
 def _region_payload(args: list[tuple[str, str]], extra: list[tuple[str, str]], body: str) -> str:
@@ -811,6 +900,10 @@ def _parse_ops(text: str, source: str, strict: bool = False) -> LinalgModule:
             continue
         if quoted_op and name == "generic":
             op, pos = _parse_generic_form(text, m, aliases, source)
+            ops.append(replace(op, end=pos))
+            continue
+        if quoted_op and name in _SUPPORTED_NAMED:
+            op, pos = _parse_named_generic_form(text, m, aliases, source, name)
             ops.append(replace(op, end=pos))
             continue
         if quoted_op:
