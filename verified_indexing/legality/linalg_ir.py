@@ -37,7 +37,8 @@ erf negf reciprocal square``. Any other ``linalg`` op is listed in
 
 Also read: attribute aliases ``#trait = {indexing_maps = ..., iterator_types =
 ...}`` used as ``linalg.generic #trait ins(...)``, whitespace before a
-parenthesis (``ins (``), the generic (quoted) form of ``linalg.generic``. SSA
+parenthesis (``ins (``), the generic (quoted) form of ``linalg.generic`` and of
+the named ops above (the region as the payload). SSA
 names are scoped as MLIR scopes them (:func:`regions`, :meth:`GenericOp.sees`):
 every function-like op and isolated-from-above region is its own namespace.
 ``strict=True`` also rejects what MLIR rejects and the lenient reader lets
