@@ -95,13 +95,24 @@ _LAZY = {
     "prove_subset": "verified_indexing.engines",
     "range_of": "verified_indexing.interval",
     "rt": "verified_indexing.expr",
+    "simplify": "verified_indexing.simplify",
     "simplify_expr": "verified_indexing.simplify",
     "simplify_with_report": "verified_indexing.simplify",
     "sym": "verified_indexing.expr",
     "to_isl_domain": "verified_indexing.engines",
     "to_isl_map": "verified_indexing.engines",
 }
-__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
+_lazy_getattr, __dir__ = lazy_names(__name__, globals(), _LAZY)
+
+
+def __getattr__(name: str) -> object:
+    """A public name, loaded on first use; ``simplify`` is the subpackage, callable as the function
+    (see :mod:`verified_indexing.simplify`), so that the name means one object however it was reached."""
+    if name == "simplify":
+        import importlib
+
+        return importlib.import_module("verified_indexing.simplify")
+    return _lazy_getattr(name)
 
 
 if TYPE_CHECKING:
@@ -185,13 +196,14 @@ if TYPE_CHECKING:
         parse_program,
     )
 
-    # The simplifier's functions stay in their package (``from verified_indexing.simplify import
-    # simplify``): a top-level function named ``simplify`` would shadow the subpackage.
+    # ``simplify`` is the subpackage at run time, callable as the function (a function bound to the
+    # name would shadow the subpackage): the type checker sees the function.
     from verified_indexing.simplify import (
         RULES,
         SimplifyReport,
         check_user_rule,
         prove_rule,
+        simplify,
         simplify_expr,
         simplify_with_report,
     )
@@ -250,6 +262,7 @@ __all__ = [
     "prove_expr_equal",
     "prove_implies",
     "prove_rule",
+    "simplify",
     "simplify_expr",
     "simplify_with_report",
     "to_isl_domain",

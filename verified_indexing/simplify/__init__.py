@@ -8,8 +8,10 @@ Public names: :func:`simplify`, :func:`simplify_with_report`,
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verified_indexing.simplify.api import SimplifyReport, simplify, simplify_expr, simplify_with_report
 from verified_indexing.simplify.cost import cost, map_cost
@@ -52,3 +54,19 @@ def check_user_rule(
     from verified_indexing.proofs.user_rule import check_user_rule as _check
 
     return _check(text, where=where, domain=domain, timeout=timeout, lemmas=lemmas)
+
+
+if TYPE_CHECKING:
+    from verified_indexing.indexing_map import IndexingMap
+
+
+class _CallableModule(types.ModuleType):
+    """This package is also the function :func:`simplify`: ``from verified_indexing import simplify``
+    gives the package (Python binds a subpackage's name in its parent), and calling it simplifies, so
+    ``simplify(m)`` and ``simplify.simplify_with_report(m)`` both work."""
+
+    def __call__(self, m: IndexingMap, *, verify: bool = True, timeout: float = 10.0) -> IndexingMap:
+        return simplify(m, verify=verify, timeout=timeout)
+
+
+sys.modules[__name__].__class__ = _CallableModule
