@@ -904,3 +904,15 @@ def test_kernels_with_data_dependent_offsets_are_unknown_with_the_reason() -> No
     assert code == 2 and "UNKNOWN" in out and "not an affine function" in out
     code, _, err = _cli("audit-kernels", str(HERE / "module.hlo"))
     assert code == 3 and "not a directory" in err
+
+
+def test_a_kernel_writing_another_element_than_its_loop_is_not_proved(tmp_path: Path) -> None:
+    import shutil
+
+    for f in KERNELS.glob(PAD_KERNEL.name.split(".")[0] + ".*"):
+        shutil.copy(f, tmp_path / f.name)
+    text = PAD_KERNEL.read_text()
+    assert "into %iter[%ra, %rb]" in text
+    (tmp_path / PAD_KERNEL.name).write_text(text.replace("into %iter[%ra, %rb]", "into %iter[%rb, %ra]"))
+    code, out, _ = _cli("audit-kernels", str(tmp_path))
+    assert code == 2 and "other than the loop's output element" in out

@@ -335,6 +335,14 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
         st.reads.append(KernelRead(tensor[1], list(st.output), idx, list(cons)))
         env[names[0]] = ("data", tensor[1], idx)
         return
+    if head == "tensor.insert":  # the element the iteration writes must be the loop's
+        im = re.match(r"tensor\.insert\s+%[\w.$\-#\d]+\s+into\s+%[\w.$\-]+\s*\[([^\]]*)\]", op)
+        written: list[Any] = [env.get(x.strip()) for x in (im.group(1).split(",") if im else []) if x.strip()]
+        if im is None or written != st.output:
+            raise _Unknown(f"a tensor.insert at an element other than the loop's output element: {op}")
+        for n in names:
+            env[n] = ("data",)
+        return
     if head in ("xla.pure_call", "func.call"):
         cm = re.match(r"(?:xla\.pure_call|func\.call)\s+@\"?([\w.$\-]+)\"?\(([^)]*)\)", op)
         if cm is None or cm.group(1) not in st.funcs:
