@@ -122,7 +122,7 @@ def run(p: Stmt, inputs: Collection[str] | Callable[[str], bool], int_inputs: Co
             extent = s.extent if s.bound is None else max(0, s.bound.evaluate(loops + iters))
             for x in range(s.start, s.start + extent):
                 for c in s.body:
-                    go(c, [*loops, x], [])
+                    go(c, [*loops, x], iters)  # a loop inside a block: its names stay visible after the loop
         elif isinstance(s, ScheduleBlock):
             its: list[int] = []
             for c in s.body:

@@ -404,3 +404,27 @@ def test_nested_blocks_scope_their_axes_as_tvm_does() -> None:
     src = NESTED_SHADOW.replace("T.block(", "T.sblock(").replace("T.alloc_buffer(", "T.sblock_alloc_buffer(")
     printed = str(tvm.script.from_source(src.replace("@T.prim_func\n", "@T.prim_func(s_tir=True)\n")).script())
     assert run(parse_tvmscript(printed), {"A"}) == expected
+
+
+def test_a_loop_inside_a_cinn_block_keeps_the_blocks_names() -> None:
+    text = """ScheduleBlock(root)
+{
+  serial for (i, 0, 4)
+  {
+    ScheduleBlock(B)
+    {
+      i = axis.bind((3 - i))
+      serial for (k, 0, 2)
+      {
+        B[i, k] = (A[i] + 1.0f)
+      }
+    }
+  }
+}
+"""
+    p = parse_program(text)  # the scope inside the loop: i, k, then the block's i (renamed i_1)
+    assert "B[i_1, k] = (A[i_1] + 1.0f)" in format_program(p)
+    assert parse_program(format_program(p)) == p
+    from cinn_interpreter import input_value
+
+    assert run(p, {"A"})["B"] == {(3 - i, k): input_value("A", (3 - i,)) + 1.0 for i in range(4) for k in range(2)}
