@@ -165,3 +165,45 @@ def test_no_timing_demo_and_prove_rules_tables() -> None:
     finally:
         set_show_timing(before)
     assert not re.search(r"\d+\.\d+", table), table
+
+
+# -- analyze --format=xla, read back by audit ---------------------------------------------------------
+
+XLA_MODULE = """HloModule m
+ENTRY e {
+  p0 = f32[20] parameter(0)
+  p1 = f32[10,20] parameter(1)
+  p2 = f32[4,6] parameter(2)
+  bc0 = f32[10, 20, 30] broadcast(p0), dimensions={1}
+  t = f32[20,10] transpose(p1), dimensions={1,0}
+  rs = f32[24] reshape(p2)
+  sl = f32[2,3] slice(p2), slice={[1:3], [0:6:2]}
+  ROOT r = (f32[10,20,30], f32[20,10], f32[24], f32[2,3]) tuple(bc0, t, rs, sl)
+}
+"""
+
+
+@pytest.mark.parametrize("instruction", ["bc0", "t", "rs", "sl"])
+def test_xla_format_is_what_audit_reads_and_proves(tmp_path: Path, instruction: str) -> None:
+    """An independent reader: audit parses XLA's printed form and proves each claim against the analysis
+    (isl); the same text with one index changed is refuted."""
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(XLA_MODULE, encoding="utf-8")
+    code, printed = _run(["analyze", str(hlo), "--instruction", instruction, "--format=xla"])
+    assert code == 0 and printed.startswith("operand id = 0 ("), printed
+    claims = tmp_path / "claims.txt"
+    claims.write_text(f"instruction {instruction}\n{printed}", encoding="utf-8")
+    code, out = _run(["audit", str(hlo), str(claims), "--no-timing"])
+    assert code == 0 and re.search(r"summary: (\d+) proved$", out.strip()), out
+    lines = printed.splitlines()
+    head = lines[0]
+    arrow = head.index("-> (") + 4
+    mutated = head[:arrow] + "1 + " + head[arrow:]
+    claims.write_text(f"instruction {instruction}\n" + "\n".join([mutated, *lines[1:]]) + "\n", encoding="utf-8")
+    code, out = _run(["audit", str(hlo), str(claims), "--no-timing"])
+    assert "refuted" in out.splitlines()[-1], out
+
+
+def test_xla_format_needs_one_instruction() -> None:
+    code, _ = _run(["analyze", "-e", XLA_MODULE, "--format=xla"])
+    assert code == 3

@@ -101,6 +101,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="maps between physical indices: each shape's dimensions in its layout's major-to-minor order",
     )
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.add_argument(
+        "--format",
+        choices=("text", "xla"),
+        default="text",
+        help="with --instruction, 'xla' prints the maps as XLA's HloInstructionIndexing::ToString does "
+        "('operand id = K' then the map; 'unknown indexing'), so XLA's FileCheck tests carry over",
+    )
     p.add_argument("--no-verify", action="store_true", help="skip the isl proofs (merge only identical maps)")
     p.add_argument(
         "--jobs",
@@ -115,6 +122,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 POOL_FROM = 4
 """Without ``--jobs``, an input of this many modules or more is analyzed on a pool of the cores."""
+
+
+def _xla_text(modules: list[Module], work: list[tuple[int, Module, str | None]], instruction: str,
+              results: list[ComputationIndexing]) -> str:
+    """The maps as XLA's ``HloInstructionIndexing::ToString`` prints them: per operand position K (per
+    output, input to output), ``operand id = K`` and each of its maps in the multi-line form, or
+    ``unknown indexing``. An operand named at two positions has the maps of both at each (the analysis
+    reads it as one parameter)."""
+    lines: list[str] = []
+    for (_, module, computation), r in zip(work, results):
+        comp = module.computations[(computation or module.entry_name).lstrip("%")]
+        inst = comp.by_name[instruction]
+        if r.direction == "output-to-input":
+            params = list(dict.fromkeys(inst.operands))
+            ids = [(k, params.index(name)) for k, name in enumerate(inst.operands)]
+        else:
+            ids = [(t.index, t.index) for t in r.targets]
+        by_index = {t.index: t for t in r.targets}
+        for k, index in ids:
+            t = by_index.get(index)
+            if t is None:
+                continue  # --operand chose another operand
+            if not t.maps or t.unsupported:
+                lines.append(f"operand id = {k} unknown indexing")
+            lines += [f"operand id = {k} {a.map}" for a in t.maps]
+    return "".join(line + "\n" for line in lines)
 
 
 def _analyze_one(job: tuple[Module, str | None, dict[str, Any], float]) -> list[ComputationIndexing]:
@@ -141,6 +174,9 @@ def run(args: argparse.Namespace) -> int:
         raise VerifiedIndexingError("analyze: give one FILE or --jax MODULE:FUNCTION (or inline HLO with -e TEXT)")
     if args.jax_args and args.jax is None:
         raise VerifiedIndexingError("analyze: --args gives the argument shapes of --jax MODULE:FUNCTION")
+    if args.format == "xla" and (args.instruction is None or args.json or args.dot or args.svg):
+        raise VerifiedIndexingError("analyze --format=xla prints one instruction's maps: give --instruction NAME "
+                                    "(and not --json, --dot or --svg)")
     if (args.dot or args.svg) and (args.instruction or args.from_instruction):
         raise VerifiedIndexingError("analyze: --dot/--svg draw fusions or computations, not --instruction or --from")
     start = time.perf_counter()
@@ -212,6 +248,9 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
             print(summary_line(results, seconds), file=sys.stderr)
             return exit_code(results)
+    if args.format == "xla":
+        sys.stdout.write(_xla_text(modules, work, args.instruction, results))
+        return exit_code(results)
     if args.json:
         print_json(results_to_json(results, seconds))
     else:
