@@ -65,6 +65,11 @@ def _texts() -> dict[str, str]:
     out["reading:trait"] = r.TRAIT
     out["reading:generic_payload"] = r.GENERIC_PAYLOAD
     out["reading:whitespace"] = r.WHITESPACE
+    x = r._generic("%1", [("%x", t4)], ("%e", t4), ["linalg.yield %b0 : f32"], indent="  ")
+    y = r._generic("%2", [("%1", t4)], ("%e", t4), ["linalg.yield %b0 : f32"], indent="    ")
+    out["reading:sibling_call"] = (
+        f"func.func @f(%c: i1, %x: {t4}, %e: {t4}) {{\n{x}  scf.if %c {{\n    func.call @g() : () -> ()\n"
+        f"  }} else {{\n{y}  }}\n  return\n}}\nfunc.func private @g()\n")
     a = r._generic("%1", [("%arg0", t4)], ("%0", t4), ["%2 = arith.addf %b0, %b0 : f32", "linalg.yield %2 : f32"])
     b = r._generic("%2", [("%1", t4)], ("%0", t4), ["%3 = arith.mulf %b0, %b0 : f32", "linalg.yield %3 : f32"])
     b += r._generic("%4", [("%2", t4)], ("%0", t4), ["linalg.yield %b0 : f32"])

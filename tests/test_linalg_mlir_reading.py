@@ -134,6 +134,11 @@ def test_a_use_in_a_sibling_region_is_not_a_use() -> None:
     # ... while a nested region sees its enclosing region's values.
     text2 = f"func.func @f(%c: i1, %x: {T4}, %e: {T4}) {{\n{a.replace('    ', '  ', 1)}  scf.if %c {{\n{b}    scf.yield\n  }}\n  return\n}}\n"
     assert _pairs(text2) == [("@f", "%1", "@f", "%2")]
+    # The else branch is the then branch's sibling (owned by scf.if), not an op with a symbol that
+    # happens to end the then branch (func.call @g): the enclosing function's values stay visible.
+    text3 = (f"func.func @f(%c: i1, %x: {T4}, %e: {T4}) {{\n{a.replace('    ', '  ', 1)}  scf.if %c {{\n"
+             f"    func.call @g() : () -> ()\n  }} else {{\n{b}  }}\n  return\n}}\n")
+    assert _pairs(text3) == [("@f", "%1", "@f", "%2")]
 
 
 TRAIT = """

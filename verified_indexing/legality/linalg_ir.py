@@ -797,16 +797,22 @@ def regions(text: str) -> list[Region]:
     (attribute dictionaries are written on one line; a region's first operation
     on the ``{`` line, ``{ linalg.yield ... }``, is not seen as a region, which
     only matters for names defined in it). Its owner is the last operation whose
-    name starts a line (``%r = op``, ``op``, ``"op"``) before the ``{``."""
+    name starts a line (``%r = op``, ``op``, ``"op"``) before the ``{``; a region
+    opened on a line that starts with ``}`` (``} else {``, ``}, {``) is a sibling of
+    the region just closed there, with its owner."""
     out: list[Region] = []
     stack: list[int] = []
     i, n = 0, len(text)
+    line = 1
     opened: list[int | None] = []  # for every "{": the region index, or None (an attribute dictionary)
+    closed: dict[int, int] = {}  # depth -> the region closed last at that depth
     owners = list(_OWNER_RE.finditer(text))
     owner_starts = [m.end(1) for m in owners]
     while i < n:
         ch = text[i]
-        if ch == '"':
+        if ch == "\n":
+            line += 1
+        elif ch == '"':
             j = i + 1
             while j < n and text[j] != '"' and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
@@ -823,9 +829,13 @@ def regions(text: str) -> list[Region]:
                     owner = last.group(1)
                     sm = _SYMBOL_RE.search(text, last.end(), i) or _SYM_NAME_RE.search(text, last.end(), i)
                     symbol = "" if sm is None else sm.group() if sm.group().startswith("@") else "@" + sm.group(1)
+                line_start = text.rfind("\n", 0, i) + 1
+                sibling = closed.get(len(stack))
+                if text[line_start:i].lstrip().startswith("}") and sibling is not None:
+                    owner, symbol = out[sibling].owner, out[sibling].symbol
                 parent = stack[-1] if stack else None
                 isolated = owner in ISOLATED_OPS or bool(symbol)
-                out.append(Region(i, -1, parent, owner, symbol, isolated, text.count("\n", 0, i) + 1))
+                out.append(Region(i, -1, parent, owner, symbol, isolated, line))
                 stack.append(len(out) - 1)
                 opened.append(len(out) - 1)
             else:
@@ -835,6 +845,7 @@ def regions(text: str) -> list[Region]:
             if idx is not None:
                 out[idx] = replace(out[idx], stop=i)
                 stack.pop()
+                closed[len(stack)] = idx
         i += 1
     return [r if r.stop >= 0 else replace(r, stop=n) for r in out]
 
