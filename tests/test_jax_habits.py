@@ -100,3 +100,24 @@ def test_backend_by_name_and_default() -> None:
     a = vi_jax.analyze(jnp.exp, X, backend="cpu")
     b = vi_jax.analyze(jnp.exp, X)  # JAX's default device (the CPU here)
     assert [r.computation for r in a.results] == [r.computation for r in b.results]
+
+
+def test_a_notebook_shows_a_summary_the_cli_text_and_the_graph() -> None:
+    import shutil
+
+    import pydot
+
+    a = vi_jax.analyze(layer, X, PARAMS, scale=jax.ShapeDtypeStruct((), jnp.float32))
+    assert len(repr(a)) < 300
+    text = str(a)
+    assert text.splitlines()[-1].startswith(f"summary: {len({r.fusion for r in a.results})} fusions")
+    for r in a.results:
+        assert f"fusion {r.fusion} ({r.computation}): output to input" in text
+    (graph,) = pydot.graph_from_dot_data(a.to_dot())  # an independent DOT reader
+    clusters = {g.get_name().strip('"') for g in graph.get_subgraphs()}
+    assert len(clusters) >= len({r.fusion for r in a.results}), clusters
+    svg = a._repr_svg_()
+    if shutil.which("dot") is None:
+        assert svg is None  # no Graphviz here: the notebook falls back to the repr
+    else:
+        assert svg is not None and "<svg" in svg

@@ -259,6 +259,33 @@ class JaxAnalysis:
             out.append(f"{op.name} ({user})" if user else op.name)
         return out
 
+    def __str__(self) -> str:
+        """The command line's text: ``verified-indexing analyze`` of the compiled module."""
+        from verified_indexing.hlo.report import format_results, summary_line
+
+        head = format_results(self.results) + "\n\n" if self.results else ""
+        return head + summary_line(self.results, sum(r.seconds for r in self.results))
+
+    def to_dot(self) -> str:
+        """The fusion graph as Graphviz DOT (``analyze --dot``): one node per instruction, the fused
+        computations as clusters, each edge labelled by its proven map."""
+        from verified_indexing.hlo.graph import to_dot
+
+        return to_dot(self.module, self.results)
+
+    def _repr_svg_(self) -> str | None:
+        """The fusion graph drawn as SVG for a notebook (Graphviz's ``dot`` program; ``None`` without it,
+        and the notebook shows the ``repr``)."""
+        import shutil
+        import subprocess
+
+        exe = shutil.which("dot")
+        if exe is None:
+            return None
+        done = subprocess.run([exe, "-Tsvg"], input=self.to_dot(), text=True, capture_output=True, timeout=300,
+                              check=False)
+        return done.stdout if done.returncode == 0 else None
+
     def __repr__(self) -> str:
         maps = sum(len(t.maps) for r in self.results for t in r.targets)
         fusions = len({r.fusion for r in self.results})
