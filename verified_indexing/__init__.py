@@ -181,7 +181,7 @@ if TYPE_CHECKING:
     )
     from verified_indexing.indexing_map import IndexingMap, Variable, compose
     from verified_indexing.interval import Interval, range_of
-    from verified_indexing.legality import (  # type: ignore[no-redef]  # mypy also sees the submodule legality.inverse
+    from verified_indexing.legality import (
         check_fusion,
         compute_inline,
         format_program,
