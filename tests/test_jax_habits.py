@@ -121,3 +121,25 @@ def test_a_notebook_shows_a_summary_the_cli_text_and_the_graph() -> None:
         assert svg is None  # no Graphviz here: the notebook falls back to the repr
     else:
         assert svg is not None and "<svg" in svg
+
+
+def test_cli_takes_several_argument_shapes_in_one_args() -> None:
+    import contextlib
+    import io
+    from pathlib import Path
+
+    from verified_indexing.cli import main
+    from verified_indexing.cli.analyze import split_shapes
+
+    assert split_shapes("f32[8,128], f32[128]") == ["f32[8,128]", "f32[128]"]
+    assert split_shapes("f32[8,128]{1,0} s32[]") == ["f32[8,128]{1,0}", "s32[]"]
+    assert split_shapes("f32[8,128]") == ["f32[8,128]"]
+    example = Path(__file__).resolve().parent.parent / "examples" / "jax" / "layer_norm.py"
+    outputs = []
+    for args in (["--args", "f32[8,128]", "--args", "f32[128]"], ["--args", "f32[8,128], f32[128]"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["analyze", "--jax", f"{example}:layer_norm", *args, "--no-timing"])
+        assert code == 0
+        outputs.append(out.getvalue())
+    assert outputs[0] == outputs[1] and "fusion" in outputs[0]

@@ -64,7 +64,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         help="with --jax: the shape of the next positional argument, HLO syntax (f32[8,128], s32[], bf16[4,4]); "
-        "repeat once per argument",
+        "repeat once per argument, or give several at once separated by commas or spaces "
+        "('f32[8,128], f32[128]')",
     )
     p.add_argument(
         "--dot",
@@ -122,6 +123,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 POOL_FROM = 4
 """Without ``--jobs``, an input of this many modules or more is analyzed on a pool of the cores."""
+
+
+def split_shapes(text: str) -> list[str]:
+    """The shapes of one ``--args`` value: separated by commas or white space outside brackets and braces
+    (``f32[8,128], f32[128]`` is two; ``f32[8,128]{1,0}`` one)."""
+    out: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text + ","):
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif depth <= 0 and (ch == "," or ch.isspace()):
+            if text[start:i].strip():
+                out.append(text[start:i].strip())
+            start = i + 1
+    return out or [text]
 
 
 def _xla_text(modules: list[Module], work: list[tuple[int, Module, str | None]], instruction: str,
@@ -183,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jax is not None:
         from verified_indexing.jax import compiled_hlo, load_function, shape_spec
 
-        specs = [shape_spec(a, f"--args {a}") for a in args.jax_args]
+        specs = [shape_spec(a, f"--args {a}") for given in args.jax_args for a in split_shapes(given)]
         inputs = [(compiled_hlo(load_function(args.jax), *specs), f"<jax {args.jax}>")]
     else:
         inputs = read_hlo_inputs(args)
