@@ -14,7 +14,11 @@ an affine expression, ``min``/``max`` included, of the loop's variables and the
 ``scf.for`` variables; every ``scf.if`` condition a conjunction of affine
 comparisons, the ``else`` branch one case per negated comparison) and gives,
 per kernel argument, the exact relation *output element -> operand element
-read*. :func:`audit_kernel` compares it (isl) with the proven maps of the
+read*. After XLA's passes (``*-post-optimization.mlir``) the buffers are
+flattened and the loops are ``scf.for``: each read is attributed to the element
+the same iteration writes next (a read hoisted out of a loop to every write of
+that loop), and the proven maps are compared between linear indices (each
+shape's layout). :func:`audit_kernel` compares it (isl) with the proven maps of the
 analysis of the same fusion: ``proved`` (the same relation), ``refuted`` (an
 output element and an operand element one side reads and the other does not),
 or ``unknown`` with the reason (a data-dependent index -- a dynamic offset --,
@@ -50,6 +54,9 @@ class KernelRead:
     output: list[AffineExpr]
     index: list[AffineExpr]
     constraints: list[tuple[AffineExpr, Interval]]
+    pending: bool = False  # (after XLA's passes) not yet attributed to the element written
+    used: bool = False  # (after XLA's passes) attributed to at least one write
+    attributed: bool = False  # (after XLA's passes) a copy attributed to one write
 
 
 @dataclass
@@ -146,6 +153,10 @@ class _State:
     output: list[AffineExpr]
     funcs: dict[str, _Func]
     depth: int = 0
+    #: A kernel after XLA's passes (no xla.loop; scf.for loops writing linear indices): each read is
+    #: attributed to the element the same loop iteration writes next (``mark``: the first read of it).
+    post: bool = False
+    mark: int = 0
 
 
 def _index_value(env: dict[str, Any], name: str) -> AffineExpr:
@@ -248,7 +259,12 @@ def _run(st: _State, lines: list[str], env: dict[str, Any], cons: list[tuple[Aff
             inner[fm.group(1)] = lo + Dim(v) * step.evaluate()
             for it in re.findall(r"(%[\w.$\-]+)\s*=\s*%", op.split("iter_args", 1)[1]) if "iter_args" in op else []:
                 inner[it] = ("unknown", "a loop-carried value")
+            saved, st.mark = st.mark, len(st.reads)
             _run(st, body, inner, cons)
+            for rd in st.reads[st.mark:]:
+                if rd.pending and rd.used:  # hoisted into this loop's iterations: consumed by its writes
+                    rd.pending = False
+            st.mark = saved
             for nm in names:
                 env[nm] = ("unknown", "the value of an scf.for")
             continue
@@ -332,12 +348,26 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
         if not (isinstance(tensor, tuple) and tensor and tensor[0] == "arg"):
             raise _Unknown(f"a tensor.extract from {tm.group(1)}, not a kernel argument")
         idx = [_index_value(env, x.strip()) for x in tm.group(2).split(",") if x.strip()]
-        st.reads.append(KernelRead(tensor[1], list(st.output), idx, list(cons)))
+        st.reads.append(KernelRead(tensor[1], list(st.output), idx, list(cons), pending=st.post))
         env[names[0]] = ("data", tensor[1], idx)
         return
     if head == "tensor.insert":  # the element the iteration writes must be the loop's
         im = re.match(r"tensor\.insert\s+%[\w.$\-#\d]+\s+into\s+%[\w.$\-]+\s*\[([^\]]*)\]", op)
         written: list[Any] = [env.get(x.strip()) for x in (im.group(1).split(",") if im else []) if x.strip()]
+        if st.post and im is not None:
+            if not all(isinstance(w, AffineExpr) for w in written):
+                raise _Unknown(f"a tensor.insert at an index that is not affine: {op}")
+            # the reads of this iteration (since ``mark``) are this write's, consumed; reads of an enclosing
+            # iteration (hoisted out of this loop) are every write's of this loop, kept pending
+            for k, rd in enumerate(list(st.reads)):
+                if rd.pending:
+                    st.reads.append(KernelRead(rd.arg, list(written), rd.index, rd.constraints, attributed=True))
+                    rd.used = True
+                    if k >= st.mark:
+                        rd.pending = False
+            for n in names:
+                env[n] = ("data",)
+            return
         if im is None or written != st.output:
             raise _Unknown(f"a tensor.insert at an element other than the loop's output element: {op}")
         for n in names:
@@ -387,8 +417,12 @@ def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[s
     env: dict[str, Any] = {name: ("arg", k) for k, (name, _) in enumerate(entry.args)}
     lines = entry.body
     loops = [k for k, ln in enumerate(lines) if "xla.loop" in ln]
-    if not loops:
-        raise _Unknown("no xla.loop (a kernel of another emitter)")
+    if not loops:  # after XLA's passes: scf.for loops over linear (flattened) buffers
+        st.post = True
+        _run(st, lines, env, [])
+        if any(r.pending and not r.used for r in st.reads):
+            raise _Unknown("a read that no write of the same loop iteration follows")
+        return entry.name, entry.args, st.bounds, [r for r in st.reads if r.attributed], 1
     for ln in lines[: loops[0]]:
         wm = re.match(r"\s*(%[\w.$\-]+)\s*=\s*xla\.workgroup_id\s+\w+\s*\{xla\.range\s*=\s*\[(-?\d+)\s*:\s*index\s*,\s*"
                       r"(-?\d+)\s*:\s*index\]\}", ln)
@@ -464,6 +498,30 @@ def _split_range(rng: Any, k: int) -> Any:
     return m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
 
 
+def _linear(shape: Any, ctx: Any) -> Any:
+    """``{[d...] -> [linear index]}`` of ``shape`` in its layout (row-major without one)."""
+    from verified_indexing.engines.isl import to_isl_map
+
+    dims = list(shape.dims)
+    stride = 1
+    expr: AffineExpr = Const(0)
+    terms: list[AffineExpr] = []
+    for d in shape.minor_to_major():
+        terms.append(Dim(d) * stride)
+        stride *= dims[d]
+    for t in terms:
+        expr = expr + t
+    # a scalar stays without an index (the kernel reads tensor<f32> with [])
+    m = to_isl_map(IndexingMap([Variable(Interval(0, n - 1)) for n in dims], [expr] if dims else []), ctx=ctx)
+    return m.reset_tuple_id(isl_dim("in")).reset_tuple_id(isl_dim("out"))
+
+
+def isl_dim(which: str) -> Any:
+    import islpy as isl
+
+    return isl.dim_type.in_ if which == "in" else isl.dim_type.out
+
+
 def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResult:
     """One kernel module against the proven maps of its fusion in ``module`` (the
     HLO after optimizations)."""
@@ -471,6 +529,7 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
     from verified_indexing.hlo.fusion import output_to_input_maps
 
     start = time.perf_counter()
+    post = "xla.loop" not in text
     entries = [f.name for f in _functions(text).values() if f.entry]
     name = entries[0] if len(entries) == 1 else "?"
     try:
@@ -516,6 +575,8 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
         our = None
         for a in target.maps:
             r = to_isl_map(a.map, ctx=ctx)
+            if post:  # XLA's passes flattened every buffer: compare linear indices (each shape's layout)
+                r = r.apply_domain(_linear(outputs[0], ctx)).apply_range(_linear(target.shape, ctx))
             our = r if our is None else our.union(r)
         if theirs is None and our is None:
             continue
@@ -548,8 +609,10 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
 
 
 def audit_dump(directory: str) -> list[KernelResult]:
-    """Every kernel of an XLA dump directory (``*-pre-optimization.mlir`` beside
-    the module's ``*after_optimizations.txt``)."""
+    """Every kernel of an XLA dump directory (``*_kernel_module-pre-optimization.mlir``,
+    the emitter's, and ``*-post-optimization.mlir``, after XLA's passes: flattened
+    buffers, ``scf.for`` loops, simplified maps; beside the module's
+    ``*after_optimizations.txt``)."""
     import glob
     import os
 
@@ -557,7 +620,8 @@ def audit_dump(directory: str) -> list[KernelResult]:
 
     if not os.path.isdir(directory):
         raise VerifiedIndexingError(f"{directory}: not a directory (an --xla_dump_to directory)")
-    kernels = sorted(glob.glob(os.path.join(directory, "*_kernel_module-pre-optimization.mlir")))
+    kernels = sorted(glob.glob(os.path.join(directory, "*_kernel_module-pre-optimization.mlir"))
+                     + glob.glob(os.path.join(directory, "*_kernel_module-post-optimization.mlir")))
     if not kernels:
         raise VerifiedIndexingError(f"{directory}: no kernel dumps (*_kernel_module-pre-optimization.mlir): run with "
                                     "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_emitter_re=.*'")
@@ -582,7 +646,10 @@ def audit_dump(directory: str) -> list[KernelResult]:
                     continue
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        out.append(audit_kernel(text, modules[hlo], path))
+        result = audit_kernel(text, modules[hlo], path)
+        if path.endswith("-post-optimization.mlir"):
+            result.kernel += " (after XLA's passes)"
+        out.append(result)
     return out
 
 
