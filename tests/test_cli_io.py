@@ -204,6 +204,7 @@ JSON_COMMANDS = [
     ["analyze", "examples/jax_hlo/transpose_021.post.hlo"],
     ["analyze", "examples/jax_hlo/gather.post.hlo"],
     ["audit", str(AUDIT / "module.hlo"), str(AUDIT / "claims.txt")],
+    ["audit-kernels", str(AUDIT / "kernels")],
     ["invert", "-e", "(d0, d1) -> (d0 + d1, d0), domain: d0 in [0, 3], d1 in [0, 3]"],
     ["invert", "-e", "(d0, d1) -> (d0 + d1), domain: d0 in [0, 3], d1 in [0, 3]"],
     ["invert", "-e", "affine_map<(d0, d1) -> (d1, 0, d0)>"],
