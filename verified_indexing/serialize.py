@@ -10,7 +10,7 @@ from verified_indexing.expr import Sym
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.syntax.printer import format_affine_map, format_expr
 
-__all__ = ["map_to_json", "affine_map_to_json", "indexing_map_to_affine_map"]
+__all__ = ["map_to_json", "affine_map_to_json", "indexing_map_to_affine_map", "to_json_text"]
 
 
 def map_to_json(m: IndexingMap) -> dict[str, Any]:
@@ -47,3 +47,17 @@ def indexing_map_to_affine_map(m: IndexingMap) -> AffineMap:
         raise MapError(f"a {m.state.replace('_', ' ')} map has no affine map")
     shift = [Sym(m.num_range_vars + i) for i in range(m.num_rt_vars)]
     return AffineMap(m.num_dims, m.num_range_vars + m.num_rt_vars, [r.substitute(rts=shift) for r in m.results])
+
+
+def to_json_text(result: Any, command: str, *, no_timing: bool = False) -> str:
+    """The JSON text the command line prints for ``result`` under ``verified-indexing COMMAND --json``: the
+    same envelope (``"schema"`` and ``"command"`` first, ``""`` written as ``null``, non-finite numbers as
+    text), the same indentation, and with ``no_timing`` the run-dependent fields left out, so Python and
+    the command line write the same bytes. ``result``: an object with ``to_json()`` (a Verdict, a
+    SimplifyReport...) or a JSON-ready value (``map_to_json(m)``, ``results_to_json(...)``)."""
+    import json
+
+    from verified_indexing.cli._common import envelope
+
+    data = result.to_json() if hasattr(result, "to_json") else result
+    return json.dumps(envelope(data, command=command, no_timing=no_timing), indent=2) + "\n"
