@@ -946,3 +946,40 @@ def test_a_kernel_writing_another_element_than_its_loop_is_not_proved(tmp_path: 
     (tmp_path / PAD_KERNEL.name).write_text(text.replace("into %iter[%ra, %rb]", "into %iter[%rb, %ra]"))
     code, out, _ = _cli("audit-kernels", str(tmp_path))
     assert code == 2 and "other than the loop's output element" in out
+
+
+SYNTHETIC_KERNEL = """module @k_kernel_module {
+  func.func @k(%arg0: tensor<8xf32>, %arg1: tensor<7xf32>) -> tensor<7xf32> attributes {xla.entry} {
+    %0 = xla.workgroup_id x {xla.range = [0 : index, 0 : index]}
+    %3 = scf.forall (%a) in (1) shared_outs(%o = %arg1) -> (tensor<7xf32>) {
+      %xla_loop = xla.loop (%a, %0)[%i] -> (%ra) in #xla.indexing_map<"(th_x, bl_x)[s0] -> (s0), domain: th_x in [0, 0], bl_x in [0, 0], s0 in [0, 6]"> iter_args(%iter = %o) -> (tensor<7xf32>) {
+        %v = xla.pure_call @body(%arg0, %ra) : (tensor<8xf32>, index) -> f32
+        %inserted = tensor.insert %v into %iter[%ra] : tensor<7xf32>
+        xla.yield %inserted : tensor<7xf32>
+      }
+    }
+    return %3 : tensor<7xf32>
+  }
+  func.func private @body(%arg0: tensor<8xf32>, %arg1: index) -> f32 {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %x = arith.subi %arg1, %c1 : index
+    %in = arith.cmpi CMP, %x, %c4 : index
+    %r = scf.if %in -> (f32) {
+      %e = tensor.extract %arg0[%x] : tensor<8xf32>
+      scf.yield %e : f32
+    } else {
+      %z = arith.constant 0.0 : f32
+      scf.yield %z : f32
+    }
+    return %r : f32
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("cmp", "outputs"), [("ult", {1, 2, 3, 4}), ("slt", {0, 1, 2, 3, 4})])
+def test_kernel_comparisons_are_read_with_their_signedness(cmp: str, outputs: set[int]) -> None:
+    # unsigned: x = o - 1 is below 4 only for 0 <= x (a negative index is a huge unsigned number)
+    got = _kernel_relation(SYNTHETIC_KERNEL.replace("CMP", cmp), 0)
+    assert {o for (o,) in got} == outputs and all(v == {(o - 1,)} for (o,), v in got.items())

@@ -35,7 +35,7 @@ from typing import Any
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
 from verified_indexing.indexing_map import IndexingMap, Variable
-from verified_indexing.interval import Interval
+from verified_indexing.interval import Interval, range_of
 from verified_indexing.syntax import parse_indexing_map
 
 __all__ = ["KernelRead", "KernelResult", "kernel_reads", "audit_kernel", "audit_dump", "format_kernel_results"]
@@ -179,8 +179,7 @@ def _apply_map(text: str, dims: list[AffineExpr], syms: list[AffineExpr]) -> lis
     return [r.substitute(dims=dims, syms=syms) for r in m.results]
 
 
-_CMP = {"slt": (None, -1), "sle": (None, 0), "sgt": (1, None), "sge": (0, None), "eq": (0, 0),
-        "ult": (None, -1), "ule": (None, 0), "ugt": (1, None), "uge": (0, None)}
+_CMP = {"slt": (None, -1), "sle": (None, 0), "sgt": (1, None), "sge": (0, None), "eq": (0, 0)}
 _BIG = 1 << 40
 
 
@@ -293,6 +292,10 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
         if not isinstance(a, AffineExpr) or not isinstance(b, AffineExpr):
             env[names[0]] = ("unknown", f"{head} of a value that is not an index of the loops")
             return
+        unsigned = head in ("arith.minui", "arith.maxui", "arith.divui", "arith.remui")
+        if unsigned and min(range_of(x, st.bounds, [], []).lo for x in (a, b)) < 0:
+            env[names[0]] = ("unknown", f"{head} of a value that may be negative")
+            return
         if head == "arith.addi":
             r = a + b
         elif head == "arith.subi":
@@ -315,12 +318,16 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
         return
     if head == "arith.cmpi":
         cm = re.match(r"arith\.cmpi\s+(\w+)\s*,\s*(%[\w.$\-]+)\s*,\s*(%[\w.$\-]+)", op)
-        if cm is None or cm.group(1) not in _CMP:
+        if cm is None or cm.group(1) not in (*_CMP, "ult", "ule"):
             env[names[0]] = ("unknown", "a comparison the interpreter does not read")
             return
         a, b = env.get(cm.group(2)), env.get(cm.group(3))
         if not isinstance(a, AffineExpr) or not isinstance(b, AffineExpr):
             env[names[0]] = ("unknown", "a comparison of values that are not indices")
+            return
+        if cm.group(1) in ("ult", "ule") and isinstance(b, Const) and b.value >= 0:
+            # unsigned: a negative index is a huge number, so ``a ult c`` is ``0 <= a < c``
+            env[names[0]] = [(a, Interval(0, b.value - (1 if cm.group(1) == "ult" else 0)))]
             return
         lo, hi = _CMP[cm.group(1)]
         env[names[0]] = [(a - b, _interval(lo, hi))]
