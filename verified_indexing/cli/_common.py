@@ -60,8 +60,9 @@ def is_timing_key(key: str) -> bool:
 
 TIMEOUT_SLACK = 1.0
 """Seconds a command may run past ``--timeout``, counted from the interpreter's
-start: start-up before the budget begins (0.5-0.9 s here), then printing and
-stopping a worker process (about 0.2 s; see docs/cli.md)."""
+start: start-up before the budget begins (0.1-0.5 s here), the backstop's grace
+(0.25 s after the deadline, ``cli.HARD_GRACE``), then printing and stopping a
+worker process (about 0.1 s; see docs/cli.md, measured by tests/test_cli_budget.py)."""
 
 
 class OutputOptions:
