@@ -232,9 +232,37 @@ def _random_pairs(n: int) -> dict[str, str]:
     return out
 
 
+def _mixed_type_pairs(n: int) -> dict[str, str]:
+    """Seeded random 1-D pairs over f16, f32 and i32 tensors, converting where types differ
+    (extf, truncf, sitofp, fptosi), so that fused ops carry conversions across the pair."""
+    conv = {("f16", "f32"): "arith.extf", ("f32", "f16"): "arith.truncf", ("i32", "f32"): "arith.sitofp",
+            ("i32", "f16"): "arith.sitofp", ("f32", "i32"): "arith.fptosi", ("f16", "i32"): "arith.fptosi"}
+    arith = {"f16": "arith.addf", "f32": "arith.mulf", "i32": "arith.addi"}
+    out = {}
+    for seed in range(n):
+        rng = random.Random(1000 + seed)
+        ta, tp, tc = (rng.choice(["f16", "f32", "i32"]) for _ in range(3))
+
+        def body(src: str, dst: str, arg: str) -> list[str]:
+            lines = [] if src == dst else [f"%v = {conv[(src, dst)]} {arg} : {src} to {dst}"]
+            v = arg if src == dst else "%v"
+            return [*lines, f"%w = {arith[dst]} {v}, {v} : {dst}", f"linalg.yield %w : {dst}"]
+
+        def op(res: str, src: str, ts: str, init: str, td: str) -> str:
+            lines = [f"  {res} = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],"
+                     f" iterator_types = [\"parallel\"]}} ins({src} : tensor<4x{ts}>) outs({init} : tensor<4x{td}>) {{",
+                     f"  ^bb0(%in: {ts}, %out: {td}):", *(f"    {x}" for x in body(ts, td, "%in")),
+                     f"  }} -> tensor<4x{td}>"]
+            return "\n".join(lines) + "\n"
+
+        out[f"mixed:{seed}"] = (f"func.func @f(%a: tensor<4x{ta}>, %p0: tensor<4x{tp}>, %c0: tensor<4x{tc}>) {{\n"
+                                + op("%p", "%a", ta, "%p0", tp) + op("%c", "%p", tp, "%c0", tc) + "  return\n}\n")
+    return out
+
+
 def test_every_fused_op_parses_in_mlir() -> None:
     chunks: list[tuple[str, str, str]] = []
-    texts = {n: t for n, t in {**TEXTS, **_random_pairs(8)}.items() if _is_wrapped(t)}
+    texts = {n: t for n, t in {**TEXTS, **_random_pairs(6), **_mixed_type_pairs(6)}.items() if _is_wrapped(t)}
     printed = _printed(texts)
     for name, text in texts.items():
         if printed[name].returncode != 0:
