@@ -983,3 +983,21 @@ def test_kernel_comparisons_are_read_with_their_signedness(cmp: str, outputs: se
     # unsigned: x = o - 1 is below 4 only for 0 <= x (a negative index is a huge unsigned number)
     got = _kernel_relation(SYNTHETIC_KERNEL.replace("CMP", cmp), 0)
     assert {o for (o,) in got} == outputs and all(v == {(o - 1,)} for (o,), v in got.items())
+
+
+def test_mutated_kernels_give_verdicts_never_tracebacks() -> None:
+    import random
+
+    from verified_indexing.hlo.kernels import audit_kernel
+
+    rng = random.Random(11)
+    module = parse_module(next(KERNELS.glob("module_0034.*.txt")).read_text())
+    tokens = ["(", ")", "{", "}", ",", "\n", " ", "%arg0", "%c1", "arith.addi", "scf.if", "[", "]", "xla.loop", "d0"]
+    for kernel in (PAD_KERNEL, PAD_KERNEL_AFTER):
+        for _ in range(40):
+            text = kernel.read_text()
+            for _ in range(rng.randint(1, 3)):
+                i = rng.randrange(len(text))
+                text = text[:i] + text[i + rng.randint(1, 6):] if rng.random() < 0.5 else \
+                    text[:i] + rng.choice(tokens) + text[i:]
+            assert audit_kernel(text, module, "mutated").status in ("proved", "refuted", "unknown")

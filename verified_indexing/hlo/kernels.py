@@ -543,6 +543,10 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
         name, _, bounds, reads, _ = kernel_reads(text, source)
     except _Unknown as exc:
         return KernelResult(name, source, "unknown", str(exc), seconds=time.perf_counter() - start)
+    except (VerifiedIndexingError, ValueError, IndexError, KeyError) as exc:  # text the interpreter cannot read
+        message = exc.message if isinstance(exc, ParseError) else str(exc)
+        return KernelResult(name, source, "unknown", f"the kernel's text is not read: {message}",
+                            seconds=time.perf_counter() - start)
     fusions = {inst.name: (inst, comp) for inst, comp in module.fusions()}
     if name not in fusions:
         return KernelResult(name, source, "unknown", f"no fusion {name!r} in the module",
