@@ -101,12 +101,23 @@ def emulate(text: str, comp_name: str, operand: int, tilings: list[tuple[int, ..
                 lane_steps |= {b - a for a in here for b in at(t + 1, v)}
             if v + 1 < vs:
                 vec_steps |= {b - a for a in here for b in at(t, v + 1)}
+    # lanes t and t + k (k >= 2) of one warp both reading, the lanes between
+    # perhaps not (a constant between two slices): step k * vs for coalesced, 0
+    # for uniform, else undecided by the model ("unknown", review round 3)
+    far_steps: set[tuple[int, int]] = set()
+    for t in range(threads):
+        for k in range(2, warp - t % warp):
+            if t + k < threads:
+                for v in range(vs):
+                    far_steps |= {(k, b - a) for a in at(t, v) for b in at(t + k, v)}
     if not any(reads):
         return "not read"
-    if lane_steps <= {vs} and vec_steps <= {1}:
+    if lane_steps <= {vs} and vec_steps <= {1} and all(d == k * vs for k, d in far_steps):
         return "coalesced"
-    if lane_steps <= {0} and (vec_steps <= {1} or vec_steps <= {0}):
+    if lane_steps <= {0} and (vec_steps <= {1} or vec_steps <= {0}) and all(d == 0 for _, d in far_steps):
         return "uniform"
+    if (lane_steps <= {vs} and vec_steps <= {1}) or (lane_steps <= {0} and (vec_steps <= {1} or vec_steps <= {0})):
+        return "unknown"
     return "not coalesced"
 
 

@@ -264,12 +264,24 @@ def _oracle_coalescing(comp: Computation, operand: int, vs: int, warp: int) -> s
             if v + 1 < vs and at(t, v + 1) is not None:
                 vec_steps.add(at(t, v + 1) - a)  # type: ignore[operator]
     vec_ok = vec_steps <= {1}
+    # lanes t and t + k (k >= 2) of one warp both reading, the lanes between
+    # perhaps not (a pad's interior): step k * vs for coalesced, 0 for uniform,
+    # else undecided by the model ("unknown", review round 3)
+    far: set[tuple[int, int]] = set()
+    for t in range(threads):
+        for k in range(2, warp - t % warp):
+            for v in range(vs):
+                a, b = at(t, v), (at(t + k, v) if t + k < threads else None)
+                if a is not None and b is not None:
+                    far.add((k, b - a))
     if all(a is None for a in reads):
         return "not read"
-    if lane_steps <= {vs} and vec_ok:
+    if lane_steps <= {vs} and vec_ok and all(d == k * vs for k, d in far):
         return "coalesced"
-    if lane_steps <= {0} and vec_ok:
+    if lane_steps <= {0} and vec_ok and all(d == 0 for _, d in far):
         return "uniform"
+    if (lane_steps <= {vs} or lane_steps <= {0}) and vec_ok:
+        return "unknown"
     return "not coalesced"
 
 

@@ -225,21 +225,33 @@ class _Question:
     diff: AffineExpr
     keys: tuple[tuple[RtKey, Interval] | None, ...]
     offset_j: int  # where map j's extras start among the domain's dims
+    far: int | None = None
+    """With a lane distance: the domain's dim holding it (``t`` and ``t + k``,
+    ``k >= 2``, in one warp; the claim ``addr_j(t + k) - addr_i(t) == step *
+    k``); None: the neighbouring lane or slot."""
 
 
 def _question(x: _Access, y: _Access, i: int, j: int, lane: bool, step: int,
-              extra: Sequence[tuple[AffineExpr, Interval]]) -> _Question:
+              extra: Sequence[tuple[AffineExpr, Interval]], far: int | None = None) -> _Question:
+    """The question for the pair ``(i, j)``; ``far`` (a warp size): lanes ``t``
+    and ``t + k`` of one warp, ``2 <= k < far``, instead of ``t`` and ``t + 1``."""
     a, b = x.a, y.a
     ne = a.num_dims - 2
     shared = i == j
     off = 2 if shared else 2 + ne
-    subst: list[AffineExpr] = [Dim(0) + 1 if lane else Dim(0), Dim(1) if lane else Dim(1) + 1]
+    kdim = a.num_dims + (0 if shared else b.num_dims - 2)
+    shift: AffineExpr = Dim(kdim) if far is not None else Const(1)
+    subst: list[AffineExpr] = [Dim(0) + shift if lane else Dim(0), Dim(1) if lane else Dim(1) + 1]
     subst += [Dim(off + q) for q in range(b.num_dims - 2)]
     bounds = [v.bounds for v in a.dims] + ([] if shared else [v.bounds for v in b.dims[2:]])
+    if far is not None:
+        bounds.append(Interval(2, max(far - 1, 2)))
     cons = list(a.constraints)
     cons += [(e.substitute(dims=subst), iv) for e, iv in b.constraints]
     cons += [(subst[0], b.dims[0].bounds), (subst[1], b.dims[1].bounds)]
     cons += list(extra)
+    if far is not None:  # both lanes in one warp
+        cons.append((Dim(0) % far + Dim(kdim), Interval(0, far - 1)))
     keys = x.keys if shared else x.keys + y.keys
     for p in range(len(keys)):  # one source element, one clamp: one value
         for q in range(p):
@@ -247,6 +259,9 @@ def _question(x: _Access, y: _Access, i: int, j: int, lane: bool, step: int,
                 cons.append((Dim(2 + p) - Dim(2 + q), Interval(0, 0)))
     domain = IndexingMap(bounds, [], constraints=cons)
     diff = b.results[0].substitute(dims=subst) - a.results[0]
+    if far is not None:
+        diff = diff - Dim(kdim) * step
+        return _Question(i, j, lane, step, domain, diff, keys, off, kdim)
     return _Question(i, j, lane, step, domain, diff, keys, off)
 
 
@@ -275,15 +290,15 @@ def _ask(q: _Question, accesses: Sequence[_Access], timeout: float) -> Verdict:
     """The engines' answer, a refutation re-checked: its point lies in both
     maps' domains, the plain evaluator gives another step, and its runtime values
     can come from one run (else ``unknown``)."""
-    v = prove_expr_equal(q.diff, Const(q.step), q.domain, timeout=timeout)
+    v = prove_expr_equal(q.diff, Const(0 if q.far is not None else q.step), q.domain, timeout=timeout)
     if not v.refuted:
         return v
     pts = _points(q, accesses, v)
     if pts is None:
         return replace(v, status="unknown", counterexample=None,
                        reason="the engine's counterexample did not survive the plain evaluator")
-    (_, ai), (_, aj) = pts
-    if aj - ai == q.step:
+    (pi, ai), (pj, aj) = pts
+    if aj - ai == q.step * (pj[0] - pi[0] if q.far is not None else 1):
         return replace(v, status="unknown", counterexample=None,
                        reason="the engine's counterexample did not survive the plain evaluator")
     vals = [x for _, x in v.counterexample.values] if v.counterexample else []
@@ -301,11 +316,12 @@ def _points(q: _Question, accesses: Sequence[_Access], v: Verdict) -> tuple[tupl
         return None
     vals = [x for _, x in v.counterexample.values]
     a, b = accesses[q.i].a, accesses[q.j].a
-    if len(vals) != q.domain.num_dims:
+    if len(vals) != q.domain.num_dims or not q.domain.contains(vals):
         return None
     pi = vals[: a.num_dims]
     t, s = vals[0], vals[1]
-    pj = [t + 1, s] if q.lane else [t, s + 1]
+    k = vals[q.far] if q.far is not None else 1
+    pj = [t + k, s] if q.lane else [t, s + 1]
     pj += vals[q.offset_j: q.offset_j + b.num_dims - 2]
     if not (a.contains(pi) and b.contains(pj)):
         return None
@@ -419,19 +435,44 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
     pairs = [(i, j) for i in range(len(accesses)) for j in range(len(accesses))]
     pairs.sort(key=lambda p: p[0] != p[1])  # one map's own pairs first: their refutations make the witness
 
-    def ask(lane: bool, step: int) -> list[tuple[_Question, Verdict]]:
+    def ask(lane: bool, step: int, far: bool = False) -> list[tuple[_Question, Verdict]]:
         """The pairs' answers, up to the first refutation (one settles the question)."""
-        extra = same_warp if lane else []
+        extra = same_warp if lane and not far else []
         out = []
         for i, j in pairs:
-            q = _question(accesses[i], accesses[j], i, j, lane, step, extra)
+            q = _question(accesses[i], accesses[j], i, j, lane, step, extra, warp_size if far else None)
             out.append((q, _ask(q, accesses, timeout)))
             if out[-1][1].refuted:
                 break
         return out
 
+    def gaps(step: int) -> tuple[str | None, str | None]:
+        """Lanes ``t`` and ``t + k`` (``k >= 2``) of one warp that both read: the
+        neighbour question says nothing about them when the lanes between read
+        nothing (a concatenate with a constant between two slices). Proved:
+        (None, None); refuted: (the lanes and addresses, None); else (None, why)."""
+        if warp_size <= 2:
+            return None, None
+        for q, v in ask(True, step, far=True):
+            if v.refuted:
+                pts = _points(q, accesses, v)
+                assert pts is not None  # re-checked by _ask
+                (pi, ai), (pj, aj) = pts
+                return (f"lanes {pi[0] % warp_size} and {pj[0] % warp_size} of warp {pi[0] // warp_size} read "
+                        f"addresses {ai} and {aj} (the lanes between do not read the operand; a step of "
+                        f"{step} per lane expected)"), None
+            if not v.proved:
+                return None, v.reason or "an engine gave up"
+        return None, None
+
     lanes = ask(True, vector_size)
     lanes_ok = all(v.proved for _, v in lanes)
+    gap_note: str | None = None
+    if lanes_ok:
+        found, why = gaps(vector_size)
+        if found or why:
+            lanes_ok = False
+            gap_note = found or f"lanes not next to each other: {why}"
     vectors = ask(False, 1) if vector_size > 1 else []
     vec_ok = all(v.proved for _, v in vectors)
     uniform: list[tuple[_Question, Verdict]] = []
@@ -443,6 +484,11 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
     lane_v = _combine([v for _, v in lanes])
     vec_v = _combine([v for _, v in vectors]) if vectors else None
     uniform_ok = bool(uniform) and all(v.proved for _, v in uniform)
+    if uniform_ok:
+        found, why = gaps(0)
+        if found or why:
+            uniform_ok = False
+            gap_note = gap_note or found or f"lanes not next to each other: {why}"
     # a thread reading one address for every slot (a broadcast scalar) is no obstacle to a uniform warp
     uniform_vec_ok = vec_ok or (bool(vector_same) and all(v.proved for _, v in vector_same))
     not_coalesced = any(v.refuted for _, v in lanes) or any(v.refuted for _, v in vectors)
@@ -470,10 +516,12 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
             witness = {"warp": t // warp_size, "thread": t, "lanes": [],
                        "note": f"thread {t}'s {vector_size} elements are not at consecutive addresses "
                                f"(slots {pi[1]} and {pj[1]} read addresses {ai} and {aj})"}
-    reason = None
-    if status == "unknown":
-        why = [v.reason for _, v in lanes + vectors + uniform + vector_same if not v.proved and not v.refuted]
-        reason = f"an engine gave up: {why[0]}" if why and why[0] else "an engine gave up"
+    reason: str | None = None
+    if status == "unknown" and gap_note is not None:
+        reason = gap_note
+    elif status == "unknown":
+        gave_up = [v.reason for _, v in lanes + vectors + uniform + vector_same if not v.proved and not v.refuted]
+        reason = f"an engine gave up: {gave_up[0]}" if gave_up and gave_up[0] else "an engine gave up"
     return CoalescingResult(index, name, status, lane_v, vec_v, witness, reason,
                             _combine([v for _, v in uniform]) if status == "uniform" else None)
 
