@@ -1,0 +1,522 @@
+"""Validating MLIR's own fusion pass (issue 24 item 4): ``verified-indexing validate-mlir``.
+
+:func:`validate_mlir` runs MLIR's real pass (``linalg-fuse-elementwise-ops`` by
+default) through ``iree-opt`` (the ``mlir`` extra, ``iree-base-compiler``) and
+checks every fused op the pass produced:
+
+1. The input is printed back by ``iree-opt`` with its locations
+   (``--mlir-print-debuginfo --mlir-print-local-scope``) and SSA names unique in
+   the module (``--mlir-print-unique-ssa-ids``); that text (``before``) is what the
+   pass runs on, so MLIR verifies the input first (an error is bad input, with
+   MLIR's own message and position).
+2. The pass's output (``after``) is matched to ``before`` by location: MLIR gives
+   a fused op its consumer's location, and every op it keeps its own; values of
+   ``after`` are renamed to the ``before`` value of the same location (values
+   with no counterpart get a fresh ``%h_`` name). An ``after`` op named as a
+   ``before`` op ``C`` some of whose producers vanished is a fused op; the
+   vanished producers feeding it (transitively) are what it replaced.
+3. **Proof**: the pair (or chain) is decided by the project
+   (:func:`verified_indexing.legality.linalg.check_fusion`); when it is ``legal``,
+   MLIR's fused op is proven by the whole-op proof
+   (:func:`verified_indexing.legality.linalg_semantics.prove_fused_equivalent`:
+   every result, every size, uninterpreted payload operations). A chain is
+   folded one producer at a time through the project's own proven fused ops,
+   the last step against MLIR's op.
+4. **Refutation**: both modules are run by the numpy Linalg interpreter
+   (:mod:`verified_indexing.legality.linalg_interpreter`) on random small-integer
+   inputs (function arguments and constants shared by name; ``tensor.empty`` is
+   NaN, i.e. undefined) and every value the pass kept is compared: a difference
+   is reported with the element and both values (the interpreter re-runs the
+   pair and the fused op alone on the same inputs before it is reported). An
+   element undefined before the pass (NaN) is not a difference.
+5. **Refusals**: every producer-consumer pair of ``before`` the pass left
+   unfused is decided by the project; a ``legal`` one is reported with why the
+   pass refused (``areElementwiseOpsFusable``'s failing check, or the pass's
+   default control function: the producer has more than one use).
+
+Statuses per fused op: ``proved``, ``refuted`` (interpreter-confirmed),
+``unknown`` (with the reason; e.g. a producer result the pass preserves, a fused
+op the project cannot match, a pair the project does not prove legal).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+import sys
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verified_indexing.errors import VerifiedIndexingError
+
+__all__ = ["IreeMissing", "find_iree_opt", "run_iree_opt", "FusedCheck", "Refusal", "MlirValidation",
+           "validate_mlir", "validate_output", "DEFAULT_PASS", "PRINT_FLAGS"]
+
+DEFAULT_PASS = "linalg-fuse-elementwise-ops"
+PRINT_FLAGS = ["--mlir-print-debuginfo", "--mlir-print-local-scope", "--mlir-print-unique-ssa-ids"]
+_SSA = re.compile(r"%[\w$.-]+")
+_LOC = r"loc\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)"
+_LINE_DEF = re.compile(r"^[ \t]*(%[\w$.-]+)(?::\d+)?\s*=\s*([^\n]*?)\s" + _LOC + r"[ \t]*$", re.MULTILINE)
+_ARG_DEF = re.compile(r"(?:(?<=\()|(?<=, ))(%[\w$.-]+)\s*:\s*[^,()\n]*?(?:<[^\n]*?>)?[^,()\n]*?\s" + _LOC
+                      + r"(?=\s*[,)])")
+_ARG_TYPE = re.compile(r"(%[\w$.-]+)\s*:\s*((?:tensor|memref)<[^>]*>|[if]\d+|bf16|index)\s*(?:loc|[,)])")
+_EMPTY = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*tensor\.empty\(\)\s*:\s*(tensor<[^>]*>)", re.MULTILINE)
+_CONST = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*arith\.constant\s+(-?[\d.eE+-]+|true|false)\s*(?::\s*([\w]+))?",
+                    re.MULTILINE)
+
+
+class IreeMissing(VerifiedIndexingError):
+    """``iree-opt`` is not installed (the ``mlir`` extra): the command cannot run (exit 3)."""
+
+
+def find_iree_opt() -> str | None:
+    """``iree-opt`` next to the running Python (a venv), else on ``PATH``; ``None`` when absent."""
+    local = Path(sys.executable).parent / "iree-opt"
+    return str(local) if local.exists() else shutil.which("iree-opt")
+
+
+def _pass_flags(pass_name: str) -> list[str]:
+    if "(" in pass_name:
+        return [f"--pass-pipeline={pass_name}"]
+    if not re.fullmatch(r"[A-Za-z][\w-]*(\{[^}]*\})?", pass_name):
+        raise VerifiedIndexingError(f"--pass {pass_name!r}: expected a pass name (linalg-fuse-elementwise-ops) "
+                                    "or a pipeline (builtin.module(func.func(...)))")
+    return [f"--{pass_name}"]
+
+
+def run_iree_opt(text: str, flags: Sequence[str], *, source: str = "<input>", timeout: float = 120.0) -> str:
+    """``iree-opt FLAGS`` on ``text``: its output, or :class:`VerifiedIndexingError`
+    with MLIR's diagnostic (file positions are MLIR's, in ``source``)."""
+    exe = find_iree_opt()
+    if exe is None:
+        raise IreeMissing("validate-mlir needs MLIR's iree-opt, which is not installed "
+                          "(pip install 'verified-indexing[mlir]', i.e. iree-base-compiler)")
+    try:
+        proc = subprocess.run([exe, *flags, "-"], input=text, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        raise VerifiedIndexingError(f"iree-opt {' '.join(flags)} took longer than {timeout:g} s") from None
+    if proc.returncode != 0:
+        msg = proc.stderr.strip().replace("<stdin>", source) or f"exit {proc.returncode}"
+        raise VerifiedIndexingError(f"MLIR rejected {source}: {msg[:2000]}")
+    return proc.stdout
+
+
+# ---------------------------------------------------------------------------
+# Matching the pass's output to its input
+# ---------------------------------------------------------------------------
+
+
+def _defs_by_loc(text: str) -> dict[str, list[str]]:
+    """Location -> the values defined there (op results and block arguments)."""
+    from verified_indexing.legality.linalg_ir import parse_linalg_module
+
+    out: dict[str, list[str]] = {}
+
+    def add(loc: str, name: str) -> None:
+        if loc.strip() in ("unknown", ""):
+            return
+        lst = out.setdefault(loc, [])
+        if name not in lst:
+            lst.append(name)
+
+    for m in _LINE_DEF.finditer(text):
+        # an op other than a generic is matched only to the same op (names blanked):
+        # a constant the pass changed at the same location is another value
+        add(m.group(3) + " | " + _SSA.sub("%_", m.group(2)), m.group(1))
+    for m in _ARG_DEF.finditer(text):
+        add(m.group(2), m.group(1))
+    for op in parse_linalg_module(text).ops:
+        lm = re.match(r"\s*" + _LOC, text[op.end:])
+        if lm is not None and op.results:
+            add(lm.group(1), op.results[0].split("#")[0])
+    return out
+
+
+def _rename_table(before: str, after: str) -> dict[str, str]:
+    """``after`` value -> the ``before`` value of the same location (one-to-one only)."""
+    b, a = _defs_by_loc(before), _defs_by_loc(after)
+    table: dict[str, str] = {}
+    target_count: dict[str, int] = {}
+    for loc, names in a.items():
+        olds = b.get(loc)
+        if olds is None or len(olds) != len(names):
+            continue
+        for new, old in zip(names, olds):
+            table[new] = old
+            target_count[old] = target_count.get(old, 0) + 1
+    return {k: v for k, v in table.items() if target_count[v] == 1}
+
+
+def _renamed(after: str, table: dict[str, str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        v = m.group()
+        return table.get(v, "%h_" + v[1:])
+    return _SSA.sub(sub, after)
+
+
+# ---------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FusedCheck:
+    """One op the pass produced by fusion: what it replaced and the verdict."""
+
+    op: str  # the consumer's value (the fused op carries the consumer's location)
+    line: int  # the consumer's line in the input as MLIR printed it
+    replaced: tuple[str, ...]  # the producers it absorbed, innermost last
+    status: str  # proved / refuted / unknown
+    reason: str
+    witness: dict[str, Any] | None = None
+    project: str = ""  # the project's verdict on the (last) pair
+    fused_text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "line": self.line, "replaced": list(self.replaced), "status": self.status,
+                "reason": self.reason, "witness": self.witness, "project": self.project}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A pair the pass left unfused that the project proves legal."""
+
+    producer: str
+    consumer: str
+    why_refused: str
+    project: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"producer": self.producer, "consumer": self.consumer, "why_refused": self.why_refused,
+                "project": self.project}
+
+
+@dataclass
+class MlirValidation:
+    """Everything :func:`validate_mlir` found."""
+
+    pass_name: str
+    fused: list[FusedCheck] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    pairs: int = 0  # producer-consumer pairs of the input
+    notes: list[str] = field(default_factory=list)
+    oracle_runs: int = 0
+    before: str = ""
+    after: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a fused op is refuted, 2 when one is unknown, else 0."""
+        if any(f.status == "refuted" for f in self.fused):
+            return 1
+        if any(f.status != "proved" for f in self.fused):
+            return 2
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pass": self.pass_name, "pairs": self.pairs, "fused": [f.to_json() for f in self.fused],
+                "refusals": [r.to_json() for r in self.refusals], "notes": list(self.notes),
+                "interpreter_runs": self.oracle_runs}
+
+
+# ---------------------------------------------------------------------------
+# The interpreter oracle
+# ---------------------------------------------------------------------------
+
+
+def _static_shape(t: str) -> tuple[int, ...] | None:
+    from verified_indexing.legality._mlir_text import parse_type
+
+    st = parse_type(t, 0, "<type>", t)
+    dims = [d for d in st.shape if isinstance(d, int)]
+    return tuple(dims) if len(dims) == len(st.shape) else None
+
+
+def _inputs(texts: Sequence[str], seed: int) -> tuple[dict[str, Any], list[str]]:
+    """Values for the function arguments, constants and ``tensor.empty`` (NaN) of ``texts``."""
+    import numpy as np
+
+    env: dict[str, Any] = {}
+    notes: list[str] = []
+    for text in texts:
+        for m in _ARG_TYPE.finditer(text):
+            name, t = m.group(1), m.group(2)
+            if name in env:
+                continue
+            rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+            if t.startswith(("tensor", "memref")):
+                shape = _static_shape(t)
+                if shape is None:
+                    notes.append(f"{name} has a dynamic shape: the interpreter needs static shapes")
+                    continue
+                env[name] = rng.integers(-3, 4, size=shape).astype(np.float64)
+            else:
+                env[name] = float(rng.integers(-3, 4))
+        for m in _EMPTY.finditer(text):
+            shape = _static_shape(m.group(2))
+            if shape is not None and m.group(1) not in env:
+                env[m.group(1)] = np.full(shape, np.nan)
+        for m in _CONST.finditer(text):
+            v = m.group(2)
+            if m.group(1) not in env:
+                env[m.group(1)] = 1.0 if v == "true" else 0.0 if v == "false" else float(v)
+    return env, notes
+
+
+def _run(ops: Sequence[Any], env: dict[str, Any]) -> dict[str, Any]:
+    """Every op whose operands are known, in order; the others (and ops the
+    interpreter does not model) leave their results unbound."""
+    from verified_indexing.legality.linalg_interpreter import run_generic
+
+    env = dict(env)
+    for op in sorted(ops, key=lambda o: o.offset):
+        if any(o.value not in env for o in op.operands):
+            continue
+        try:
+            outs = run_generic(op, env)
+        except (NotImplementedError, IndexError, KeyError, ValueError, OverflowError, ZeroDivisionError):
+            continue
+        for name, arr in zip(op.results, outs):
+            env[name] = arr
+    return env
+
+
+def _first_difference(a: Any, b: Any) -> tuple[tuple[int, ...], float, float] | None:
+    """The first element where ``b`` differs from a defined (non-NaN) ``a``."""
+    import numpy as np
+
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return (), math.nan, math.nan
+    bad = ~np.isnan(a) & ~((a == b) | np.isclose(a, b, rtol=1e-6, atol=1e-9))
+    if not bad.any():
+        return None
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    return idx, float(a[idx]), float(b[idx])
+
+
+# ---------------------------------------------------------------------------
+# The validation
+# ---------------------------------------------------------------------------
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def validate_mlir(text: str, source: str = "<input>", *, pass_name: str = DEFAULT_PASS, timeout: float = 10.0,
+                  seeds: int = 3) -> MlirValidation:
+    """Run MLIR's pass ``pass_name`` on ``text`` through ``iree-opt`` and check every
+    fused op it produced (module docstring). Raises :class:`IreeMissing` without
+    IREE and :class:`VerifiedIndexingError` when MLIR rejects the input."""
+    flags = _pass_flags(pass_name)
+    before = run_iree_opt(text, PRINT_FLAGS, source=source)
+    after_raw = run_iree_opt(before, [*flags, *PRINT_FLAGS], source=source)
+    return validate_output(before, after_raw, source, pass_name=pass_name, timeout=timeout, seeds=seeds)
+
+
+def validate_output(before: str, after_raw: str, source: str = "<input>", *, pass_name: str = DEFAULT_PASS,
+                    timeout: float = 10.0, seeds: int = 3) -> MlirValidation:
+    """The checks of :func:`validate_mlir` on a pass's input ``before`` and output
+    ``after_raw``, both as ``iree-opt`` prints them with locations and unique SSA
+    names (a test plants a wrong output here)."""
+    from verified_indexing.legality.linalg_interpreter import HAVE_NUMPY
+    from verified_indexing.legality.linalg_ir import parse_linalg_module
+
+    after = _renamed(after_raw, _rename_table(before, after_raw))
+    res = MlirValidation(pass_name, before=before, after=after)
+    bops = list(parse_linalg_module(before, source).ops)
+    aops = list(parse_linalg_module(after, "<pass output>").ops)
+    from verified_indexing.legality.linalg import fusion_candidates
+
+    cands = fusion_candidates(bops)
+    res.pairs = len({(id(p), id(c)) for p, c, _ in cands})
+    bdef = {r: op for op in bops for r in op.results}
+    b_by_name = {op.name: op for op in bops}
+    a_results = {r for op in aops for r in op.results}
+    vanished = {op.name for op in bops if op.name not in a_results}
+
+    # the interpreter oracle: every value both modules compute
+    refuted_at: dict[str, dict[str, Any]] = {}
+    if HAVE_NUMPY:
+        for seed in range(seeds):
+            env, notes = _inputs([before, after], seed)
+            for n in notes:
+                if n not in res.notes:
+                    res.notes.append(n)
+            eb, ea = _run(bops, env), _run(aops, env)
+            res.oracle_runs += 1
+            for op in aops:
+                for r in op.results:
+                    if r in eb and r in ea and r not in env and r not in refuted_at:
+                        d = _first_difference(eb[r], ea[r])
+                        if d is not None:
+                            refuted_at[r] = {"seed": seed, "value": r, "shape": list(getattr(eb[r], "shape", ())),
+                                             "element": list(d[0]), "before": d[1], "after": d[2]}
+    else:
+        res.notes.append("numpy is not installed: the interpreter oracle did not run")
+
+    for a in aops:
+        c = b_by_name.get(a.name)
+        if c is None:
+            if a.name.startswith("%h_"):
+                res.fused.append(FusedCheck(a.name, _line_of(after, a.offset), (), "unknown",
+                                            "an op of the pass's output with no counterpart in the input (its "
+                                            "location matches no op)"))
+            continue
+        absorbed = _absorbed(c, bdef, vanished)
+        if not absorbed:
+            w = refuted_at.get(a.name)
+            if w is not None:  # an op the pass kept computes something else: report it too
+                res.fused.append(FusedCheck(a.name, c.line, (), "refuted", _diff_note(w), w))
+            continue
+        chk = _check_fused(a, c, absorbed, bdef, before, timeout)
+        w = refuted_at.get(a.name) or next((refuted_at[r] for r in a.results if r in refuted_at), None)
+        if w is not None:
+            w = _recheck(w, a, c, absorbed, bdef, before, after)
+        if w is not None:
+            if chk.status == "proved":
+                raise VerifiedIndexingError(  # never happens unless the proof or the interpreter is wrong
+                    f"internal disagreement: {a.name} proved, but the interpreter finds {_diff_note(w)}")
+            chk = FusedCheck(chk.op, chk.line, chk.replaced, "refuted", _diff_note(w), w, chk.project,
+                             chk.fused_text)
+        res.fused.append(chk)
+
+    # pairs the pass left alone that the project proves legal
+    for p, c, k in cands:
+        if p.name in vanished or c.name in vanished:
+            continue
+        kept_c = next((x for x in aops if x.name == c.name), None)
+        if kept_c is None or not any(o.value in p.results for o in kept_c.operands):
+            continue
+        why, project = _refusal(p, c, k, bops, before, timeout)
+        if project == "legal" and all(not (r.producer == p.name and r.consumer == c.name) for r in res.refusals):
+            res.refusals.append(Refusal(p.name, c.name, why, "legal"))
+    return res
+
+
+def _diff_note(w: dict[str, Any]) -> str:
+    return (f"the interpreter (inputs seed {w['seed']}): {w['value']}{w['element']} (shape {w['shape']}) is "
+            f"{w['before']:g} before the pass and {w['after']:g} after it")
+
+
+def _absorbed(c: Any, bdef: dict[str, Any], vanished: set[str]) -> list[Any]:
+    """The vanished producers feeding ``c`` (transitively through vanished ones), nearest first."""
+    out: list[Any] = []
+    todo = [c]
+    while todo:
+        cur = todo.pop(0)
+        for o in cur.operands:
+            p = bdef.get(o.value)
+            if p is not None and p.name in vanished and p is not c and all(p is not q for q in out):
+                out.append(p)
+                todo.append(p)
+    return out
+
+
+def _recheck(w: dict[str, Any], a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], before: str,
+             after: str) -> dict[str, Any] | None:
+    """Re-run the replaced ops and the fused op alone on the witness's inputs; the
+    witness stands when they differ at its element again."""
+    env, _ = _inputs([before, after], int(w["seed"]))
+    full = _run(list(bdef.values()), env)
+    local = {o.value: full[o.value] for op in (*absorbed, c, a) for o in op.operands if o.value in full}
+    eb = _run([*sorted(absorbed, key=lambda o: o.offset), c], dict(local))
+    ea = _run([a], dict(local))
+    r = w["value"]
+    if r not in eb or r not in ea:
+        return w if r in full else None
+    d = _first_difference(eb[r], ea[r])
+    return w if d is not None else None
+
+
+def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], before: str,
+                 timeout: float) -> FusedCheck:
+    """The proof of MLIR's fused op ``a`` against ``c`` and the producers it absorbed."""
+    from verified_indexing.legality.linalg import check_fusion, fused_generic_text, results_used_elsewhere, semantics
+    from verified_indexing.legality.linalg_ir import parse_linalg
+    from verified_indexing.legality.linalg_semantics import prove_fused_equivalent
+
+    replaced = tuple(p.name for p in absorbed)
+    text = ""
+
+    def unknown(why: str, project: str = "") -> FusedCheck:
+        return FusedCheck(c.name, c.line, replaced, "unknown", why, None, project, text)
+
+    if len(a.outputs) != len(c.outputs):
+        return unknown(f"the fused op has {len(a.outputs)} outputs, the consumer {len(c.outputs)}: the pass "
+                       "preserved a producer result (returned first), which the proof does not match yet")
+    current = c
+    remaining = list(absorbed)
+    while remaining:
+        p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
+        if p is None:
+            return unknown("the replaced producers do not form a chain into the consumer")
+        remaining.remove(p)
+        k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
+        if sum(1 for o in current.operands if o.value in p.results) > 1:
+            return unknown(f"{current.name} reads {p.name} through several operands (fused one at a time by the "
+                           "pass): not matched")
+        keep = results_used_elsewhere(before, p, c, k) if current is c else ()
+        try:
+            rep = check_fusion(p, current, operand_index=k, timeout=timeout, keep=keep)
+        except VerifiedIndexingError as exc:
+            return unknown(f"the project cannot state the pair {p.name} -> {current.name}: {exc}")
+        project = f"{rep.status}: {rep.reason}"
+        if rep.status != "legal" or (rep.condition not in (None, "every size")):
+            return unknown(f"the project does not prove fusing {p.name} into {current.name} legal ({project}): "
+                           "no proof of the pass's op", project)
+        if not remaining:
+            if rep.kept:
+                return unknown("the pair keeps a producer result (used elsewhere): the pass's order of outputs "
+                               "is not matched", project)
+            v, _ = prove_fused_equivalent(semantics(rep), a, timeout=timeout)
+            if v.proved:
+                n = len(absorbed)
+                what = f"the pair {p.name} -> {c.name}" if n == 1 else f"the chain of {n + 1} ops into {c.name}"
+                return FusedCheck(c.name, c.line, replaced, "proved",
+                                  f"MLIR's fused op computes every value {what} computes (every size; whole-op "
+                                  "proof, the project proves the fusion legal)", None, project, text)
+            return unknown(f"the whole-op proof is {v.status}: {v.reason} (the interpreter found no difference, "
+                           "so it is not reported as refuted)", project)
+        ftxt = fused_generic_text(rep)
+        if ftxt is None:
+            return unknown(f"no fused op for the inner pair {p.name} -> {current.name}", project)
+        text = ftxt
+        (current,) = parse_linalg(ftxt)
+    return unknown("nothing replaced")
+
+
+def _uses(p: Any, text: str) -> int:
+    """How many times ``text`` uses ``p``'s results (Operation::hasOneUse counts them all)."""
+    base = p.results[0].split("#")[0]
+    if len(p.results) > 1:
+        return len(re.findall(re.escape(base) + r"#\d+", text))
+    return len(re.findall(re.escape(base) + r"(?![\w$.#-])", text)) - 1
+
+
+def _refusal(p: Any, c: Any, k: int, bops: Sequence[Any], before: str, timeout: float) -> tuple[str, str]:
+    """Why the pass would not fuse ``p`` into ``c`` (the pass's whole decision), and the project's status."""
+    from verified_indexing.legality.linalg import check_fusion, mlir_fusable, results_used_elsewhere
+
+    mv = mlir_fusable(p, c, k)
+    uses = _uses(p, before)
+    if not mv.fusable:
+        why = f"areElementwiseOpsFusable: {mv.rejected_by}"
+    elif uses > 1:
+        why = (f"the pass's default control function fuses a producer with exactly one use; {p.name} has "
+               f"{uses} uses")
+    else:
+        why = "not explained by the model of the pass (areElementwiseOpsFusable and the control function)"
+    try:
+        rep = check_fusion(p, c, operand_index=k, timeout=timeout, keep=results_used_elsewhere(before, p, c, k))
+    except VerifiedIndexingError as exc:
+        return why, f"error: {exc}"
+    ok = rep.status == "legal" and rep.condition in (None, "every size")
+    return why, "legal" if ok else rep.status
