@@ -100,15 +100,14 @@ def mods(v: str) -> str:
 
 
 FUSE = """#id = affine_map<(d0, d1) -> (d0, d1)>
-#tr = affine_map<(d0, d1) -> (d1, d0)>
-#nm = affine_map<(d0, d1) -> (NM0, NM1)>
+#tr = affine_map<(d0, d1) -> (d1, NM0)>
 func.func @f(%A: tensor<1000x1000xf32>, %i: tensor<1000x1000xf32>, %i2: tensor<1000x1000xf32>) -> tensor<1000x1000xf32> {
   %producer = linalg.generic {indexing_maps = [#id, #tr], iterator_types = ["parallel", "parallel"]}
       ins(%A : tensor<1000x1000xf32>) outs(%i : tensor<1000x1000xf32>) {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<1000x1000xf32>
-  %consumer = linalg.generic {indexing_maps = [#nm, #id], iterator_types = ["parallel", "parallel"]}
+  %consumer = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%producer : tensor<1000x1000xf32>) outs(%i2 : tensor<1000x1000xf32>) {
   ^bb0(%in: f32, %out: f32):
     %mul = arith.mulf %in, %in : f32
@@ -116,7 +115,7 @@ func.func @f(%A: tensor<1000x1000xf32>, %i: tensor<1000x1000xf32>, %i2: tensor<1
   } -> tensor<1000x1000xf32>
   return %consumer : tensor<1000x1000xf32>
 }
-""".replace("NM0", mods("d0")).replace("NM1", mods("d1"))
+""".replace("NM0", mods("d0"))  # the producer's write map is not injective: 12 s to show it
 
 
 
