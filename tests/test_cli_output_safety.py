@@ -240,3 +240,31 @@ def test_split_an_empty_chunk_points_at_its_line(tmp_path: Path, json_mode: bool
     else:
         found = [line for line in err.splitlines() if "empty chunk" in line]
         assert found == [f"{f}:{n}:1: error: empty chunk: nothing between '// -----' lines" for n in empty_lines]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("argv", [["show", "-e", M], ["analyze", "examples/jax_hlo/softmax.post.hlo", "--json",
+                                                      "--no-verify"]])
+def test_standard_output_on_a_full_device_is_exit_4_with_a_message(argv: list[str], tmp_path: Path) -> None:
+    """Item 6's 'as for standard output': with --json the error report itself failed to print, a
+    traceback and exit 1 (refuted); now exit 4 and one line on stderr."""
+    env = dict(os.environ, VERIFIED_INDEXING_CACHE=str(tmp_path / "c.sqlite"))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "verified_indexing", *argv], cwd=ROOT, env=env, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "standard output: cannot write: No space left on device"
+
+
+def test_a_reader_that_goes_away_is_not_an_error(tmp_path: Path) -> None:
+    """A closed pipe (| head -1): the command's own exit code, nothing on stderr."""
+    env = dict(os.environ, VERIFIED_INDEXING_CACHE=str(tmp_path / "c.sqlite"))
+    proc = subprocess.Popen([sys.executable, "-m", "verified_indexing", "analyze", "examples/jax_hlo/softmax.post.hlo",
+                             "--json", "--no-verify"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()  # the reader goes away before the output is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err and "Exception ignored" not in err

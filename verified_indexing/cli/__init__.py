@@ -33,7 +33,7 @@ EXIT_BAD_INPUT = 3
 EXIT_INTERNAL = 4
 
 COMMAND_MODULES = ("analyze", "audit", "cache", "demo", "legality", "prove", "show", "simplify", "utilization",
-                   "validate_tvm")
+                   "validate_mlir", "validate_tvm")
 """The modules of this package that register subcommands, in help order (a test checks
 it lists every public module; walking the package with ``pkgutil`` costs ``inspect``'s import)."""
 
@@ -170,13 +170,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     show_timing = set_show_timing(not OUTPUT.no_timing)
     target: _OutputFile | None = None
+    guard: _StdoutGuard | None = None
     try:
         path = getattr(args, "output_file", None)
         target = None if path is None else _OutputFile(path, _input_paths(args))
-        with contextlib.nullcontext() if target is None else contextlib.redirect_stdout(target):
+        guard = _StdoutGuard(sys.stdout) if target is None and argv is None else None
+        stream: Any = target if target is not None else guard
+        with contextlib.nullcontext() if stream is None else contextlib.redirect_stdout(stream):
             code = _dispatch(args)
         if target is not None:
             code = target.commit(code)
+        if guard is not None:
+            code = guard.finish(code)
     except VerifiedIndexingError as exc:  # -o FILE cannot be written, or names an input
         print(str(exc), file=sys.stderr)
         code = EXIT_BAD_INPUT
@@ -231,6 +236,49 @@ def _input_paths(args: argparse.Namespace) -> list[str]:
     paths = [p for p in input_args(args) if isinstance(p, str)]
     paths += [getattr(args, k) for k in ("batch", "fused", "dot", "svg") if isinstance(getattr(args, k, None), str)]
     return [p for p in paths if p != "-"]
+
+
+class _StdoutGuard(io.TextIOBase):
+    """Standard output of the command line process: a write that fails (a full disk, ``/dev/full``) is
+    remembered and the rest of the output dropped, so that the command ends with a message and exit 4
+    (:meth:`finish`), never a traceback from the error report itself or from the interpreter's last
+    flush. A reader that has gone (a closed pipe: ``| head``) is not an error."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__()
+        self.stream = stream
+        self.error: OSError | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.error is None:
+            try:
+                self.stream.write(text)
+            except OSError as exc:
+                self.error = exc
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None:
+            try:
+                self.stream.flush()
+            except OSError as exc:
+                self.error = exc
+
+    def finish(self, code: int) -> int:
+        """The exit code: the command's, or 4 after a failed write (with the message on stderr)."""
+        self.flush()
+        if self.error is None:
+            return code
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # the last flush at exit: to nowhere
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+        if isinstance(self.error, BrokenPipeError):
+            return code
+        print(f"standard output: cannot write: {self.error.strerror or self.error}", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 class _OutputFile(io.TextIOBase):
