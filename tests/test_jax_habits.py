@@ -143,3 +143,10 @@ def test_cli_takes_several_argument_shapes_in_one_args() -> None:
         assert code == 0
         outputs.append(out.getvalue())
     assert outputs[0] == outputs[1] and "fusion" in outputs[0]
+
+
+def test_a_tuple_shape_in_args_stays_one_value() -> None:
+    from verified_indexing.cli.analyze import split_shapes
+
+    assert split_shapes("(f32[8], f32[8])") == ["(f32[8], f32[8])"]  # refused later as a tuple, named whole
+    assert split_shapes("(f32[8], f32[8]), s32[]") == ["(f32[8], f32[8])", "s32[]"]

@@ -126,14 +126,14 @@ POOL_FROM = 4
 
 
 def split_shapes(text: str) -> list[str]:
-    """The shapes of one ``--args`` value: separated by commas or white space outside brackets and braces
-    (``f32[8,128], f32[128]`` is two; ``f32[8,128]{1,0}`` one)."""
+    """The shapes of one ``--args`` value: separated by commas or white space outside brackets, braces
+    and parentheses (``f32[8,128], f32[128]`` is two; ``f32[8,128]{1,0}`` and ``(f32[8], f32[8])`` one)."""
     out: list[str] = []
     depth, start = 0, 0
     for i, ch in enumerate(text + ","):
-        if ch in "[{":
+        if ch in "([{":
             depth += 1
-        elif ch in "]}":
+        elif ch in ")]}":
             depth -= 1
         elif depth <= 0 and (ch == "," or ch.isspace()):
             if text[start:i].strip():
