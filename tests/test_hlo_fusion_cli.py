@@ -102,11 +102,16 @@ def test_whole_entry_through_fusions() -> None:
 
 def test_unsupported_op_gives_exit_2_and_names_it() -> None:
     text = 'p0 = f32[8] parameter(0)\ns = f32[8] custom-call(p0), custom_call_target="k"\nROOT n = f32[8] negate(s)\n'
-    code, out, _ = _cli("analyze", "-", stdin=text)
+    code, out, _ = _cli("analyze", "-", "--computation", "ENTRY", stdin=text)  # composed: the negate hides p0
     assert code == 2
     assert "unsupported: s (custom-call)" in out
     assert out.strip().splitlines()[-1].startswith("summary: 0 fusions, 1 computations, 0 maps")
     assert "1 unsupported ops: s (custom-call)" in out
+    # The default, one op deep: the negate's map is there, the custom-call's is not (exit 2 all the same).
+    code, out, _ = _cli("analyze", "-", stdin=text)
+    assert code == 2
+    assert "unsupported: s (custom-call)" in out and "computation snippet/n: output to input" in out
+    assert out.strip().splitlines()[-1].startswith("summary: 0 fusions, 2 computations, 1 maps")
 
 
 @pytest.mark.parametrize(

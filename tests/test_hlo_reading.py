@@ -92,8 +92,9 @@ def test_dump_directory_reads_the_optimized_modules() -> None:
     assert "2 after-optimization modules" in selection.note and "2 before-optimization modules not read" in selection.note
     code, out, err = _cli("analyze", str(CORPUS / "dump"), "--no-verify")
     assert "2 after-optimization modules" in err
-    # module_0006 has no fusion: its entry (a sort, read along the sorted row); module_0010: its fusion.
-    assert "computation main.3: output to input" in out and "(d0, d1)[s0] -> (d0, s0)" in out
+    # module_0006 has no fusion: each instruction of its entry, one op deep (a sort, read along the sorted
+    # row); module_0010: its fusion.
+    assert "computation main.3/sort.0: output to input" in out and "(d0, d1)[s0] -> (d0, s0)" in out
     assert "fusion wrapped_iota" in out
     assert code in (0, 2)
 

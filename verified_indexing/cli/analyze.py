@@ -6,7 +6,8 @@ import argparse
 import math
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from verified_indexing.cli._common import add_inputs, add_timeout, count, input_args, jobs, print_json, read_hlo_inputs
 from verified_indexing.errors import VerifiedIndexingError
@@ -14,6 +15,8 @@ from verified_indexing.errors import VerifiedIndexingError
 if TYPE_CHECKING:
     from verified_indexing.hlo.fusion import ComputationIndexing
     from verified_indexing.hlo.ir import Module
+
+T = TypeVar("T")
 
 EXAMPLES = """examples:
   verified-indexing analyze examples/jax_hlo/softmax.post.hlo
@@ -25,12 +28,16 @@ EXAMPLES = """examples:
   echo 'p0 = f32[20] parameter(0)
   bc = f32[10,20,30] broadcast(p0), dimensions={1}' | verified-indexing analyze -
 
-By default every fusion of the module is analyzed (the entry computation when
-there is none): per fusion and parameter, the maps from the fusion's output,
-composed along every path, simplified, deduplicated, and proven equal (isl) to
-the exact composition of the per-op maps. Exit code 0 when every map is there
-and proven, 2 when an op has no indexing model (named in the output), 4 when a
-proof fails.
+By default every fusion of the module is analyzed: per fusion and parameter,
+the maps from the fusion's output, composed along every path, simplified,
+deduplicated, and proven equal (isl) to the exact composition of the per-op
+maps. A module without fusions (an unoptimized one) gets, by default, the maps
+of each instruction of its entry computation to its own operands (one op deep,
+proven; time linear in the module's size); --computation ENTRY composes the
+whole entry computation from its root to every parameter instead. Exit code 0
+when every map is there and proven, 2 when an op has no indexing model (named
+in the output) or --timeout ran out (what was finished is printed, what was not
+reached is named), 4 when a proof fails.
 """
 
 
@@ -75,7 +82,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "unsupported and over-approximating ops marked",
     )
     p.add_argument("--svg", metavar="FILE", help="also draw the fusion graph as SVG (needs Graphviz's dot program)")
-    p.add_argument("--computation", metavar="NAME", help="analyze this computation (fused or not)")
+    p.add_argument("--computation", metavar="NAME",
+                   help="analyze this computation (fused or not), composed from its root to every parameter; "
+                   "ENTRY: the entry computation (the default of a module without fusions is each instruction "
+                   "one op deep)")
     p.add_argument(
         "--instruction",
         metavar="NAME",
@@ -168,21 +178,35 @@ def _xla_text(modules: list[Module], work: list[tuple[int, Module, str | None]],
     return "".join(line + "\n" for line in lines)
 
 
-def _analyze_one(job: tuple[Module, str | None, dict[str, Any], float]) -> list[ComputationIndexing]:
-    """One module's analysis in a worker process, within what was left of the command's budget."""
+def _analyze_one(job: tuple[Module, str | None, dict[str, Any], float]) -> tuple[list[ComputationIndexing], list[str]]:
+    """One module's analysis in a worker process, within what was left of the command's budget: the
+    results, and the analyses not reached when the budget ran out."""
     from verified_indexing.engines.deadline import command_budget
     from verified_indexing.hlo.fusion import analyze_module
 
     module, computation, options, left = job
-    with command_budget(max(left, 0.001)):
-        return analyze_module(module, computation=computation, **options)
+    if left <= 0:
+        return [], ["every analysis of the module"]
+    missed: list[str] = []
+    with command_budget(left):
+        return analyze_module(module, computation=computation, not_reached=missed, **options), missed
+
+
+def _bar(what: str) -> Callable[[list[T]], Iterable[T]]:
+    """A progress bar over a list of analyses (:func:`verified_indexing.parallel.progress`)."""
+    from verified_indexing.parallel import progress
+
+    def wrap(jobs: list[T]) -> Iterable[T]:
+        return progress(jobs, len(jobs), what)
+
+    return wrap
 
 
 def run(args: argparse.Namespace) -> int:
     from verified_indexing.engines.deadline import remaining
     from verified_indexing.hlo.fusion import analyze_module
     from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
-    from verified_indexing.parallel import default_jobs, progress, run_ordered
+    from verified_indexing.parallel import default_jobs, run_ordered
 
     if args.jobs is not None and args.jobs < 1:
         raise VerifiedIndexingError(f"--jobs must be at least 1, got {args.jobs}")
@@ -212,7 +236,9 @@ def run(args: argparse.Namespace) -> int:
     work: list[tuple[int, Module, str | None]] = []
     for index, module in enumerate(modules):
         computation = args.computation
-        if computation is None and args.instruction is None and args.from_instruction is None and not module.fusions():
+        if computation is None and (args.dot or args.svg) and not module.fusions():
+            computation = module.entry_name  # the drawing of a module without fusions: its entry, composed
+        if computation == "ENTRY" and "ENTRY" not in module.computations:
             computation = module.entry_name
         if len(modules) > 1 and computation is not None and computation not in module.computations:
             continue  # --computation names a computation of another module of the file
@@ -230,22 +256,32 @@ def run(args: argparse.Namespace) -> int:
         "physical": args.physical,
     }
     jobs = args.jobs if args.jobs is not None else (default_jobs() if len(work) >= POOL_FROM else 1)
+    outcomes: list[tuple[list[ComputationIndexing], list[str]]] = []
     if jobs > 1 and len(work) > 1:
         left = remaining()
-        founds = list(run_ordered(_analyze_one, [(m, c, options, left) for _, m, c in work], jobs=jobs,
-                                  what="modules"))
+        outcomes = list(run_ordered(_analyze_one, [(m, c, options, left) for _, m, c in work], jobs=jobs,
+                                    what="modules"))
     else:
-        founds = [
-            analyze_module(m, computation=c, progress=lambda jobs: progress(jobs, len(jobs), "fusions"), **options)
-            for _, m, c in work
-        ]
+        for _, m, c in work:
+            missed: list[str] = []
+            if remaining() <= 0:
+                outcomes.append(([], ["every analysis of the module"]))
+                continue
+            what = "fusions" if m.fusions() or c is not None or args.instruction or args.from_instruction \
+                else "instructions"
+            found = analyze_module(m, computation=c, progress=_bar(what),
+                                   not_reached=missed, **options)
+            outcomes.append((found, missed))
     results = []
+    not_reached: list[str] = []
     drawn = []  # (module, its results), for --dot/--svg
-    for (index, module, _), found in zip(work, founds):
+    for (index, module, _), (found, missed) in zip(work, outcomes):
         if len(modules) > 1:
             for r in found:
                 r.module = f"{index}:{module.name}"  # two modules may share computation names
+            missed = [f"{index}:{module.name}: {name}" for name in missed]
         results += found
+        not_reached += missed
         drawn.append((module, found))
     seconds = time.perf_counter() - start
     if args.dot or args.svg:
@@ -268,13 +304,32 @@ def run(args: argparse.Namespace) -> int:
             return exit_code(results)
     if args.format == "xla":
         sys.stdout.write(_xla_text(modules, work, args.instruction, results))
-        return exit_code(results)
-    if args.json:
-        print_json(results_to_json(results, seconds))
+        code = exit_code(results)
+    elif args.json:
+        report = results_to_json(results, seconds)
+        if not_reached:
+            report["not_reached"] = not_reached
+        print_json(report)
+        code = exit_code(results)
     else:
         if results:
             print(format_results(results))
             print()
         print(summary_line(results, seconds))
-    return exit_code(results)
+        code = exit_code(results)
+    if not_reached:
+        print(not_reached_line(not_reached, args.timeout), file=sys.stderr)
+        return max(code, 2)
+    return code
+
+
+NAMED = 20
+"""How many of the analyses not reached the text report names (JSON: every one)."""
+
+
+def not_reached_line(names: list[str], timeout: float) -> str:
+    """The message of a command whose budget ran out: what it did not reach."""
+    shown = ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+    return (f"unknown: the time budget (--timeout {timeout:g} s) ran out: what is printed above was finished; "
+            f"not reached ({len(names)}): {shown}")
 

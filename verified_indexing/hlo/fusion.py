@@ -34,6 +34,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from verified_indexing.engines.deadline import BudgetExpired as _BudgetExpired
 from verified_indexing.engines.verdict import Verdict
 from verified_indexing.errors import ParseError, UnsupportedError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
@@ -492,13 +493,17 @@ class _Walker:
         self.verify = verify
         self.simplify = _simplifier() if simplify else None
 
-    def step(self, entry: _Entry, op_map: IndexingMap, approx: tuple[str, ...] = ()) -> _Entry | None:
+    def step(self, entry: _Entry, op_map: IndexingMap, approx: tuple[str, ...] = (), to: str = "") -> _Entry | None:
         """``entry`` followed by ``op_map`` (over-approximating for the reasons
         ``approx``), simplified; None when the result is KNOWN EMPTY (the path reads
-        nothing)."""
+        nothing). A result larger than :data:`SIZE_LIMIT` (:func:`map_size`) is
+        replaced by the map reading every element of ``to`` (the operand reached),
+        a marked over-approximation (:func:`_cut`)."""
         new = self._step(entry, op_map)
         if new is not None:
             new.approx = _union(entry.approx, approx)
+            if to and new.map.state == "ok" and map_size(new.map) > SIZE_LIMIT:
+                new = _cut(new, self.verify, to, f"the composed map grew past the size limit ({SIZE_LIMIT})")
         return new
 
     def _step(self, entry: _Entry, op_map: IndexingMap) -> _Entry | None:
@@ -526,8 +531,11 @@ class _Walker:
             rel = rel_mod.drop_rt_inputs(rel, m.num_dims, dropped)
         return _Entry(m, rel, entry.paths)
 
-    def add(self, entries: list[_Entry], new: _Entry) -> None:
-        """Append ``new`` unless an entry is equal to it: then merge the paths.
+    def add(self, entries: list[_Entry], new: _Entry, to: str = "") -> None:
+        """Append ``new`` unless an entry is equal to it: then merge the paths. A list
+        holding more than :data:`PATHS_LIMIT` distinct maps (of one shape and origins)
+        is replaced by one map reading every element of ``to``, a marked
+        over-approximation standing for all their paths (:func:`_cut`).
 
         Verifying, "equal" is decided by isl on the exact relations of the two
         compositions (not on the simplified maps, which are proven equal to
@@ -554,6 +562,65 @@ class _Walker:
                 e.approx = _union(e.approx, new.approx) if e.approx and new.approx else ()
                 return
         entries.append(new)
+        if to and len(entries) > PATHS_LIMIT and new.map.state == "ok":
+            alike = [e for e in entries if _shape_of(e.map) == _shape_of(new.map) and not e.map.num_rt_vars]
+            if len(alike) > PATHS_LIMIT:
+                why = f"more than {PATHS_LIMIT} distinct composed maps reach it"
+                cut = _cut(alike[0], self.verify, to, why)
+                cut.paths = sum(e.paths for e in alike)
+                cut.approx = _union(cut.approx, tuple(a for e in alike for a in e.approx))
+                entries[:] = [e for e in entries if not any(e is a for a in alike)] + [cut]
+
+
+SIZE_LIMIT = 400
+"""A composed map with more than this many parts (:func:`map_size`) is kept as a marked
+over-approximation (every element of the instruction reached) instead of growing further."""
+
+PATHS_LIMIT = 32
+"""More distinct composed maps than this reaching one instruction are kept as one marked
+over-approximation (every element of the instruction)."""
+
+
+def map_size(m: IndexingMap) -> int:
+    """The parts of ``m``: its variables, its constraints and the nodes of its results and
+    constraints' expressions."""
+    nodes = sum(1 for r in m.results for _ in r.walk()) + sum(1 for e, _ in m.constraints for _ in e.walk())
+    return m.num_dims + m.num_range_vars + m.num_rt_vars + len(m.constraints) + nodes
+
+
+def _cut(entry: _Entry, verify: bool, to: str, why: str) -> _Entry:
+    """``entry`` replaced by the map from its dims to every element of ``to``'s shape (one range
+    variable per dim, over its whole extent), marked as an over-approximation with ``why``. Its
+    exact relation becomes that map's own: the map's proof then holds of the composition in which
+    this step reads everything (like the models that over-approximate), and it contains every read
+    of the exact composition (which reads elements of ``to`` only)."""
+    name, _, dims_text = to.partition("|")
+    dims = [int(x) for x in dims_text.split(",") if x]
+    m = entry.map
+    whole = IndexingMap(
+        [Variable(v.bounds, v.name) for v in m.dims],
+        [Sym(i) for i in range(len(dims))],
+        [Variable(Interval(0, n - 1)) for n in dims],
+        [],
+        [],
+    )
+    rel = rel_mod.relation(whole) if verify else None
+    reason = f"{name}: {why}: every element of {name} taken as read"
+    return _Entry(whole, rel, entry.paths, list(entry.merges), _union(entry.approx, (reason,)))
+
+
+def _target(comp: Computation, name: str, element: int) -> str:
+    """``name|d0,d1,...``: the instruction (element ``element`` of a tuple) and its dims, for :func:`_cut`
+    (empty when the shape is a tuple or dynamic: no cut there)."""
+    inst = comp.by_name.get(name)
+    if inst is None:
+        return ""
+    shape = inst.shape.tuple_shapes[element] if inst.shape.is_tuple and element < len(inst.shape.tuple_shapes) \
+        else inst.shape
+    if shape.is_tuple or shape.is_dynamic or 0 in shape.dims:
+        return ""
+    label = f"{name}[{element}]" if inst.shape.is_tuple else name
+    return f"{label}|{','.join(str(n) for n in shape.dims)}"
 
 
 def _is_box_identity(m: IndexingMap) -> bool:
@@ -697,11 +764,13 @@ def output_to_input_maps(
         raise UnsupportedError(f"{root.name}: output of dynamic shape {root_shape}{also}")
     init = IndexingMap.identity(root_shape.dims)
     maps[(root.name, output_index)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
+    outputs_reached: dict[str, set[int]] = {root.name: {output_index}}  # the keys of maps, by instruction
     unsupported: list[UnsupportedOp] = []
     for inst in reversed(order):
         if inst.opcode == "parameter":
             continue
-        keys = sorted(k for k in maps if k[0] == inst.name)
+        _check_budget()
+        keys = [(inst.name, k) for k in sorted(outputs_reached.pop(inst.name, ()))]
         for key in keys:
             entries = maps.pop(key)
             try:
@@ -718,10 +787,12 @@ def output_to_input_maps(
                     unsupported.append(UnsupportedOp(inst.name, inst.opcode, reason, hides))
                     continue
                 bucket = maps.setdefault((operand_name, operand_output), [])
+                outputs_reached.setdefault(operand_name, set()).add(operand_output)
+                to = _target(comp, operand_name, operand_output)
                 for entry in entries:
-                    new = walker.step(entry, op_map, approx)
+                    new = walker.step(entry, op_map, approx, to)
                     if new is not None:
-                        walker.add(bucket, new)
+                        walker.add(bucket, new, to)
     unsupported = _merge_unsupported(unsupported)
     targets = []
     hidden: dict[str, list[str]] = {}
@@ -1276,6 +1347,7 @@ def input_to_output_maps(
     unsupported: list[UnsupportedOp] = []
     root = comp.root
     for inst in order:
+        _check_budget()
         keys = sorted(k for k in maps if k[0] == inst.name)
         if inst is root:
             break
@@ -1390,11 +1462,17 @@ def analyze_module(
     from_instruction: str | None = None,
     physical: bool = False,
     progress: Callable[[list[tuple[Computation, str | None]]], Iterable[tuple[Computation, str | None]]] | None = None,
+    not_reached: list[str] | None = None,
 ) -> list[ComputationIndexing]:
     """The analyses the ``analyze`` command prints.
 
-    * default: every fusion of the module (its called computation);
-    * ``computation``: that computation (fused or not);
+    * default: every fusion of the module (its called computation); a module
+      without fusions (an unoptimized one): each instruction of the entry
+      computation that has operands, alone, with its per-op maps (one op deep:
+      :data:`EACH_INSTRUCTION`), in time linear in the module's size;
+    * ``computation``: that computation (fused or not), composed from its root
+      to every parameter (``"ENTRY"`` names the entry computation unless a
+      computation has that name);
     * ``instruction`` (in ``computation``, default the entry): that one
       instruction alone, with its per-op maps.
 
@@ -1408,8 +1486,18 @@ def analyze_module(
     indices (each shape's dimensions in its layout's major-to-minor order; see
     :func:`to_physical`). ``progress``: wraps the list of computations to
     analyze (e.g. a progress bar), yielding them unchanged.
+
+    The command's time budget (:func:`~verified_indexing.engines.deadline.command_budget`)
+    is checked between analyses and between the instructions of a walk: when it
+    runs out, the analyses finished so far are returned and the name of every
+    one not finished (the computation, ``computation/instruction`` for one
+    instruction, or the fusion) is appended to ``not_reached`` (required then:
+    without it the budget's exception propagates).
     """
+    if computation is not None:
+        computation = _entry_alias(module, computation)
     jobs: list[tuple[Computation, str | None]] = []
+    keys: dict[int, tuple[Hashable, Instruction]] = {}  # one instruction's job -> its signature, the instruction
     if from_instruction is not None:
         if instruction is not None:
             raise VerifiedIndexingError("give --from or --instruction, not both")
@@ -1437,18 +1525,141 @@ def analyze_module(
         jobs.append((_computation(module, computation), None))
     else:
         jobs = [(called, inst.name) for inst, called in module.fusions()]
+        if not jobs:
+            entry = module.computations[module.entry_name]
+            singles = [inst for inst in entry.instructions if inst.operands]
+            jobs = [(_single_instruction(entry, inst), None) for inst in singles]
+            keys = {id(comp): (_signature(entry, inst), inst) for (comp, _), inst in zip(jobs, singles)}
     if operand is not None:
         _check_operand(operand, [comp for comp, _ in jobs])
     results: list[ComputationIndexing] = []
     token = _CALLED.set({})  # nested computations analysed once per call of analyze_module
+    done = 0
+    seen: dict[Hashable, tuple[Instruction, list[ComputationIndexing]]] = {}
     try:
         for comp, fusion_name in jobs if progress is None else progress(jobs):
-            for result in _analyze(module, comp, direction, operand, verify, simplify):
+            try:
+                _check_budget()
+                key, inst = keys.get(id(comp), (None, None))
+                hit = seen.get(key) if key is not None else None
+                if hit is not None and inst is not None:
+                    found = [_renamed(r, hit[0], inst, comp.name) for r in hit[1]]
+                else:
+                    found = _analyze(module, comp, direction, operand, verify, simplify)
+                    if key is not None and inst is not None and all(_renamable(r) for r in found):
+                        seen[key] = (inst, [_copy_indexing(r) for r in found])
+            except (_OutOfTime, _BudgetExpired) as exc:
+                if not_reached is None:
+                    if isinstance(exc, _OutOfTime):
+                        raise _BudgetExpired("the time budget ran out") from None
+                    raise
+                not_reached.extend(name or c.name for c, name in jobs[done:])
+                break
+            for result in found:
                 result = dataclasses.replace(result, fusion=fusion_name)  # never alter a memoised result
                 results.append(to_physical(result, comp) if physical else result)
+            done += 1
     finally:
         _CALLED.reset(token)
     return results
+
+
+_IGNORED_ATTRIBUTES = frozenset({"metadata", "frontend_attributes", "statistics_viz", "origin"})
+"""Attributes no per-op model reads (names of the source program, notes for people)."""
+
+
+def _signature(comp: Computation, inst: Instruction) -> Hashable:
+    """What one instruction's per-op maps depend on, names apart: the opcode, the shapes of the
+    instruction and of its operands (layouts included), which operands are the same instruction, the
+    attributes a model may read (called computations included) and the typed fields. Two
+    instructions with the same signature have the same per-op maps, up to the names of their
+    operands (reports with runtime variables, whose origins name operands, are not shared)."""
+    first = {name: k for k, name in reversed(list(enumerate(inst.operands)))}
+    return (
+        inst.opcode,
+        str(inst.shape),
+        tuple(str(comp.by_name[name].shape) for name in inst.operands),
+        tuple(first[name] for name in inst.operands),
+        tuple(sorted((k, v) for k, v in inst.attributes.items() if k not in _IGNORED_ATTRIBUTES)),
+        inst.literal,
+        inst.tuple_index,
+        inst.iota_dimension,
+        inst.parameter_number,
+    )
+
+
+def _renamable(r: ComputationIndexing) -> bool:
+    """``r`` names no operand but in its targets and proofs' questions (no runtime variable, whose
+    origin names one; nothing unsupported, whose reasons may)."""
+    return not r.unsupported and not any(
+        t.unsupported or any(a.map.num_rt_vars for a in t.maps) for t in r.targets
+    )
+
+
+def _renamed(r: ComputationIndexing, was: Instruction, inst: Instruction, comp_name: str) -> ComputationIndexing:
+    """``r``, the one-instruction analysis of ``was``, as that of ``inst`` (the same signature:
+    :func:`_signature`): the computation, the targets' names, the proofs' questions and the
+    over-approximations' reasons renamed; maps and verdicts otherwise shared."""
+    old_params, new_params = list(dict.fromkeys(was.operands)), list(dict.fromkeys(inst.operands))
+
+    def label(name: str) -> str:
+        if r.direction == "output-to-input":
+            for old, new in zip(old_params, new_params):
+                if name == old or name.startswith(old + "["):
+                    return new + name[len(old):]
+            return name
+        return inst.name + name[len(was.name):] if name.startswith(was.name) else name
+
+    def verdict(v: Verdict | None, old_label: str, new_label: str) -> Verdict | None:
+        if v is None:
+            return None
+        q = v.question
+        if q.startswith(r.computation + ": "):
+            q = comp_name + q[len(r.computation):]
+            if r.direction == "output-to-input":
+                q = q.replace(f" {old_label} == exact", f" {new_label} == exact", 1)
+            elif r.source < len(old_params):
+                q = q.replace(f" from {old_params[r.source]} ==", f" from {new_params[r.source]} ==", 1)
+        return dataclasses.replace(v, question=q)
+
+    def reason(text: str) -> str:
+        return inst.name + text[len(was.name):] if text.startswith(was.name + " (") else text
+
+    targets = []
+    for t in r.targets:
+        new_label = label(t.name)
+        maps = [
+            dataclasses.replace(a, verdict=verdict(a.verdict, t.name, new_label), merges=list(a.merges),
+                                over_approximation=tuple(reason(x) for x in a.over_approximation))
+            for a in t.maps
+        ]
+        targets.append(dataclasses.replace(t, name=new_label, maps=maps, unsupported=list(t.unsupported)))
+    return dataclasses.replace(r, computation=comp_name, targets=targets, unsupported=[],
+                               merge_proofs=list(r.merge_proofs), seconds=0.0)
+
+
+EACH_INSTRUCTION = "each instruction"
+"""What :func:`analyze_module` analyzes by default in a module without fusions: each instruction of
+the entry computation alone (its operands as parameters), its per-op maps proven like any map."""
+
+
+def _entry_alias(module: Module, name: str) -> str:
+    """``name``, or the entry computation's name for ``ENTRY`` (when no computation is named so)."""
+    if name == "ENTRY" and "ENTRY" not in module.computations:
+        return module.entry_name
+    return name
+
+
+class _OutOfTime(Exception):
+    """The command's time budget ran out between two steps of an analysis (checked, not the alarm)."""
+
+
+def _check_budget() -> None:
+    """Raise :class:`_OutOfTime` when the command's time budget has run out."""
+    from verified_indexing.engines.deadline import remaining
+
+    if remaining() <= 0:
+        raise _OutOfTime("the time budget ran out")
 
 
 def _check_operand(operand: int, comps: Sequence[Computation]) -> None:
