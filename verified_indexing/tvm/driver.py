@@ -387,41 +387,53 @@ def _shape(tvm: Any, buf: Any) -> tuple[int, ...]:
 
 
 def run_isolated(fn: Callable[[], Any], timeout: float = 60.0) -> Any:
-    """``fn()`` in a forked child process, its result sent back. TVM's compiled code
-    of a wrong result may read or write out of bounds (a TVM primitive that drops a
+    """``fn()`` in a forked child process (``os.fork``: allowed in daemonic pool
+    workers too), its result pickled back through a pipe. TVM's compiled code of a
+    wrong result may read or write out of bounds (a TVM primitive that drops a
     predicate): the corruption stays in the child. Raises :class:`RuntimeError`
     when the child dies (a signal), fails or exceeds ``timeout`` seconds."""
-    import multiprocessing
     import os
+    import pickle
+    import select
+    import signal
+    import time
 
-    ctx = multiprocessing.get_context("fork")
-    receiver, sender = ctx.Pipe(duplex=False)
-
-    def target() -> None:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(r)
         try:
-            sender.send(("ok", fn()))
-        except BaseException as exc:  # everything goes back to the parent as text
-            sender.send(("error", f"{type(exc).__name__}: {exc}"))
+            try:
+                data = pickle.dumps(("ok", fn()))
+            except BaseException as exc:  # everything goes back to the parent as text
+                data = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+            with os.fdopen(w, "wb") as f:
+                f.write(data)
         finally:
-            sender.close()
             os._exit(0)
-
-    proc = ctx.Process(target=target, daemon=True)
-    proc.start()
-    sender.close()
+    os.close(w)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
     try:
-        if not receiver.poll(timeout):
-            raise RuntimeError(f"TVM's compiled code did not finish in {timeout:g} s")
-        kind, value = receiver.recv()
-    except EOFError:
-        proc.join(5)
-        raise RuntimeError(f"TVM's compiled code crashed (exit code {proc.exitcode}): an out-of-bounds access "
-                           "is likely") from None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                raise RuntimeError(f"TVM's compiled code did not finish in {timeout:g} s")
+            ready, _, _ = select.select([r], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
     finally:
-        receiver.close()
-        if proc.is_alive():
-            proc.kill()
-        proc.join(5)
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+    if not chunks:
+        code = os.waitstatus_to_exitcode(status)
+        raise RuntimeError(f"TVM's compiled code crashed (exit code {code}): an out-of-bounds access is likely")
+    kind, value = pickle.loads(b"".join(chunks))
     if kind != "ok":
         raise RuntimeError(str(value))
     return value
