@@ -15,8 +15,8 @@ import pytest
 from verified_indexing.cli import main
 from verified_indexing.hlo import fusion
 from verified_indexing.hlo.fusion import analyze_module
-from verified_indexing.hlo.ops import output_to_input
 from verified_indexing.hlo.ir import Module
+from verified_indexing.hlo.ops import output_to_input
 from verified_indexing.hlo.relation import relation, relations_equal
 from verified_indexing.hlo.report import load_hlo
 from verified_indexing.indexing_map import IndexingMap
