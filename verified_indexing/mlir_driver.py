@@ -41,6 +41,7 @@ op the project cannot match, a pair the project does not prove legal).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import shutil
@@ -66,6 +67,9 @@ _ARG_DEF = re.compile(r"(?:(?<=\()|(?<=, ))(%[\w$.-]+)\s*:\s*[^,()\n]*?(?:<[^\n]
                       + r"(?=\s*[,)])")
 _ARG_TYPE = re.compile(r"(%[\w$.-]+)\s*:\s*((?:tensor|memref)<[^>]*>|[if]\d+|bf16|index)\s*(?:loc|[,)])")
 _EMPTY = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*tensor\.empty\(\)\s*:\s*(tensor<[^>]*>)", re.MULTILINE)
+_EMPTY_ANY = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*tensor\.empty\(", re.MULTILINE)
+_RETURN = re.compile(r"^[ \t]*(?:func\.return|return|util\.return|flow\.return|[\w.]*dispatch\.tensor\.store)\b"
+                     r"([^\n]*)", re.MULTILINE)
 _CONST = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*arith\.constant\s+(-?[\d.eE+-]+|true|false)\s*(?::\s*([\w]+))?",
                     re.MULTILINE)
 
@@ -119,7 +123,7 @@ def _defs_by_loc(text: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
 
     def add(loc: str, name: str) -> None:
-        if loc.strip() in ("unknown", ""):
+        if loc.split(" ", 1)[1].strip() in ("unknown", ""):
             return
         lst = out.setdefault(loc, [])
         if name not in lst:
@@ -128,29 +132,31 @@ def _defs_by_loc(text: str) -> dict[str, list[str]]:
     for m in _LINE_DEF.finditer(text):
         # an op other than a generic is matched only to the same op (names blanked):
         # a constant the pass changed at the same location is another value
-        add(m.group(3) + " | " + _SSA.sub("%_", m.group(2)), m.group(1))
-    for m in _ARG_DEF.finditer(text):
-        add(m.group(2), m.group(1))
+        add("line " + m.group(3) + " | " + _SSA.sub("%_", m.group(2)), m.group(1))
+    # region arguments (functions, dispatch regions); a payload's block arguments
+    # are local to it (the fused op's take its operands' locations) and not matched
+    for line in text.splitlines():
+        if not re.match(r"\s*\^bb", line):
+            for m in _ARG_DEF.finditer(line):
+                add("arg " + m.group(2), m.group(1))
     for op in parse_linalg_module(text).ops:
         lm = re.match(r"\s*" + _LOC, text[op.end:])
         if lm is not None and op.results:
-            add(lm.group(1), op.results[0].split("#")[0])
+            add("op " + lm.group(1), op.results[0].split("#")[0])
     return out
 
 
 def _rename_table(before: str, after: str) -> dict[str, str]:
     """``after`` value -> the ``before`` value of the same location (one-to-one only)."""
     b, a = _defs_by_loc(before), _defs_by_loc(after)
-    table: dict[str, str] = {}
-    target_count: dict[str, int] = {}
+    pairs: set[tuple[str, str]] = set()
     for loc, names in a.items():
         olds = b.get(loc)
-        if olds is None or len(olds) != len(names):
-            continue
-        for new, old in zip(names, olds):
-            table[new] = old
-            target_count[old] = target_count.get(old, 0) + 1
-    return {k: v for k, v in table.items() if target_count[v] == 1}
+        if olds is not None and len(olds) == len(names):
+            pairs.update(zip(names, olds))
+    news = [n for n, _ in pairs]
+    olds_ = [o for _, o in pairs]
+    return {n: o for n, o in pairs if news.count(n) == 1 and olds_.count(o) == 1}
 
 
 def _renamed(after: str, table: dict[str, str]) -> str:
@@ -245,7 +251,8 @@ def _inputs(texts: Sequence[str], seed: int) -> tuple[dict[str, Any], list[str]]
     env: dict[str, Any] = {}
     notes: list[str] = []
     for text in texts:
-        for m in _ARG_TYPE.finditer(text):
+        heads = "\n".join(ln for ln in text.splitlines() if re.search(r"\b(?:func\.func|util\.func)\b", ln))
+        for m in _ARG_TYPE.finditer(heads):
             name, t = m.group(1), m.group(2)
             if name in env:
                 continue
@@ -253,7 +260,9 @@ def _inputs(texts: Sequence[str], seed: int) -> tuple[dict[str, Any], list[str]]
             if t.startswith(("tensor", "memref")):
                 shape = _static_shape(t)
                 if shape is None:
-                    notes.append(f"{name} has a dynamic shape: the interpreter needs static shapes")
+                    note = "a function argument has a dynamic shape: the interpreter (static shapes) skips what uses it"
+                    if note not in notes:
+                        notes.append(note)
                     continue
                 env[name] = rng.integers(-3, 4, size=shape).astype(np.float64)
             else:
@@ -316,6 +325,8 @@ def validate_mlir(text: str, source: str = "<input>", *, pass_name: str = DEFAUL
     fused op it produced (module docstring). Raises :class:`IreeMissing` without
     IREE and :class:`VerifiedIndexingError` when MLIR rejects the input."""
     flags = _pass_flags(pass_name)
+    if "loc(" in text:  # the input's own locations may repeat: fresh ones, from MLIR's printing
+        text = run_iree_opt(text, ["--strip-debuginfo"], source=source)
     before = run_iree_opt(text, PRINT_FLAGS, source=source)
     after_raw = run_iree_opt(before, [*flags, *PRINT_FLAGS], source=source)
     return validate_output(before, after_raw, source, pass_name=pass_name, timeout=timeout, seeds=seeds)
@@ -343,6 +354,8 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     vanished = {op.name for op in bops if op.name not in a_results}
 
     # the interpreter oracle: every value both modules compute
+    empties = {m.group(1) for m in _EMPTY_ANY.finditer(after)}
+    observable = {v for m in _RETURN.finditer(after) for v in _SSA.findall(m.group(1))}
     refuted_at: dict[str, dict[str, Any]] = {}
     if HAVE_NUMPY:
         for seed in range(seeds):
@@ -356,15 +369,32 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
                 for r in op.results:
                     if r in eb and r in ea and r not in env and r not in refuted_at:
                         d = _first_difference(eb[r], ea[r])
-                        if d is not None:
+                        if d is not None and r.split("#")[0] not in observable:
+                            note = (f"{r} (not returned) differs at an element after the pass, e.g. {list(d[0])}: "
+                                    f"{d[1]:g} before, {_show(d[2])} after; no returned value is found to differ "
+                                    "through it")
+                            if not any(n.startswith(f"{r} (not returned)") for n in res.notes):
+                                res.notes.append(note)
+                        elif d is not None:
                             refuted_at[r] = {"seed": seed, "value": r, "shape": list(getattr(eb[r], "shape", ())),
                                              "element": list(d[0]), "before": d[1], "after": d[2]}
     else:
         res.notes.append("numpy is not installed: the interpreter oracle did not run")
 
+    lines = {n: int(m.group(1)) for loc, ns in _defs_by_loc(before).items() for n in ns
+             if (m := re.search(r'":(\d+):\d+\s*$', loc)) is not None}
+    kept_same: set[str] = set()
+    for a in aops:
+        if a.name not in b_by_name:
+            same = [b for b in bops if b.name in vanished and _same_op(a, b)]
+            if len(same) == 1:  # an op the pass kept whose location was not unique
+                vanished.discard(same[0].name)
+                kept_same.add(a.name)
     for a in aops:
         c = b_by_name.get(a.name)
         if c is None:
+            if a.name in kept_same:
+                continue
             if a.name.startswith("%h_"):
                 res.fused.append(FusedCheck(a.name, _line_of(after, a.offset), (), "unknown",
                                             "an op of the pass's output with no counterpart in the input (its "
@@ -374,19 +404,21 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
         if not absorbed:
             w = refuted_at.get(a.name)
             if w is not None:  # an op the pass kept computes something else: report it too
-                res.fused.append(FusedCheck(a.name, c.line, (), "refuted", _diff_note(w), w))
+                res.fused.append(FusedCheck(a.name, lines.get(a.name, c.line), (), "refuted", _diff_note(w), w))
             continue
-        chk = _check_fused(a, c, absorbed, bdef, before, timeout)
+        chk = _check_fused(a, c, absorbed, bdef, before, timeout, empties)
         w = refuted_at.get(a.name) or next((refuted_at[r] for r in a.results if r in refuted_at), None)
         if w is not None:
             w = _recheck(w, a, c, absorbed, bdef, before, after)
         if w is not None:
             if chk.status == "proved":
-                raise VerifiedIndexingError(  # never happens unless the proof or the interpreter is wrong
+                from verified_indexing.legality.linalg_interpreter import Disagreement
+
+                raise Disagreement(  # never happens unless the proof or the interpreter is wrong
                     f"internal disagreement: {a.name} proved, but the interpreter finds {_diff_note(w)}")
             chk = FusedCheck(chk.op, chk.line, chk.replaced, "refuted", _diff_note(w), w, chk.project,
                              chk.fused_text)
-        res.fused.append(chk)
+        res.fused.append(dataclasses.replace(chk, line=lines.get(chk.op, chk.line)))
 
     # pairs the pass left alone that the project proves legal
     for p, c, k in cands:
@@ -401,9 +433,18 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     return res
 
 
+def _same_op(a: Any, b: Any) -> bool:
+    """The same op (operands, maps, iterators, kind), results aside."""
+    return bool(a.kind == b.kind and a.iterator_types == b.iterator_types and a.operands == b.operands)
+
+
+def _show(x: float) -> str:
+    return "undefined (NaN: an element of a tensor.empty)" if math.isnan(x) else f"{x:g}"
+
+
 def _diff_note(w: dict[str, Any]) -> str:
-    return (f"the interpreter (inputs seed {w['seed']}): {w['value']}{w['element']} (shape {w['shape']}) is "
-            f"{w['before']:g} before the pass and {w['after']:g} after it")
+    return (f"the interpreter (inputs seed {w['seed']}): the returned value {w['value']}{w['element']} (shape "
+            f"{w['shape']}) is {w['before']:g} before the pass and {_show(w['after'])} after it")
 
 
 def _absorbed(c: Any, bdef: dict[str, Any], vanished: set[str]) -> list[Any]:
@@ -436,8 +477,31 @@ def _recheck(w: dict[str, Any], a: Any, c: Any, absorbed: Sequence[Any], bdef: d
     return w if d is not None else None
 
 
+def _unread_inits(a: Any, c: Any, empties: set[str]) -> tuple[Any, list[str]]:
+    """MLIR's canonicalization gives an output whose init the payload does not read
+    a fresh ``tensor.empty``: the fused op ``a`` with the consumer's init there
+    instead (the same values when every element is written: the output map's
+    results are distinct loops), and the inits swapped."""
+    from dataclasses import replace
+
+    from verified_indexing.expr import Dim
+
+    outs = list(a.outputs)
+    swapped = []
+    if len(outs) != len(c.outputs):
+        return a, []
+    for j, (ao, co) in enumerate(zip(a.outputs, c.outputs)):
+        distinct = all(isinstance(e, Dim) for e in co.map.results) and len(
+            {e.index for e in co.map.results}) == len(co.map.results)
+        if (ao.value != co.value and ao.value in empties and ao.map == co.map and ao.type == co.type and distinct
+                and not a.payload_uses(len(a.inputs) + j) and not c.payload_uses(len(c.inputs) + j)):
+            outs[j] = replace(ao, value=co.value)
+            swapped.append(co.value)
+    return (replace(a, outputs=tuple(outs)) if swapped else a), swapped
+
+
 def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], before: str,
-                 timeout: float) -> FusedCheck:
+                 timeout: float, empties: set[str] = frozenset()) -> FusedCheck:  # type: ignore[assignment]
     """The proof of MLIR's fused op ``a`` against ``c`` and the producers it absorbed."""
     from verified_indexing.legality.linalg import check_fusion, fused_generic_text, results_used_elsewhere, semantics
     from verified_indexing.legality.linalg_ir import parse_linalg
@@ -476,13 +540,16 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
             if rep.kept:
                 return unknown("the pair keeps a producer result (used elsewhere): the pass's order of outputs "
                                "is not matched", project)
+            a, swapped = _unread_inits(a, current, empties)
             v, _ = prove_fused_equivalent(semantics(rep), a, timeout=timeout)
             if v.proved:
                 n = len(absorbed)
                 what = f"the pair {p.name} -> {c.name}" if n == 1 else f"the chain of {n + 1} ops into {c.name}"
+                extra = (f"; the pass gave the fused op a fresh tensor.empty for the unread init(s) "
+                         f"{', '.join(swapped)}") if swapped else ""
                 return FusedCheck(c.name, c.line, replaced, "proved",
                                   f"MLIR's fused op computes every value {what} computes (every size; whole-op "
-                                  "proof, the project proves the fusion legal)", None, project, text)
+                                  f"proof, the project proves the fusion legal){extra}", None, project, text)
             return unknown(f"the whole-op proof is {v.status}: {v.reason} (the interpreter found no difference, "
                            "so it is not reported as refuted)", project)
         ftxt = fused_generic_text(rep)
