@@ -208,10 +208,10 @@ def adversarial(p: dict[str, str]) -> list[list[str]]:
     ]
 
 
-WITNESS_IN_TIME = {"inline", "reverse-inline", "fuse-epilogue", "fuse"}
-"""Commands whose slow input is illegal: z3 may find the witness (two iterations writing or reading one
-element, re-checked by the evaluator) within the budget, an answer (exit 1) rather than unknown; without a
-budget each of them runs 6-30 s."""
+WITNESS_IN_TIME = {"inline", "reverse-inline", "fuse-epilogue", "fuse", "invert"}
+"""Commands whose slow input is illegal (not injective): z3 may find the witness (two iterations or points
+with one element or image, re-checked by the evaluator) within the budget, an answer (exit 1) rather than
+unknown; without a budget each of them runs 5-30 s."""
 
 
 def _has(module: str) -> bool:
