@@ -869,7 +869,7 @@ def _fusion_oracle(hlo: Path, arg: int) -> dict[tuple[int, ...], set[tuple[int, 
 
 def test_kernels_of_the_dump_are_proved_and_read_what_the_interpreter_says() -> None:
     code, out, _ = _cli("audit-kernels", str(KERNELS))
-    assert code == 0 and out.strip().endswith("summary: 6 proved"), out
+    assert code == 0 and out.strip().endswith("summary: 8 proved"), out
     assert "broadcast_multiply_fusion (after XLA's passes)" in out  # the flattened kernel, checked the same way
     # independent of the analysis: the kernel's reads (its own index arithmetic, enumerated) are what the
     # numpy interpreter of the fused HLO reads -- the pad (scf.if on the padding) and the concatenation (two loops)
@@ -929,8 +929,38 @@ def test_a_planted_wrong_indexing_map_in_a_kernel_is_refuted_with_its_element(
     assert (element in truth[at]) != kernel_reads_it  # the kernel and the program disagree exactly there
 
 
+DS_KERNEL = next(KERNELS.glob("module_0012.*-pre-optimization.mlir"))
+
+
+def test_a_dynamic_offset_read_from_data_is_compared_as_a_runtime_value(tmp_path: Path) -> None:
+    # the kernel of dynamic_slice(x, (i, 0), (2, 8)) + 1: it reads i, wraps a negative i (jax's select), clamps to
+    # [0, 2]; the analysis' runtime variable is bound to the same select, evaluated from i: proved for every i
+    code, out, _ = _cli("audit-kernels", str(KERNELS))
+    assert code == 0 and "PROVED   broadcast_add_fusion (after XLA's passes)" in out
+    import shutil
+
+    text = DS_KERNEL.read_text()
+    assert text.count("%c2 = arith.constant 2 : index") == 1
+    shutil.copy(next(KERNELS.glob("module_0012.*.txt")), tmp_path)
+    (tmp_path / DS_KERNEL.name).write_text(text.replace("%c2 = arith.constant 2 : index",
+                                                         "%c2 = arith.constant 3 : index"))  # a wrong clamp
+    code, out, _ = _cli("audit-kernels", str(tmp_path))
+    assert code == 1 and "REFUTED" in out
+    m = re.search(r"output element \((\d+), (\d+)\), parameter 1 = (-?\d+): (the kernel|the analysis) reads parameter 0 "
+                  r"element \((\d+), (\d+)\)", out)
+    assert m is not None, out
+    o = (int(m.group(1)), int(m.group(2)))
+    i, element = int(m.group(3)), (int(m.group(5)), int(m.group(6)))
+    module = parse_module(next(tmp_path.glob("*.txt")).read_text())
+    ((_, comp),) = module.fusions()
+    wrapped = i + 4 if i < 0 else i  # the select in the fused computation
+    (ds,) = run(comp.by_name["dynamic_slice.0"], comp, {1: np.array(wrapped), 2: np.array(0)})
+    truth = {x for k, x in ds[o] if k == 0}
+    assert (element in truth) == (m.group(4) == "the analysis")
+
+
 def test_kernels_with_data_dependent_offsets_are_unknown_with_the_reason() -> None:
-    code, out, _ = _cli("audit-kernels", str(HERE / "kernels_dynamic"))
+    code, out, _ = _cli("audit-kernels", str(HERE / "kernels_dynamic"))  # a gather: indices read per output row
     assert code == 2 and "UNKNOWN" in out and "not an affine function" in out
     code, _, err = _cli("audit-kernels", str(HERE / "module.hlo"))
     assert code == 3 and "not a directory" in err

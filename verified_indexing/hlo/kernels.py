@@ -157,6 +157,9 @@ class _State:
     #: attributed to the element the same loop iteration writes next (``mark``: the first read of it).
     post: bool = False
     mark: int = 0
+    #: Integer scalars read from kernel arguments (dynamic offsets): (argument, bits) -> the variable
+    #: holding the value read (a runtime value, an input of the relation like the output element).
+    raw: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 def _index_value(env: dict[str, Any], name: str) -> AffineExpr:
@@ -269,6 +272,20 @@ def _run(st: _State, lines: list[str], env: dict[str, Any], cons: list[tuple[Aff
             continue
         if op.rstrip().endswith("{"):  # any other op with a region: not followed
             raise _Unknown(f"an op with a region the interpreter does not know: {head}")
+        if head == "arith.select":
+            sm = re.match(r"arith\.select\s+(%[\w.$\-]+)\s*,\s*(%[\w.$\-]+)\s*,\s*(%[\w.$\-]+)", op)
+            if sm is not None:
+                c, a, b = (env.get(sm.group(k)) for k in (1, 2, 3))
+                if isinstance(c, list) and isinstance(a, AffineExpr) and isinstance(b, AffineExpr):
+                    # a select on a comparison of indices or runtime values: the rest of this region runs
+                    # once per case (the condition, or one negated comparison of it)
+                    rest = lines[i:]
+                    cases = [(c, a)] + [([*c[:k], neg], b) for k, cc in enumerate(c) for neg in _negate(cc)]
+                    for more, value in cases:
+                        branch = dict(env)
+                        branch[names[0]] = value
+                        _run(st, rest, branch, cons + more)
+                    return
         _op(st, names, op, head, env, cons)
 
 
@@ -357,6 +374,14 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
         idx = [_index_value(env, x.strip()) for x in tm.group(2).split(",") if x.strip()]
         st.reads.append(KernelRead(tensor[1], list(st.output), idx, list(cons), pending=st.post))
         env[names[0]] = ("data", tensor[1], idx)
+        tym = re.search(r":\s*tensor<([iu])(\d+)>\s*$", op)
+        if not idx and tym is not None:  # an integer scalar: a runtime value, one variable per argument
+            if tensor[1] not in st.raw:
+                bits = int(tym.group(2))
+                lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if tym.group(1) == "i" else (0, (1 << bits) - 1)
+                st.bounds.append(Interval(lo, hi))
+                st.raw[tensor[1]] = (len(st.bounds) - 1, bits)
+            env[names[0]] = Dim(st.raw[tensor[1]][0])
         return
     if head == "tensor.insert":  # the element the iteration writes must be the loop's
         im = re.match(r"tensor\.insert\s+%[\w.$\-#\d]+\s+into\s+%[\w.$\-]+\s*\[([^\]]*)\]", op)
@@ -409,6 +434,10 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
 # -- the kernel ---------------------------------------------------------------------------------------
 
 
+#: The runtime values of the last :func:`kernel_reads` (argument -> (variable, bits)), for its caller.
+_LAST_RAW: dict[int, tuple[int, int]] = {}
+
+
 def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[str, str]], list[Interval],
                                                                 list[KernelRead], int]:
     """(the entry function's name, its arguments, the variables' bounds, every read,
@@ -421,6 +450,8 @@ def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[s
         raise _Unknown(f"expected one entry function (xla.entry), found {len(entries)}")
     entry = entries[0]
     st = _State([], [], [], funcs)
+    _LAST_RAW.clear()
+    st.raw = _LAST_RAW
     env: dict[str, Any] = {name: ("arg", k) for k, (name, _) in enumerate(entry.args)}
     lines = entry.body
     loops = [k for k, ln in enumerate(lines) if "xla.loop" in ln]
@@ -483,16 +514,18 @@ def _loop(st: _State, lines: list[str], at: int, env: dict[str, Any]) -> int:
 
 
 
-def _relation(bounds: list[Interval], reads: list[KernelRead], ctx: Any) -> Any:
-    """``{output -> element}`` of ``reads`` (isl), the variables existential."""
+def _relation(bounds: list[Interval], reads: list[KernelRead], ctx: Any, raw: list[int] | None = None) -> Any:
+    """``{[output, runtime values] -> element}`` of ``reads`` (isl), the other variables
+    existential; ``raw``: the variables holding the runtime values, in order."""
     from verified_indexing.engines.isl import to_isl_map
 
     rel = None
+    inputs = [Dim(v) for v in raw or []]
     for r in reads:
-        both = IndexingMap([Variable(b) for b in bounds], [*r.output, *r.index], constraints=r.constraints)
+        both = IndexingMap([Variable(b) for b in bounds], [*r.output, *inputs, *r.index], constraints=r.constraints)
         if both.is_known_empty:
             continue
-        pairs = _split_range(to_isl_map(both, ctx=ctx).range(), len(r.output))  # [vars] -> [out, elem]
+        pairs = _split_range(to_isl_map(both, ctx=ctx).range(), len(r.output) + len(inputs))
         rel = pairs if rel is None else rel.union(pairs)
     return rel
 
@@ -505,8 +538,129 @@ def _split_range(rng: Any, k: int) -> Any:
     return m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
 
 
-def _linear(shape: Any, ctx: Any) -> Any:
-    """``{[d...] -> [linear index]}`` of ``shape`` in its layout (row-major without one)."""
+def _with_runtime_values(
+    m: IndexingMap, comp: Any, raw_args: list[int], raw_bounds: list[Interval]
+) -> list[IndexingMap] | None:
+    """``m`` over the kernel's runtime values: every runtime variable replaced by the
+    value its origin computes from the parameters' values (piecewise; clamped to the
+    variable's bounds as the emitters clamp), the runtime variables being those
+    values (the kernel's scalar integer arguments, in order). None: an origin the
+    evaluation does not follow."""
+    import itertools
+
+    values = []
+    for v in m.rt_vars:
+        name = getattr(v.origin, "operand_name", None)
+        om = getattr(v.origin, "map", None)
+        if not isinstance(name, str) or not isinstance(om, IndexingMap) or om.num_results:
+            return None
+        pieces = _scalar_value(comp, name, raw_args, 0)
+        if pieces is None:
+            return None
+        values.append([(cons, emin(emax(e, Const(v.bounds.lo)), Const(v.bounds.hi))) for cons, e in pieces])
+    out = []
+    rts = [Variable(b) for b in raw_bounds]
+    for combo in itertools.product(*values):
+        subst = [e for _, e in combo]
+        extra = [c for cons, _ in combo for c in cons]
+        mm = IndexingMap(m.dims, [r.substitute(rts=subst) for r in m.results], m.range_vars, rts,
+                         [(e.substitute(rts=subst), iv) for e, iv in m.constraints] + extra)
+        if not mm.is_known_empty:
+            out.append(mm)
+    return out
+
+
+_Pieces = list[tuple[list[tuple[AffineExpr, Interval]], AffineExpr]]
+_DIRECTIONS = {"LT": (None, -1), "LE": (None, 0), "GT": (1, None), "GE": (0, None), "EQ": (0, 0)}
+
+
+def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int) -> _Pieces | None:
+    """The value of scalar instruction ``name`` of ``comp`` as pieces over the
+    runtime values (``rtJ``: the scalar integer parameter ``raw_args[J]``):
+    parameters, integer constants, add, subtract, multiply by a constant, negate,
+    minimum, maximum, clamp, select on a compare, widening converts, and the
+    value-preserving ops. None for anything else."""
+    from verified_indexing.expr import RtSym
+    from verified_indexing.hlo.fusion import _trace_step
+    from verified_indexing.hlo.ops import constant_scalar
+
+    inst = comp.by_name.get(name)
+    if inst is None or depth > 64 or inst.shape.is_tuple:
+        return None
+    step = _trace_step(comp, name)
+    if step is not None:
+        return _scalar_value(comp, step[0], raw_args, depth + 1)
+    if inst.shape.dims:
+        return None
+    if inst.opcode == "parameter":
+        k = inst.parameter_number
+        return [([], RtSym(raw_args.index(k)))] if k in raw_args else None
+    value = constant_scalar(inst)
+    if value is not None:
+        return [([], Const(value))]
+    first = 1 if inst.opcode == "select" else 0  # a select's predicate is read as a comparison below
+    ops = [None] * first + [_scalar_value(comp, o, raw_args, depth + 1) for o in inst.operands[first:]]
+    if any(p is None for p in ops[first:]):
+        return None
+    parts: list[_Pieces] = [p if p is not None else [] for p in ops]
+    out: _Pieces = []
+    if inst.opcode == "select" and len(parts) == 3:
+        pred = comp.by_name.get(inst.operands[0])
+        if pred is None or pred.opcode != "compare" or len(pred.operands) != 2:
+            return None
+        direction = (pred.attr("direction") or "").strip()
+        if direction not in _DIRECTIONS:
+            return None
+        lhs, rhs = (_scalar_value(comp, o, raw_args, depth + 1) for o in pred.operands)
+        if lhs is None or rhs is None:
+            return None
+        lo, hi = _DIRECTIONS[direction]
+        for (cl, el), (cr, er) in itertools_product(lhs, rhs):
+            cond = (el - er, _interval(lo, hi))
+            for ca, ea in parts[1]:
+                out.append(([*cl, *cr, cond, *ca], ea))
+            for neg in _negate(cond):
+                for cb, eb in parts[2]:
+                    out.append(([*cl, *cr, neg, *cb], eb))
+        return out
+    for combo in itertools_product(*parts):
+        cons = [c for cs, _ in combo for c in cs]
+        es = [e for _, e in combo]
+        if inst.opcode == "add" and len(es) == 2:
+            out.append((cons, es[0] + es[1]))
+        elif inst.opcode == "subtract" and len(es) == 2:
+            out.append((cons, es[0] - es[1]))
+        elif inst.opcode == "multiply" and len(es) == 2 and any(isinstance(e, Const) for e in es):
+            out.append((cons, es[0] * es[1]))
+        elif inst.opcode == "negate" and len(es) == 1:
+            out.append((cons, es[0] * -1))
+        elif inst.opcode in ("minimum", "maximum") and len(es) == 2:
+            out.append((cons, (emin if inst.opcode == "minimum" else emax)(es[0], es[1])))
+        elif inst.opcode == "clamp" and len(es) == 3:
+            out.append((cons, emin(emax(es[1], es[0]), es[2])))
+        elif inst.opcode == "convert" and len(es) == 1 and _widening(comp, inst):
+            out.append((cons, es[0]))
+        else:
+            return None
+    return out
+
+
+def itertools_product(*parts: _Pieces) -> Any:
+    import itertools
+
+    return itertools.product(*parts)
+
+
+def _widening(comp: Any, inst: Any) -> bool:
+    src = comp.by_name.get(inst.operands[0])
+    bits = {"s8": 8, "s16": 16, "s32": 32, "s64": 64}
+    return src is not None and src.shape.element_type in bits and inst.shape.element_type in bits and \
+        bits[inst.shape.element_type] >= bits[src.shape.element_type]
+
+
+def _linear(shape: Any, ctx: Any, extra: list[Interval] | None = None) -> Any:
+    """``{[d..., x...] -> [linear index, x...]}`` of ``shape`` in its layout (row-major
+    without one), the ``extra`` inputs (runtime values) passed through."""
     from verified_indexing.engines.isl import to_isl_map
 
     dims = list(shape.dims)
@@ -519,7 +673,10 @@ def _linear(shape: Any, ctx: Any) -> Any:
     for t in terms:
         expr = expr + t
     # a scalar stays without an index (the kernel reads tensor<f32> with [])
-    m = to_isl_map(IndexingMap([Variable(Interval(0, n - 1)) for n in dims], [expr] if dims else []), ctx=ctx)
+    results: list[AffineExpr] = [expr] if dims else []
+    results += [Dim(len(dims) + j) for j in range(len(extra or []))]
+    m = to_isl_map(IndexingMap([Variable(Interval(0, n - 1)) for n in dims] + [Variable(b) for b in extra or []],
+                               results), ctx=ctx)
     return m.reset_tuple_id(isl_dim("in")).reset_tuple_id(isl_dim("out"))
 
 
@@ -573,21 +730,35 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
     import islpy as isl
 
     ctx = isl.Context()
+    raw = dict(_LAST_RAW)
+    raw_args = sorted(raw)
+    raw_bounds = [bounds[raw[a][0]] for a in raw_args]
     for target in ours.targets:
         if target.element is not None:
             continue
         k = target.index
         mine = [r for r in reads if r.arg == k]
-        if any(a.over_approximation for a in target.maps) or any(a.map.num_rt_vars for a in target.maps):
+        if any(a.over_approximation for a in target.maps):
             res.status = "unknown"
-            res.reason = f"parameter {k}: the analysis' map is an over-approximation or has runtime variables"
+            res.reason = f"parameter {k}: the analysis' map is an over-approximation"
             continue
-        theirs = _relation(bounds, mine, ctx)
-        our = None
+        theirs = _relation(bounds, mine, ctx, [raw[a][0] for a in raw_args])
+        our_maps: list[IndexingMap] | None = []
         for a in target.maps:
-            r = to_isl_map(a.map, ctx=ctx)
+            folded = _with_runtime_values(a.map, comp, raw_args, raw_bounds)
+            if folded is None or our_maps is None:
+                our_maps = None
+                break
+            our_maps += folded
+        if our_maps is None:
+            res.status = "unknown"
+            res.reason = f"parameter {k}: a runtime variable of the analysis not traced to a parameter's value"
+            continue
+        our = None
+        for m in our_maps:
+            r = to_isl_map(m, ctx=ctx)
             if post:  # XLA's passes flattened every buffer: compare linear indices (each shape's layout)
-                r = r.apply_domain(_linear(outputs[0], ctx)).apply_range(_linear(target.shape, ctx))
+                r = r.apply_domain(_linear(outputs[0], ctx, raw_bounds)).apply_range(_linear(target.shape, ctx))
             our = r if our is None else our.union(r)
         if theirs is None and our is None:
             continue
@@ -610,8 +781,10 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
                 other = "the analysis" if who == "the kernel" else "the kernel"
                 res.status = "refuted"
                 res.reason = f"parameter {k}: {who} reads an element {other} does not"
-                res.witness = [f"output element ({', '.join(map(str, pt[:n_in]))}): {who} reads parameter {k} element "
-                               f"({', '.join(map(str, pt[n_in:]))}), {other} does not"]
+                n_out = n_in - len(raw_args)
+                when = "".join(f", parameter {a} = {x}" for a, x in zip(raw_args, pt[n_out:n_in]))
+                res.witness = [f"output element ({', '.join(map(str, pt[:n_out]))}){when}: {who} reads parameter {k} "
+                               f"element ({', '.join(map(str, pt[n_in:]))}), {other} does not"]
                 break
         if res.status == "refuted":
             break
