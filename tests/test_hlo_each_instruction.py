@@ -22,13 +22,20 @@ from verified_indexing.hlo.report import load_hlo
 from verified_indexing.indexing_map import IndexingMap
 
 # Two layers of the same shapes (the second's instructions share the first's signatures), a
-# dynamic-slice (a runtime variable: never shared), an op read twice (multiply(x, x)), a reduce.
+# dynamic-slice (a runtime variable: never shared), an op read twice (multiply(x, x)), reduces
+# calling two computations of the same structure under different names (shared).
 MODULE = """HloModule m
 
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
+}
+
+add2 {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
 }
 
 ENTRY main {
@@ -46,7 +53,12 @@ ENTRY main {
   ds = f32[8,4] dynamic-slice(a2, z, i), dynamic_slice_sizes={8,4}
   c = f32[] constant(0)
   red = f32[8] reduce(ds, c), dimensions={1}, to_apply=add
-  ROOT out = f32[8,8] broadcast(red), dimensions={0}
+  ds2 = f32[8,4] slice(a2), slice={[0:8], [0:4]}
+  red1 = f32[8] reduce(ds2, c), dimensions={1}, to_apply=add
+  red2 = f32[8] reduce(ds2, c), dimensions={1}, to_apply=add2
+  both = f32[8] add(red1, red2)
+  sum = f32[8] add(both, red)
+  ROOT out = f32[8,8] broadcast(sum), dimensions={0}
 }
 """
 
@@ -90,6 +102,7 @@ def test_default_is_each_instruction_one_op_deep_equal_to_its_own_analysis_and_t
     # the second layer's instructions were answered from the first's (the memo), the dynamic-slice was not
     assert any(r.computation == "main/m2" and r.seconds == 0.0 for r in results)
     assert next(r for r in results if r.computation == "main/ds").seconds > 0.0
+    assert next(r for r in results if r.computation == "main/red2").seconds == 0.0
 
 
 def test_computation_entry_composes_as_before() -> None:

@@ -1529,7 +1529,8 @@ def analyze_module(
             entry = module.computations[module.entry_name]
             singles = [inst for inst in entry.instructions if inst.operands]
             jobs = [(_single_instruction(entry, inst), None) for inst in singles]
-            keys = {id(comp): (_signature(entry, inst), inst) for (comp, _), inst in zip(jobs, singles)}
+            prints: dict[str, Hashable] = {}
+            keys = {id(comp): (_signature(module, entry, inst, prints), inst) for (comp, _), inst in zip(jobs, singles)}
     if operand is not None:
         _check_operand(operand, [comp for comp, _ in jobs])
     results: list[ComputationIndexing] = []
@@ -1568,24 +1569,62 @@ _IGNORED_ATTRIBUTES = frozenset({"metadata", "frontend_attributes", "statistics_
 """Attributes no per-op model reads (names of the source program, notes for people)."""
 
 
-def _signature(comp: Computation, inst: Instruction) -> Hashable:
+def _signature(module: Module, comp: Computation, inst: Instruction, prints: dict[str, Hashable]) -> Hashable:
     """What one instruction's per-op maps depend on, names apart: the opcode, the shapes of the
     instruction and of its operands (layouts included), which operands are the same instruction, the
-    attributes a model may read (called computations included) and the typed fields. Two
-    instructions with the same signature have the same per-op maps, up to the names of their
-    operands (reports with runtime variables, whose origins name operands, are not shared)."""
+    attributes a model may read (a called computation by its structure: :func:`_fingerprint`) and
+    the typed fields. Two instructions with the same signature have the same per-op maps, up to the
+    names of their operands and called computations (reports with runtime variables, whose origins
+    name operands, are not shared). ``prints``: the fingerprints computed so far."""
     first = {name: k for k, name in reversed(list(enumerate(inst.operands)))}
     return (
         inst.opcode,
         str(inst.shape),
         tuple(str(comp.by_name[name].shape) for name in inst.operands),
         tuple(first[name] for name in inst.operands),
-        tuple(sorted((k, v) for k, v in inst.attributes.items() if k not in _IGNORED_ATTRIBUTES)),
+        _attributes(module, inst, prints),
         inst.literal,
         inst.tuple_index,
         inst.iota_dimension,
         inst.parameter_number,
     )
+
+
+def _called_names(module: Module, value: str) -> list[str]:
+    """The computations of ``module`` an attribute's value names (``name``, ``%name``, ``{a, b}``)."""
+    names = [v.strip().lstrip("%") for v in value.strip().strip("{}").split(",")]
+    return names if names and all(n in module.computations for n in names) else []
+
+
+def _attributes(module: Module, inst: Instruction, prints: dict[str, Hashable]) -> Hashable:
+    """``inst``'s attributes but those no model reads, each called computation by its fingerprint."""
+    out = []
+    for k, v in sorted(inst.attributes.items()):
+        if k in _IGNORED_ATTRIBUTES:
+            continue
+        called = _called_names(module, v)
+        out.append((k, tuple(_fingerprint(module, n, prints) for n in called) if called else v))
+    return tuple(out)
+
+
+def _fingerprint(module: Module, name: str, prints: dict[str, Hashable]) -> Hashable:
+    """Computation ``name`` up to the names of its instructions and of the computations it calls:
+    each instruction's opcode, shape, operands by position, attributes (called computations by
+    fingerprint) and typed fields. A computation met again while its fingerprint is being made (a
+    cycle, refused by the analysis) is known by its name."""
+    if name in prints:
+        return prints[name]
+    prints[name] = ("computation", name)  # (a cycle ends here)
+    comp = module.computations[name]
+    position = {inst.name: k for k, inst in enumerate(comp.instructions)}
+    body = tuple(
+        (inst.opcode, str(inst.shape), tuple(position.get(o, o) for o in inst.operands),
+         _attributes(module, inst, prints), inst.literal, inst.tuple_index, inst.iota_dimension,
+         inst.parameter_number, inst.is_root)
+        for inst in comp.instructions
+    )
+    prints[name] = body
+    return body
 
 
 def _renamable(r: ComputationIndexing) -> bool:
@@ -1622,8 +1661,21 @@ def _renamed(r: ComputationIndexing, was: Instruction, inst: Instruction, comp_n
                 q = q.replace(f" from {old_params[r.source]} ==", f" from {new_params[r.source]} ==", 1)
         return dataclasses.replace(v, question=q)
 
+    def parts(value: str) -> list[str]:
+        return value.strip().strip("{}").split(",")
+
+    called = [
+        (old, new)
+        for key, value in was.attributes.items()
+        for old, new in zip(parts(value), parts(inst.attributes.get(key, "")))
+        if old.strip() != new.strip()
+    ]
+
     def reason(text: str) -> str:
-        return inst.name + text[len(was.name):] if text.startswith(was.name + " (") else text
+        text = inst.name + text[len(was.name):] if text.startswith(was.name + " (") else text
+        for old, new in called:
+            text = text.replace(f"{old.strip().lstrip('%')}/", f"{new.strip().lstrip('%')}/")
+        return text
 
     targets = []
     for t in r.targets:
