@@ -46,3 +46,105 @@ def test_gap_in_a_warp_but_not_across_warps() -> None:
     assert emulate(CONCAT_GAP, "e", 0, [], 1, 2) == "coalesced"
     (res,) = coalescing(parse_module(CONCAT_GAP), warp_size=2)
     assert res.status == "coalesced", res.format()
+
+
+# -- reverse-inline / fuse-epilogue: a buffer updated in place ------------------------------------------------
+
+import math  # noqa: E402
+
+import pytest  # noqa: E402
+from review_round3_oracle import run, transformed  # noqa: E402
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    rc = main([*args, "--no-timing"])
+    return rc, capsys.readouterr().out
+
+
+def _same(a: dict[str, dict[tuple[int, ...], object]], b: dict[str, dict[tuple[int, ...], object]]) -> bool:
+    for k in set(a) | set(b):
+        x, y = a.get(k, {}), b.get(k, {})
+        if x.keys() != y.keys():
+            return False
+        if any(not math.isclose(float(x[i]), float(y[i]), rel_tol=1e-9, abs_tol=1e-9) for i in x):  # type: ignore[arg-type]
+            return False
+    return True
+
+
+IN_PLACE = '''@T.prim_func
+def main(a: T.handle, c: T.handle):
+    N = T.int32()
+    A = T.match_buffer(a, (N,))
+    C = T.match_buffer(c, (N,))
+    B = T.alloc_buffer((N,))
+    for i in T.serial(N):
+        with T.block("B"):
+            vi = T.axis.spatial(N, i)
+            B[vi] = A[vi] + 1.0
+    for i in T.serial(N):
+        with T.block("C"):
+            vi = T.axis.spatial(N, i)
+            A[N - 1 - vi] = B[vi] * 2.0
+'''
+
+# what reverse-inline printed as 'inlined' (proved) before round 3
+IN_PLACE_MOVED = '''@T.prim_func
+def main(a: T.handle, c: T.handle):
+    N = T.int32()
+    A = T.match_buffer(a, (N,))
+    for i in range(N):
+        with T.block("B"):
+            vi = T.axis.spatial(N, i)
+            A[N - vi - 1] = ((A[vi] + T.float32(1.0)) * T.float32(2.0))
+'''
+
+
+def test_reverse_inline_of_a_consumer_writing_what_the_producer_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    # the oracle: moved into B, C's write of A[1] at i = 0 is read by B at i = 1 (N = 2)
+    assert not _same(run(IN_PLACE, [2]), run(IN_PLACE_MOVED, [2]))
+    rc, out = _cli(capsys, "reverse-inline", "-e", IN_PLACE, "--block", "C")
+    assert rc == 2, out  # was 0: 'inlined', every check proved
+    assert "not modelled: the producer B reads A, which C writes" in out
+    fixed = IN_PLACE.replace("    N = T.int32()\n", "").replace("(N,)", "(8,)").replace("T.serial(N)", "T.serial(8)") \
+        .replace("spatial(N, i)", "spatial(8, i)").replace("N - 1 - vi", "7 - vi")
+    rc, out = _cli(capsys, "reverse-inline", "-e", fixed, "--block", "C")
+    assert rc == 2, out  # was 3: 'the original program reads an unwritten element' (A is a parameter)
+
+
+MATMUL = '''@T.prim_func
+def main(A: T.Buffer((4, 5), "float32"), W: T.Buffer((3, 5), "float32"), bias: T.Buffer((4, 3), "float32"),
+         D: T.Buffer((4, 3), "float32")):
+    C = T.alloc_buffer((4, 3))
+    for i, j, k in T.grid(4, 3, 5):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0.0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * W[vj, vk]
+MIDDLE    for i, j in T.grid(4, 3):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            STORE
+'''
+
+
+def test_fuse_epilogue_with_a_parameter_written_in_between(capsys: pytest.CaptureFixture[str]) -> None:
+    # A (a parameter, read by the reduction) is written after it: a valid program; was exit 3 ('the
+    # original program reads an unwritten element: A[0, 0]')
+    text = MATMUL.replace("MIDDLE", '''    for i in T.serial(5):
+        with T.block("Wa"):
+            vi = T.axis.spatial(5, i)
+            A[1, vi] = T.float32(7.0)
+''').replace("STORE", "D[vi, vj] = C[vi, vj] + bias[vi, vj]")
+    rc, out = _cli(capsys, "fuse-epilogue", "-e", text, "--block", "D")
+    assert rc == 0 and "fused" in out.splitlines()[0], out
+    fused = transformed(out)
+    for seed in range(3):
+        assert _same(run(text, seed=seed), run(fused, seed=seed))
+
+
+def test_fuse_epilogue_writing_what_the_reduction_reads_is_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    text = MATMUL.replace("MIDDLE", "").replace("STORE", "A[vi, vj] = C[vi, vj] + bias[vi, vj]")
+    rc, out = _cli(capsys, "fuse-epilogue", "-e", text, "--block", "D")
+    assert rc == 2, out  # was 3 (an unwritten read) at fixed sizes
+    assert "not modelled: the reduction C reads A, which D writes" in out

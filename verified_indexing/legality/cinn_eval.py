@@ -7,7 +7,8 @@ difference is not a rounding artefact; the inputs are small integers, so the
 values are also exactly representable in float32 for small programs.
 
 Input tensors read as :func:`input_value`, a documented formula (anyone can
-recompute a witness). A read of an element of a computed tensor that no store
+recompute a witness), until the program writes the element (an input updated in
+place: a parameter the program also stores). A read of an element of a computed tensor that no store
 wrote raises :class:`Unwritten`. ``X__reduce_init`` stores into ``X`` (CINN's
 convention for the init block of a reduction into ``X``).
 """
@@ -76,12 +77,12 @@ def value(v: Value, scope: list[int], t: Tensors, is_input: Callable[[str], bool
         return _num(v.text)
     if isinstance(v, Load):
         idx = tuple(e.evaluate(scope) for e in v.indices)
+        written = t.get(v.tensor, {})
+        if idx in written:  # an input the program also writes (a parameter updated in place): its new value
+            return written[idx]
         if is_input(v.tensor):
             return input_value(v.tensor, idx, seed)
-        try:
-            return t[v.tensor][idx]
-        except KeyError:
-            raise Unwritten(f"{v.tensor}{list(idx)} is read before it is written") from None
+        raise Unwritten(f"{v.tensor}{list(idx)} is read before it is written")
     if isinstance(v, BinOp):
         a = value(v.lhs, scope, t, is_input, seed)
         if v.op == "&&" and not _truth(a):

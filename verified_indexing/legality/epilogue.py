@@ -496,6 +496,12 @@ def fuse_reduction_epilogue(
         if status != "proved":
             return give_up(lname, note, "z3")
     ok(lname, "", "z3" if middle else "syntax")
+    red_reads = {ld.tensor for st in (red.init_store, red.update_store) for ld in _value_loads(st.value)}
+    if dname in red_reads:
+        # moved into the reduction, the epilogue's writes interleave with the reduction's reads of them
+        return give_up(f"the reduction does not read {dname}, which {block} writes",
+                       f"not modelled: the reduction {red_name} reads {dname}, which {block} writes (an update in "
+                       f"place): fused, {block}'s writes would interleave with {red_name}'s reads")
     rf, inf = _frame(red.update, red.update_store), _frame(red.init, red.init_store)
     read = ef.domain(ef.resolve(i) for i in cloads[0].indices)
     written = inf.domain(inf.resolve(i) for i in red.init_store.indices)
@@ -777,7 +783,8 @@ def compare_programs(
     """The first element of ``tensor`` where the two programs differ (exact
     evaluation, inputs by :data:`~verified_indexing.legality.cinn_eval.INPUT_RULE`),
     as ``{element, original, fused, sizes, inputs, seed}``; ``None`` when they agree."""
-    inputs = _inputs(original) | _inputs(fused)
+    # a parameter holds the caller's data: read before the program writes it, it is an input (in place)
+    inputs = _inputs(original) | _inputs(fused) | set(program_params(original))
     sizes = {c.var: c.extent for ctx in walk_blocks(original) for c in ctx.loops if c.kind != "size"
              and c.bound is None}
     for seed in seeds:

@@ -181,6 +181,12 @@ def _reverse_compute_inline(
         return refuse(f"{block} is the only reader of {btensor}, which is not an output",
                       f"{what}; it must stay materialized")
     ok(f"{block} is the only reader of {btensor}, which is not an output")
+    if any(ld.tensor == dname for ld in _value_loads(pstore.value)):
+        # moved into the producer, the consumer's writes interleave with the producer's reads of them
+        # (A[N - 1 - i] = (A[i] + 1) * 2: iteration i overwrites what a later iteration reads)
+        return give_up(f"{pname} does not read {dname}, which {block} writes",
+                       f"not modelled: the producer {pname} reads {dname}, which {block} writes (an update in "
+                       f"place): moved into {pname}, {block}'s writes would interleave with {pname}'s reads")
     cf, pf = _frame(cctx, cstore), _frame(pctx, pstore)
     bloads = [ld for ld in _value_loads(cstore.value) if ld.tensor == btensor]
     tuples = {tuple(cf.resolve(i) for i in ld.indices) for ld in bloads}
