@@ -97,7 +97,8 @@ def test_proofs_live_at_the_top_and_import_as_verified_indexing_proofs() -> None
     assert callable(proofs.prove_all)
     assert "proofs" not in sys.modules or sys.modules["proofs"].__file__ != proofs.__file__
     assert PYPROJECT["tool"]["setuptools"]["package-dir"]["verified_indexing.proofs"] == "proofs"
-    assert "proofs*" not in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
+    setup_py = (ROOT / "setup.py").read_text(encoding="utf-8")  # the package list: no top-level proofs
+    assert 'include=["verified_indexing*"]' in setup_py and '"verified_indexing.proofs"' in setup_py
 
 
 def test_no_source_imports_the_top_level_proofs_name() -> None:
@@ -465,10 +466,18 @@ def test_sdist_then_a_wheel_built_from_it_in_a_fresh_venv(tmp_path: Path) -> Non
 
     if int(setuptools.__version__.split(".")[0]) < 77:
         pytest.skip(f"setuptools {setuptools.__version__} < 77 (pyproject's build requirement)")
+    import shutil
+
+    # a copy of the checkout without build products: setuptools reads a previous SOURCES.txt back into the
+    # sdist's file list, so a stale *.egg-info in the checkout would hide what the configuration gives
+    source = tmp_path / "checkout"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", ".*_cache", "fuzz-out"))
+    assert (source / "verified_indexing" / "proofs").is_symlink()
     dist = tmp_path / "dist"
     dist.mkdir()
     build = ("import sys\nfrom setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))")
-    proc = subprocess.run([sys.executable, "-c", build, str(dist)], capture_output=True, text=True, cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-c", build, str(dist)], capture_output=True, text=True, cwd=source,
                           env=_env_without_checkout(), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     version = PYPROJECT["project"]["version"]
@@ -476,16 +485,18 @@ def test_sdist_then_a_wheel_built_from_it_in_a_fresh_venv(tmp_path: Path) -> Non
     assert sdist.name == f"verified_indexing-{version}.tar.gz"
     with tarfile.open(sdist) as tar:
         members = {m.name.split("/", 1)[1]: m for m in tar.getmembers() if "/" in m.name}
-    for needed in ("verified_indexing/proofs/__init__.py", "verified_indexing/proofs/theorems.py",
-                   "verified_indexing/proofs/known_bugs.py", "proofs/theorems.py", "CHANGELOG.md", "README.md",
-                   "LICENSE", "MANIFEST.in", "docs/cli.md", "tests/test_package.py", "tests/conftest.py",
-                   "examples/jax_hlo/softmax.post.hlo", "verified_indexing/demo_data/softmax.post.hlo"):
+    for needed in ("proofs/__init__.py", "proofs/theorems.py", "proofs/known_bugs.py", "setup.py", "CHANGELOG.md",
+                   "README.md", "LICENSE", "MANIFEST.in", "docs/cli.md", "tests/test_package.py", "tests/conftest.py",
+                   "tests/lit/simplify.map", "examples/jax_hlo/softmax.post.hlo",
+                   "verified_indexing/demo_data/softmax.post.hlo"):
         assert needed in members, needed
         assert not members[needed].issym(), needed
-    # every file of the checkout's package and proofs is in the sdist (git-independent: the file system)
-    for path in [*(ROOT / "verified_indexing").rglob("*.py"), *(ROOT / "proofs").glob("*.py")]:
-        if "__pycache__" not in path.parts:
-            assert path.relative_to(ROOT).as_posix() in members, path
+    assert not any(m.issym() for m in members.values())
+    # every file of the checkout's package (not through the proofs symlink) and of proofs/ is in the sdist
+    proofs_link = source / "verified_indexing" / "proofs"
+    for path in [*(source / "verified_indexing").rglob("*.py"), *(source / "proofs").glob("*.py")]:
+        if proofs_link not in path.parents:
+            assert path.relative_to(source).as_posix() in members, path
 
     wheels = tmp_path / "wheels"
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
