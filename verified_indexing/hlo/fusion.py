@@ -28,11 +28,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from verified_indexing.engines.deadline import BudgetExpired as _BudgetExpired
 from verified_indexing.engines.verdict import Verdict
@@ -1579,8 +1580,8 @@ def _signature(module: Module, comp: Computation, inst: Instruction, prints: dic
     first = {name: k for k, name in reversed(list(enumerate(inst.operands)))}
     return (
         inst.opcode,
-        str(inst.shape),
-        tuple(str(comp.by_name[name].shape) for name in inst.operands),
+        _shape_text(inst.shape),
+        tuple(_shape_text(comp.by_name[name].shape) for name in inst.operands),
         tuple(first[name] for name in inst.operands),
         _attributes(module, inst, prints),
         inst.literal,
@@ -1588,6 +1589,12 @@ def _signature(module: Module, comp: Computation, inst: Instruction, prints: dic
         inst.iota_dimension,
         inst.parameter_number,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_text(shape: Shape) -> str:
+    """``str(shape)``, remembered (a model repeats a few shapes tens of thousands of times)."""
+    return str(shape)
 
 
 def _called_names(module: Module, value: str) -> list[str]:
@@ -1659,7 +1666,7 @@ def _renamed(r: ComputationIndexing, was: Instruction, inst: Instruction, comp_n
                 q = q.replace(f" {old_label} == exact", f" {new_label} == exact", 1)
             elif r.source < len(old_params):
                 q = q.replace(f" from {old_params[r.source]} ==", f" from {new_params[r.source]} ==", 1)
-        return dataclasses.replace(v, question=q)
+        return dataclasses.replace(v, question=q) if q != v.question else v
 
     def parts(value: str) -> list[str]:
         return value.strip().strip("{}").split(",")
@@ -1681,13 +1688,26 @@ def _renamed(r: ComputationIndexing, was: Instruction, inst: Instruction, comp_n
     for t in r.targets:
         new_label = label(t.name)
         maps = [
-            dataclasses.replace(a, verdict=verdict(a.verdict, t.name, new_label), merges=list(a.merges),
-                                over_approximation=tuple(reason(x) for x in a.over_approximation))
+            _with(a, verdict=verdict(a.verdict, t.name, new_label), merges=list(a.merges),
+                  over_approximation=tuple(reason(x) for x in a.over_approximation) if a.over_approximation else ())
             for a in t.maps
         ]
-        targets.append(dataclasses.replace(t, name=new_label, maps=maps, unsupported=list(t.unsupported)))
-    return dataclasses.replace(r, computation=comp_name, targets=targets, unsupported=[],
-                               merge_proofs=list(r.merge_proofs), seconds=0.0)
+        targets.append(_with(t, name=new_label, maps=maps, unsupported=list(t.unsupported)))
+    return _with(r, computation=comp_name, targets=targets, unsupported=[], merge_proofs=list(r.merge_proofs),
+                 seconds=0.0)
+
+
+_T = TypeVar("_T")
+
+
+def _with(obj: _T, **changes: Any) -> _T:
+    """A shallow copy of ``obj``, a plain dataclass of this module (fields in ``__dict__``), with
+    ``changes``: ``dataclasses.replace`` without re-running ``__init__``, a few times faster, which
+    counts over the tens of thousands of instructions of a model."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 EACH_INSTRUCTION = "each instruction"
