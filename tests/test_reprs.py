@@ -78,3 +78,23 @@ def test_str_of_a_verdict_is_still_the_command_lines_text() -> None:
         assert str(v) + "\n" == out.getvalue()
     finally:
         set_show_timing(before)
+
+
+def test_str_of_an_analysis_and_a_report_is_the_command_lines_text() -> None:
+    from verified_indexing.engines import points
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["analyze", str(LAYERNORM), "--no-timing"]) == 0
+    module = load_hlo(LAYERNORM.read_text(encoding="utf-8"), str(LAYERNORM))
+    blocks = "\n\n".join(str(r) for r in analyze_module(module))
+    assert out.getvalue().startswith(blocks + "\n\n")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["simplify", "-e", LONG]) == 0
+    before = points.set_enabled(False)  # the command line's engines (it proves small domains with isl)
+    try:
+        report = simplify_with_report(parse_indexing_map(LONG))
+    finally:
+        points.set_enabled(before)
+    assert str(report) + "\n" == out.getvalue()

@@ -166,6 +166,12 @@ class ComputationIndexing:
     def num_maps(self) -> int:
         return sum(len(t.maps) for t in self.targets)
 
+    def __str__(self) -> str:
+        """The command line's text block of this analysis (``verified-indexing analyze``)."""
+        from verified_indexing.hlo.report import format_result
+
+        return format_result(self)
+
     def __repr__(self) -> str:
         from verified_indexing._repr import short
 

@@ -66,6 +66,10 @@ class SimplifyReport:
     """The last round's domain is a fixpoint of the domain steps and no rewriter stopped short (step
     cap, time budget): see ``_another_round_may_help``. False on a report read from the cache."""
 
+    def __str__(self) -> str:
+        """The command line's text (``verified-indexing simplify``): the simplified map."""
+        return str(self.map)
+
     def __repr__(self) -> str:
         """One line (at most 299 characters): the map before and after, the steps and the proof."""
         from verified_indexing._repr import clip, short
