@@ -60,7 +60,7 @@ def test_pair_proved_and_the_output_computes_the_numpy_function() -> None:
 
     (op,) = parse_linalg(r.after)
     x, y = np.arange(16.0).reshape(4, 4), np.arange(16.0).reshape(4, 4) * 3 - 7
-    env = run_ops([op], {"%arg0": x, "%arg1": y, "%cst": 2.0, "%0": np.zeros((4, 4))})
+    env = run_ops([op], {"%arg0": x, "%arg1": y, "%cst_f1": 2.0, "%0": np.zeros((4, 4))})
     assert np.array_equal(env["%2"], 2 * y.T + x)
 
 
@@ -133,6 +133,27 @@ def test_json_and_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_without_iree_the_command_says_so(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mlir_driver, "find_iree_opt", lambda: None)
-    code, out, err = _run_cli(capsys, "validate-mlir", "-e", PAIR)
+    code, _, err = _run_cli(capsys, "validate-mlir", "-e", PAIR)
     assert code == 3
     assert "iree-opt" in err and "not installed" in err and "Traceback" not in err
+
+
+@needs_iree
+def test_mlir_fuses_an_outs_reading_producer_into_a_reduction_wrongly() -> None:
+    """Found by the fuzz area (seed 0, job 1): the producer reads its init; MLIR
+    fuses it into a consumer with a reduction loop, and the fused op keeps the
+    producer's result as an output it updates at every reduction step, so the
+    producer's value it feeds the consumer changes from one step to the next."""
+    r = validate_mlir((ROOT / "examples" / "mlir" / "validate_mlir_outs_reduction.mlir").read_text())
+    (f,) = r.fused
+    assert f.status == "refuted" and f.replaced and r.exit_code == 1
+    w = f.witness
+    assert w is not None
+    # independent: the function written out with numpy
+    env, _ = mlir_driver._inputs([r.before], int(w["seed"]))
+    a0, a1, a2, a3, a4 = (env[f"%arg{i}"] for i in range(5))
+    p = a0 - a1 + np.arange(3) + a2
+    q = a4 + (p[None, :] + a3).sum(axis=0)
+    (j,) = w["element"]
+    assert w["before"] == -q[j]
+    assert w["after"] != w["before"]

@@ -70,6 +70,8 @@ _EMPTY = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*tensor\.empty\(\)\s*:\s*(tensor<[
 _EMPTY_ANY = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*tensor\.empty\(", re.MULTILINE)
 _RETURN = re.compile(r"^[ \t]*(?:func\.return|return|util\.return|flow\.return|[\w.]*dispatch\.tensor\.store)\b"
                      r"([^\n]*)", re.MULTILINE)
+_CONST_DEF = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*(arith\.constant\s+[^\n<>]*?:\s*[\w]+)\s*(?:loc\(|$)",
+                        re.MULTILINE)
 _CONST = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*arith\.constant\s+(-?[\d.eE+-]+|true|false)\s*(?::\s*([\w]+))?",
                     re.MULTILINE)
 
@@ -157,6 +159,20 @@ def _rename_table(before: str, after: str) -> dict[str, str]:
     news = [n for n, _ in pairs]
     olds_ = [o for _, o in pairs]
     return {n: o for n, o in pairs if news.count(n) == 1 and olds_.count(o) == 1}
+
+
+def _per_function(text: str) -> str:
+    """Names MLIR prints from hints (``%cst``, ``%c0``, ``%in``) repeat across
+    functions even with ``--mlir-print-unique-ssa-ids``: each gets its function's
+    number (``%cst_f2``); numbered values and arguments are unique already."""
+    out = []
+    k = 0
+    for line in text.splitlines(keepends=True):
+        if re.match(r"\s*(?:func\.func|util\.func)\b", line):
+            k += 1
+        out.append(_SSA.sub(lambda m, k=k: m.group() if re.fullmatch(r"%(?:arg)?\d+", m.group())  # type: ignore[misc]
+                            else f"{m.group()}_f{k}", line))
+    return "".join(out)
 
 
 def _renamed(after: str, table: dict[str, str]) -> str:
@@ -329,6 +345,7 @@ def validate_mlir(text: str, source: str = "<input>", *, pass_name: str = DEFAUL
         text = run_iree_opt(text, ["--strip-debuginfo"], source=source)
     before = run_iree_opt(text, PRINT_FLAGS, source=source)
     after_raw = run_iree_opt(before, [*flags, *PRINT_FLAGS], source=source)
+    before, after_raw = _per_function(before), _per_function(after_raw)
     return validate_output(before, after_raw, source, pass_name=pass_name, timeout=timeout, seeds=seeds)
 
 
@@ -350,11 +367,12 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     res.pairs = len({(id(p), id(c)) for p, c, _ in cands})
     bdef = {r: op for op in bops for r in op.results}
     b_by_name = {op.name: op for op in bops}
-    a_results = {r for op in aops for r in op.results}
-    vanished = {op.name for op in bops if op.name not in a_results}
+    a_names = {op.name for op in aops}
+    vanished = {op.name for op in bops if op.name not in a_names}
 
     # the interpreter oracle: every value both modules compute
     empties = {m.group(1) for m in _EMPTY_ANY.finditer(after)}
+    consts = {**_scalar_constants(before), **_scalar_constants(after)}
     observable = {v for m in _RETURN.finditer(after) for v in _SSA.findall(m.group(1))}
     refuted_at: dict[str, dict[str, Any]] = {}
     if HAVE_NUMPY:
@@ -406,7 +424,9 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             if w is not None:  # an op the pass kept computes something else: report it too
                 res.fused.append(FusedCheck(a.name, lines.get(a.name, c.line), (), "refuted", _diff_note(w), w))
             continue
-        chk = _check_fused(a, c, absorbed, bdef, before, timeout, empties)
+        chk = _check_fused(_with_constants(a, consts), _with_constants(c, consts),
+                           [_with_constants(p, consts) for p in absorbed], bdef, before, timeout, empties,
+                           {m.group(1) for m in _EMPTY_ANY.finditer(before)})
         w = refuted_at.get(a.name) or next((refuted_at[r] for r in a.results if r in refuted_at), None)
         if w is not None:
             w = _recheck(w, a, c, absorbed, bdef, before, after)
@@ -419,6 +439,35 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             chk = FusedCheck(chk.op, chk.line, chk.replaced, "refuted", _diff_note(w), w, chk.project,
                              chk.fused_text)
         res.fused.append(dataclasses.replace(chk, line=lines.get(chk.op, chk.line)))
+
+    # a returned value of an op the pass kept differs: the fused op upstream of it
+    # (when there is one, unproved) is what the pass got wrong
+    adef = {r: op for op in aops for r in op.results}
+    fused_at = {f.op: i for i, f in enumerate(res.fused) if f.replaced}
+    for f in [f for f in res.fused if not f.replaced and f.status == "refuted"]:
+        assert f.witness is not None
+        seen: set[str] = set()
+        todo = [f.op]
+        ups: list[int] = []
+        while todo:
+            v = todo.pop()
+            cur = adef.get(v) or next((o for o in aops if o.name == v), None)
+            if cur is None:
+                continue
+            for o in cur.operands:
+                u = adef.get(o.value)
+                if u is not None and u.name not in seen:
+                    seen.add(u.name)
+                    todo.append(u.name)
+                    if u.name in fused_at:
+                        ups.append(fused_at[u.name])
+        if len(ups) == 1 and res.fused[ups[0]].status != "proved":
+            up = res.fused[ups[0]]
+            res.fused[ups[0]] = dataclasses.replace(
+                up, status="refuted", witness=f.witness,
+                reason=f"{_diff_note(f.witness)}, computed from this fused op by ops the pass kept unchanged "
+                f"(the proof of this op: {up.reason})")
+            res.fused.remove(f)
 
     # pairs the pass left alone that the project proves legal
     for p, c, k in cands:
@@ -500,8 +549,75 @@ def _unread_inits(a: Any, c: Any, empties: set[str]) -> tuple[Any, list[str]]:
     return (replace(a, outputs=tuple(outs)) if swapped else a), swapped
 
 
+def _scalar_constants(text: str) -> dict[str, str]:
+    """Every scalar ``arith.constant`` of ``text``: its value -> its definition's right-hand side."""
+    return {m.group(1): m.group(2) for m in _CONST_DEF.finditer(text)}
+
+
+def _with_constants(op: Any, consts: dict[str, str]) -> Any:
+    """``op`` with the scalar constants its payload reads from outside defined in the
+    payload (the pass hoists a payload's constants out of it; the whole-op proof
+    treats an outside value as an unknown)."""
+    from verified_indexing.legality.linalg_ir import _BLOCK_RE
+
+    header = _BLOCK_RE.search(op.payload)
+    if header is None:
+        return op
+    body = op.payload[header.end():]
+    defined = set(re.findall(r"(%[\w$.-]+)(?::\d+)?\s*=", body))
+    used = [v for v in dict.fromkeys(_SSA.findall(body)) if v in consts and v not in defined]
+    if not used:
+        return op
+    lines = "".join(f"\n    {v} = {consts[v]}" for v in used)
+    return dataclasses.replace(op, payload=op.payload[:header.end()] + lines + body)
+
+
+def _preserved_last(a: Any, c: Any, absorbed: Sequence[Any], empties: set[str], before_empties: set[str]
+                    ) -> tuple[Any, list[str]] | None:
+    """MLIR's fused op returns the producer results it preserves first; the
+    project's, last: ``a`` with those outputs (and yields, results) moved last,
+    and the producer results they are. ``None`` when they are not matched (one
+    producer; an init is the producer's, or a fresh ``tensor.empty`` for a
+    producer init that is a ``tensor.empty`` too: undefined either way)."""
+    if len(absorbed) != 1:
+        return None
+    p = absorbed[0]
+    n = len(a.outputs) - len(c.outputs)
+    if n <= 0 or n > len(p.outputs):
+        return None
+    names: list[str] = []
+    outs = list(a.outputs)
+    taken: set[int] = set()
+    for i in range(n):
+        o = a.outputs[i]
+        js = [j for j, po in enumerate(p.outputs) if j not in taken and po.value == o.value]
+        if not js and o.value in empties:
+            js = [j for j, po in enumerate(p.outputs) if j not in taken and po.value in before_empties
+                  and po.type == o.type and not p.payload_uses(len(p.inputs) + j)
+                  and not a.payload_uses(len(a.inputs) + i)]
+        if len(js) != 1 or js[0] >= len(p.results):
+            return None
+        taken.add(js[0])
+        names.append(p.results[js[0]])
+        outs[i] = dataclasses.replace(o, value=p.outputs[js[0]].value)
+    m = re.search(r"linalg\.yield\s+([^:\n]*?)\s*:\s*([^\n]*)", a.payload)
+    if m is None:
+        return None
+    vals = [v.strip() for v in m.group(1).split(",")]
+    types = [t.strip() for t in m.group(2).split(",")]
+    if len(vals) != len(a.outputs) or len(types) != len(vals):
+        return None
+    vals, types = vals[n:] + vals[:n], types[n:] + types[:n]
+    payload = a.payload[:m.start()] + f"linalg.yield {', '.join(vals)} : {', '.join(types)}" + a.payload[m.end():]
+    results = a.results[n:] + a.results[:n] if len(a.results) == len(a.outputs) else a.results
+    moved = dataclasses.replace(a, outputs=tuple(outs[n:] + outs[:n]), payload=payload, results=results,
+                                result_types=a.result_types[n:] + a.result_types[:n])
+    return moved, names
+
+
 def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], before: str,
-                 timeout: float, empties: set[str] = frozenset()) -> FusedCheck:  # type: ignore[assignment]
+                 timeout: float, empties: set[str] = frozenset(),  # type: ignore[assignment]
+                 before_empties: set[str] = frozenset()) -> FusedCheck:  # type: ignore[assignment]
     """The proof of MLIR's fused op ``a`` against ``c`` and the producers it absorbed."""
     from verified_indexing.legality.linalg import check_fusion, fused_generic_text, results_used_elsewhere, semantics
     from verified_indexing.legality.linalg_ir import parse_linalg
@@ -513,9 +629,13 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
     def unknown(why: str, project: str = "") -> FusedCheck:
         return FusedCheck(c.name, c.line, replaced, "unknown", why, None, project, text)
 
+    preserved: list[str] = []
     if len(a.outputs) != len(c.outputs):
-        return unknown(f"the fused op has {len(a.outputs)} outputs, the consumer {len(c.outputs)}: the pass "
-                       "preserved a producer result (returned first), which the proof does not match yet")
+        moved = _preserved_last(a, c, absorbed, empties, before_empties)
+        if moved is None:
+            return unknown(f"the fused op has {len(a.outputs)} outputs, the consumer {len(c.outputs)}: the "
+                           "producer results the pass preserved (returned first) are not matched")
+        a, preserved = moved
     current = c
     remaining = list(absorbed)
     while remaining:
@@ -528,6 +648,8 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
             return unknown(f"{current.name} reads {p.name} through several operands (fused one at a time by the "
                            "pass): not matched")
         keep = results_used_elsewhere(before, p, c, k) if current is c else ()
+        if preserved and not remaining:
+            keep = tuple(preserved)
         try:
             rep = check_fusion(p, current, operand_index=k, timeout=timeout, keep=keep)
         except VerifiedIndexingError as exc:
@@ -537,9 +659,9 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
             return unknown(f"the project does not prove fusing {p.name} into {current.name} legal ({project}): "
                            "no proof of the pass's op", project)
         if not remaining:
-            if rep.kept:
-                return unknown("the pair keeps a producer result (used elsewhere): the pass's order of outputs "
-                               "is not matched", project)
+            if len(rep.kept) != len(preserved):
+                return unknown(f"the pass preserved {len(preserved)} producer result(s), the project's fusion "
+                               f"keeps {len(rep.kept)}", project)
             a, swapped = _unread_inits(a, current, empties)
             v, _ = prove_fused_equivalent(semantics(rep), a, timeout=timeout)
             if v.proved:

@@ -67,7 +67,8 @@ def run_validate_mlir(args: argparse.Namespace) -> int:
         print(f"  {f.op} at line {f.line}{what}: {f.status.upper() if f.status == 'refuted' else f.status}")
         print(f"    {f.reason}")
         if f.status == "refuted":
-            print("    re-checked: the interpreter re-ran the replaced ops and the fused op alone on the same inputs")
+            print("    found by the Linalg interpreter running the input and the pass's output on the same inputs "
+                  "(for a fused op whose own result is returned: re-run on the replaced ops and the fused op alone)")
     for rf in r.refusals:
         print(f"  the pass left {rf.producer} -> {rf.consumer} unfused ({rf.why_refused}); the project proves it "
               "legal")
