@@ -5,7 +5,9 @@ For every module of the corpus (``../shared/corpus/jax_hlo`` or the bundled
 entry computation for a module without fusions) with proofs on, first with a
 cold proof cache (a fresh cache file, first analysis of the module in this
 process), then warm (median of 3), and with proofs off (median of 3), and the
-cost of proofs as the ratio on/off. Run: ``python benchmarks/hlo.py``.
+cost of proofs as the ratio on/off; then llama-sized optimized modules and the real-model-sized
+modules of issue 27 (:func:`real_models`). Run: ``python benchmarks/hlo.py`` (``--real 10,100,1024``:
+only the real-model-sized modules, at those sizes in KB).
 """
 
 from __future__ import annotations
@@ -124,11 +126,116 @@ def main() -> int:
     print(_nesting())
     for line in _llama(LLAMA_LAYERS):
         print(line)
+    for line in real_models(REAL_SIZES if LLAMA_LAYERS is _LLAMA_DEFAULT else REAL_SHORT):
+        print(line)
     return 0 if worst[1] < 1.0 else 1
 
 
+# -- real-model-sized modules, unoptimized and optimized (issue 27) ----------------------------------------------
+REAL_SIZES = [10 << 10, 100 << 10, 1 << 20, 2 << 20, 4 << 20]
+"""Sizes (bytes of HLO text) of the unoptimized modules, for the growth exponent; the optimized ones are
+generated at the sizes of 1 MB and above (``--real 10,1024`` in KB to change)."""
+
+REAL_SHORT = [10 << 10, 20 << 10]
+"""The sizes of a short run (``--llama`` given, as CI's smoke test does): no optimized module."""
+
+_CHILD = """
+import contextlib, json, os, resource, sys, time
+from verified_indexing.cli import main
+t = time.perf_counter()
+with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+    code = main(["analyze", sys.argv[1]])
+seconds = time.perf_counter() - t
+print(json.dumps({"code": code, "seconds": seconds,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+def _measure(path: Path) -> dict[str, float]:
+    """``verified-indexing analyze PATH`` in a fresh process, its report discarded: the command's own
+    seconds (reading, parsing, analysis, printing; interpreter start-up apart), the process's wall
+    seconds and peak resident memory, and the exit code."""
+    import json
+    import subprocess
+
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, timeout=900)
+    wall = time.perf_counter() - t
+    try:
+        found = json.loads(proc.stderr.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise SystemExit(f"analyze {path} failed: {proc.stderr[-500:]}") from None
+    return {**found, "wall": wall}
+
+
+def _slope(xs: list[float], ys: list[float]) -> float:
+    """The least-squares slope of log y against log x (1: linear)."""
+    import math
+
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(max(y, 1e-9)) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    den = sum((x - mx) ** 2 for x in lx)
+    return sum((x - mx) * (y - my) for x, y in zip(lx, ly)) / den if den else float("nan")
+
+
+def real_models(sizes: list[int] | None = None) -> list[str]:
+    """A llama-style decoder and a mixture-of-experts stack written in JAX (``benchmarks/hlo_models.py``),
+    generated in a subprocess at each size, unoptimized (no fusions: the default answer is each instruction
+    one op deep) and optimized (XLA:CPU's fusions) at 1 MB and above; each analyzed by the command in a fresh
+    process. Prints seconds and peak memory against the goals (< 60 s, < 1 GB) and the growth exponent of the
+    command's time against the file size over the unoptimized sizes (goal <= 1.1)."""
+    import importlib.util
+    import subprocess
+
+    sizes = sizes or REAL_SIZES
+    if importlib.util.find_spec("jax") is None:
+        return ["real-model-sized HLO: skipped: jax not installed (pip install 'verified-indexing[bench]')"]
+    lines = ["real-model-sized HLO (benchmarks/hlo_models.py; analyze in a fresh process, report discarded):"]
+    worst_s, worst_mb = 0.0, 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("llama", "moe"):
+            xs: list[float] = []
+            ys: list[float] = []
+            for optimized in (False, True):
+                for size in sizes:
+                    if optimized and size < (1 << 20):
+                        continue
+                    path = Path(tmp) / f"{kind}.{'opt' if optimized else 'unopt'}.{size}.hlo"
+                    gen = (f"import sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import hlo_models as h; "
+                           f"t, n = h.sized({kind!r}, {size}, {optimized}); open({str(path)!r}, 'w').write(t); "
+                           "print(n)")
+                    proc = subprocess.run([sys.executable, "-c", gen], capture_output=True, text=True, timeout=1800,
+                                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+                    if proc.returncode != 0:
+                        lines.append(f"  {kind} {size >> 10} KB: generation failed: {proc.stderr.strip()[-300:]}")
+                        continue
+                    layers = int(proc.stdout.strip() or 0)
+                    m = _measure(path)
+                    nbytes = path.stat().st_size
+                    worst_s, worst_mb = max(worst_s, m["wall"]), max(worst_mb, m["peak_mb"])
+                    if not optimized:
+                        xs.append(nbytes)
+                        ys.append(m["seconds"])
+                    lines.append(
+                        f"  {kind:<5} {'optimized' if optimized else 'unoptimized':<11} {layers:>4} layers "
+                        f"{nbytes / 1e6:6.2f} MB: command {m['seconds']:6.2f} s, process {m['wall']:6.2f} s, "
+                        f"peak {m['peak_mb']:6.0f} MB, exit {int(m['code'])}"
+                    )
+                    path.unlink()
+            if len(xs) >= 2:
+                lines.append(f"  {kind}: growth exponent of the command's time against file size, unoptimized "
+                             f"{xs[0] / 1e3:.0f} KB to {xs[-1] / 1e6:.1f} MB: {_slope(xs, ys):.2f} (goal <= 1.1)")
+                big = [(x, y) for x, y in zip(xs, ys) if x >= 1e6]
+                if len(big) >= 2:  # the start-up of the engines flattens the small sizes: the large ones alone
+                    lines.append(f"  {kind}: the same from 1 MB up only: "
+                                 f"{_slope([x for x, _ in big], [y for _, y in big]):.2f}")
+    lines.append(f"  worst: {worst_s:.1f} s (goal < 60 s), {worst_mb:.0f} MB peak (goal < 1024 MB)")
+    return lines
+
+
 # -- a llama-sized module ----------------------------------------------------------------------------------------
-LLAMA_LAYERS = [8, 16, 32, 64]
+LLAMA_LAYERS = _LLAMA_DEFAULT = [8, 16, 32, 64]
 """Transformer blocks per generated module (``--llama 2,4`` to change; 64 blocks is about 1.7 MB, 13k
 instructions)."""
 
@@ -287,6 +394,10 @@ def _nesting() -> str:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--real":  # only the real-model-sized modules (sizes in KB)
+        for line in real_models([int(x) << 10 for x in sys.argv[2].split(",") if x]):
+            print(line, flush=True)
+        sys.exit(0)
     if len(sys.argv) > 2 and sys.argv[1] == "--llama":
         LLAMA_LAYERS = [int(x) for x in sys.argv[2].split(",") if x]
     sys.exit(main())

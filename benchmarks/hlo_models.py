@@ -10,8 +10,9 @@ Two programs written in JAX, in the style of the models whose HLO users analyze:
 
 :func:`generate` writes each, unoptimized (``jax.jit(f).lower(...).as_text(dialect='hlo')``: no
 fusions) and optimized (``.compile().as_text()``: XLA:CPU's fusions), with the number of layers
-chosen so that the text is about the requested size. Run: ``python benchmarks/hlo_models.py DIR``
-(writes ``DIR/{llama,moe}.{unopt,opt}.{SIZE}.hlo``).
+chosen so that the text is about the requested size. Run: ``python benchmarks/hlo_models.py DIR
+[KB,...]`` (writes ``DIR/{llama,moe}.{unopt,opt}.{SIZE}K.hlo``, default 1024, 2048 and 4096 KB; without
+arguments, a short run at 10 and 20 KB in a temporary directory). ``benchmarks/hlo.py`` measures them.
 """
 
 from __future__ import annotations
@@ -139,6 +140,14 @@ def generate(out: Path, sizes: tuple[int, ...] = (1 << 20, 2 << 20, 4 << 20)) ->
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1] if len(sys.argv) > 1 else "build/hlo_models")
-    for p in generate(target):
-        print(f"{p}  {p.stat().st_size} bytes")
+    if len(sys.argv) > 1:
+        target = Path(sys.argv[1])
+        kb = [int(x) for x in sys.argv[2].split(",") if x] if len(sys.argv) > 2 else [1024, 2048, 4096]
+        for p in generate(target, tuple(k << 10 for k in kb)):
+            print(f"{p}  {p.stat().st_size} bytes")
+    else:  # a short run (CI's smoke test): small modules in a temporary directory
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            for p in generate(Path(tmp), (10 << 10, 20 << 10)):
+                print(f"{p.name}  {p.stat().st_size} bytes")
