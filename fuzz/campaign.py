@@ -21,6 +21,10 @@ and can be resumed):
   TVM and its result validated (``fuzz/tvm_area.py``; ``skip`` without TVM); TVM
   results refuted, TVM refusals the project proves legal and TVM crashes are
   written to the findings (``finding: true``) with program, seed and witness.
+* ``mlir``     -- random Linalg producer-consumer pairs (``fuzz/mlir_area.py``, 20 per job,
+  one ``iree-opt`` run): MLIR's ``linalg-fuse-elementwise-ops`` applied and its output
+  validated by ``validate-mlir``'s checks; refuted pass outputs are findings with
+  the function, seed and witness; ``skip`` without IREE.
 * ``legality`` -- random fusion programs (Linalg pairs with symbolic sizes, CINN/TVM
   inline, reverse inline, fuse-epilogue, permutations): the legality property
   tests, whose oracles are the numpy interpreters of Linalg and CINN in ``tests/``
@@ -61,7 +65,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-AREAS = ("equal", "simplify", "rule", "cli", "hlo", "legality", "coalescing", "tvm")
+AREAS = ("equal", "simplify", "rule", "cli", "hlo", "legality", "coalescing", "tvm", "mlir")
 
 # ---------------------------------------------------------------------------------------------
 # Random maps, as text
@@ -334,6 +338,7 @@ def check_cli(r: random.Random) -> dict[str, Any]:
 
 TESTS_DIR = Path(__file__).resolve().parent.parent / "tests"
 EXAMPLES = 8
+MLIR_BATCH = 20  # fuzz/mlir_area.py's BATCH
 PROPERTY_AREAS: dict[str, tuple[str, ...]] = {
     "hlo": ("test_hlo_fusion_props", "test_hlo_ops_oracle", "test_hlo_ops_extended"),
     "legality": ("test_linalg_props", "test_linalg_bounds", "test_linalg_mlir", "test_linalg",
@@ -391,6 +396,18 @@ def check_property(area: str, r: random.Random) -> dict[str, Any]:
     return {"outcome": "ok", "test": name, "checks": calls[0]}
 
 
+def check_mlir(r: random.Random) -> dict[str, Any]:
+    """The ``mlir`` area (``fuzz/mlir_area.py``): MLIR's fusion pass on random Linalg pairs, its output validated."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fuzz_mlir_area", Path(__file__).with_name("mlir_area.py"))
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    result: dict[str, Any] = mod.check_mlir(r)
+    return result
+
+
 def check_tvm(r: random.Random) -> dict[str, Any]:
     """The ``tvm`` area (``fuzz/tvm_area.py``): TVM's primitives on random TIR, TVM's results validated."""
     import importlib.util
@@ -406,7 +423,7 @@ def check_tvm(r: random.Random) -> dict[str, Any]:
 CHECKS = {"equal": check_equal, "simplify": check_simplify, "rule": check_rule, "cli": check_cli,
           "hlo": lambda r: check_property("hlo", r), "legality": lambda r: check_property("legality", r),
           "coalescing": lambda r: check_property("coalescing", r),
-          "tvm": check_tvm}
+          "tvm": check_tvm, "mlir": check_mlir}
 
 
 def run_one(job: tuple[int, str, int]) -> dict[str, Any]:
@@ -464,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
         if findings.exists():
             findings.unlink()
     def n_jobs(area: str) -> int:  # a property job runs EXAMPLES checks
+        if area == "mlir":  # a job validates a batch of pairs
+            return int(-(-args.checks // MLIR_BATCH))
         return -(-args.checks // EXAMPLES) if area in PROPERTY_AREAS else args.checks
 
     jobs = [(args.seed, a, i) for i in range(args.checks) for a in areas
@@ -489,7 +508,8 @@ def main(argv: list[str] | None = None) -> int:
                 res.setdefault("checks", 1)
                 checks[res["area"]] += res["checks"]
                 keys = ("seed", "area", "index", "outcome", "seconds", "checks")
-                prog.write(json.dumps({k: res[k] for k in keys}) + "\n")
+                extra = {k: res[k] for k in ("tally", "unknown_reasons", "refusal_reasons") if k in res}
+                prog.write(json.dumps({**{k: res[k] for k in keys}, **extra}) + "\n")
                 prog.flush()
                 if res["outcome"] in ("wrong", "note") or res.get("finding"):
                     fnd.write(json.dumps(res) + "\n")
