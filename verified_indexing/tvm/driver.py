@@ -498,8 +498,11 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
         return {"confirmed": None, "found": None, "note": str(exc)}
     at_witness: tuple[Any, Any] | None = None
     found: dict[str, Any] | None = None
+    outside = bool(tensor in names and element and (
+        len(element) != len(shapes[names.index(tensor)])
+        or any(not 0 <= e < n for e, n in zip(element, shapes[names.index(tensor)]))))
     for run, results in enumerate(runs):
-        if run == 0 and tensor in names and element:
+        if run == 0 and tensor in names and element and not outside:
             k = names.index(tensor)
             at_witness = (results[0][k][element].item(), results[1][k][element].item())
         for n, x, y in zip(names, results[0], results[1]):
@@ -511,9 +514,13 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
                                     f"numpy.random.default_rng(0) integers in [-3, 3], draw {run}")}
     # a witness that is a read of memory nothing writes is not observable by running (TVM reads whatever
     # is there, or out of bounds): only the interpreter confirms it
-    confirmed: bool | None = None if not tensor else (at_witness is not None and at_witness[0] != at_witness[1])
+    confirmed: bool | None = None if not tensor or outside else (
+        at_witness is not None and at_witness[0] != at_witness[1])
     out: dict[str, Any] = {"confirmed": confirmed, "found": found}
-    if at_witness is not None:
+    if outside:
+        note = (f"{tensor}{list(element)} lies outside the buffer (shape {list(shapes[names.index(tensor)])}): "
+                "an out-of-bounds write, not observable in the buffer")
+    elif at_witness is not None:
         out.update(original=at_witness[0], after=at_witness[1])
         note = (f"TVM-compiled code at {tensor}{list(element)} on the witness inputs: original "
                 f"{at_witness[0]}, transformed {at_witness[1]}")
