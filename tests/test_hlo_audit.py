@@ -869,7 +869,7 @@ def _fusion_oracle(hlo: Path, arg: int) -> dict[tuple[int, ...], set[tuple[int, 
 
 def test_kernels_of_the_dump_are_proved_and_read_what_the_interpreter_says() -> None:
     code, out, _ = _cli("audit-kernels", str(KERNELS))
-    assert code == 0 and out.strip().endswith("summary: 8 proved"), out
+    assert code == 0 and out.strip().endswith("summary: 9 proved"), out
     assert "broadcast_multiply_fusion (after XLA's passes)" in out  # the flattened kernel, checked the same way
     # independent of the analysis: the kernel's reads (its own index arithmetic, enumerated) are what the
     # numpy interpreter of the fused HLO reads -- the pad (scf.if on the padding) and the concatenation (two loops)
@@ -1031,3 +1031,37 @@ def test_mutated_kernels_give_verdicts_never_tracebacks() -> None:
                 text = text[:i] + text[i + rng.randint(1, 6):] if rng.random() < 0.5 else \
                     text[:i] + rng.choice(tokens) + text[i:]
             assert audit_kernel(text, module, "mutated").status in ("proved", "refuted", "unknown")
+
+
+DUS_KERNEL = next(KERNELS.glob("module_0124.*-pre-optimization.mlir"))
+
+
+def test_a_dynamic_update_slice_kernel_against_the_exact_reads(tmp_path: Path) -> None:
+    # the spec's maps of src and update over-approximate; the kernel reads src outside the window and the update
+    # inside it, exactly what ops.dus_exact_o2i says (proved with the 9 of the directory above); a window end off by
+    # one row (src read inside the window's last row) is refuted, the element checked by the interpreter
+    import shutil
+
+    text = DUS_KERNEL.read_text()
+    assert text.count("%c2_1 = arith.constant 2 : index") == 1
+    shutil.copy(next(KERNELS.glob("module_0124.*.txt")), tmp_path)
+    (tmp_path / DUS_KERNEL.name).write_text(text.replace("%c2_1 = arith.constant 2 : index",
+                                                         "%c2_1 = arith.constant 1 : index"))
+    code, out, _ = _cli("audit-kernels", str(tmp_path))
+    assert code == 1 and "REFUTED" in out, out
+    m = re.search(r"output element \((\d+), (\d+)\), parameter 2 = (-?\d+): (the kernel|the analysis) reads parameter "
+                  r"(\d) element \((\d+), (\d+)\)", out)
+    assert m is not None, out
+    o, i, k = (int(m.group(1)), int(m.group(2))), int(m.group(3)), int(m.group(5))
+    element = (int(m.group(6)), int(m.group(7)))
+    module = parse_module(next(tmp_path.glob("*.txt")).read_text())
+    ((_, comp),) = module.fusions()
+    dus = comp.by_name["dynamic_update_slice.0"]
+    wrap = next(x for x in comp.instructions if x.name == dus.operands[2])
+    assert wrap.opcode == "select"
+    add = comp.by_name[wrap.operands[1]]
+    (shift,) = (int(comp.by_name[x].literal or "") for x in add.operands if comp.by_name[x].opcode == "constant")
+    wrapped = i + shift if i < 0 else i  # jax's wrap of a negative index, as the fused computation computes it
+    (out_dus,) = run(dus, comp, {2: np.array(wrapped), 3: np.array(0)})
+    truth = {x for kk, x in out_dus[o] if kk == k}
+    assert (element in truth) == (m.group(4) == "the analysis")

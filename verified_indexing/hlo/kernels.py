@@ -27,6 +27,7 @@ an op the interpreter does not know, an over-approximating map of ours).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from dataclasses import dataclass, field
@@ -538,6 +539,37 @@ def _split_range(rng: Any, k: int) -> Any:
     return m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
 
 
+def _exact_through_identity(comp: Any, k: int, module: Any) -> list[Any] | None:
+    """The exact reads of parameter ``k`` where the analysis' map over-approximates:
+    the parameter is only an operand of a dynamic-update-slice or a pad (src,
+    update, padding value) whose output the root reads element for element
+    (the map from the root to it is the identity, exact); None otherwise."""
+    from verified_indexing.hlo.audit import _exact_dus, _with_producer_as_parameter
+    from verified_indexing.hlo.fusion import output_to_input_maps
+
+    param = next((p for p in comp.parameters() if p.parameter_number == k), None)
+    users = [i for i in comp.instructions if param is not None and param.name in i.operands]
+    if param is None or len(users) != 1 or users[0].opcode not in ("dynamic-update-slice", "pad"):
+        return None
+    user = users[0]
+    slots = [j for j, n in enumerate(user.operands) if n == param.name]
+    if len(slots) != 1:
+        return None
+    exact = _exact_dus(user, comp, slots[0])
+    if exact is None:
+        return None
+    if user is not comp.root:
+        through, number = _with_producer_as_parameter(comp, user.name)
+        result = output_to_input_maps(through, module=module)
+        to_user = [t for t in result.targets if t.index == number and t.element is None]
+        if result.unsupported or len(to_user) != 1 or len(to_user[0].maps) != 1:
+            return None
+        (a,) = to_user[0].maps
+        if a.over_approximation or a.map != IndexingMap.identity([d.bounds.hi + 1 for d in a.map.dims]):
+            return None
+    return exact
+
+
 def _with_runtime_values(
     m: IndexingMap, comp: Any, raw_args: list[int], raw_bounds: list[Interval]
 ) -> list[IndexingMap] | None:
@@ -739,9 +771,12 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
         k = target.index
         mine = [r for r in reads if r.arg == k]
         if any(a.over_approximation for a in target.maps):
-            res.status = "unknown"
-            res.reason = f"parameter {k}: the analysis' map is an over-approximation"
-            continue
+            exact = _exact_through_identity(comp, k, module)
+            if exact is None:
+                res.status = "unknown"
+                res.reason = f"parameter {k}: the analysis' map is an over-approximation"
+                continue
+            target = dataclasses.replace(target, maps=exact)
         theirs = _relation(bounds, mine, ctx, [raw[a][0] for a in raw_args])
         our_maps: list[IndexingMap] | None = []
         for a in target.maps:
