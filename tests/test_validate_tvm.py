@@ -402,3 +402,37 @@ def test_tvm_code_runs_isolated_a_crash_stays_in_the_child() -> None:
         run_isolated(os.abort)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         run_isolated(lambda: 1 // 0)
+
+
+def test_tvm_bias_fusion_into_a_max_reduction_is_refuted() -> None:
+    """Found by the tvm fuzz area: TVM 0.27 fuses a bias epilogue into a max-reduction as into a sum (the
+    init becomes the bias), computing max(bias, max_k A*W) instead of max_k A*W + bias. Oracle: numpy."""
+    _tvm()
+    from verified_indexing.tvm import validate_primitive
+
+    text = '''
+@T.prim_func(s_tir=True)
+def main(A: T.Buffer((2, 6), "float32"), W: T.Buffer((2, 6), "float32"), bias: T.Buffer((2, 2), "float32"),
+         D: T.Buffer((2, 2), "float32")):
+    C = T.sblock_alloc_buffer((2, 2))
+    for i, j, k in T.grid(2, 2, 6):
+        with T.sblock("C"):
+            v0, v1, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[v0, v1] = T.float32(-3.4028234663852886e+38)
+            C[v0, v1] = T.max(C[v0, v1], A[v0, vk] * W[v1, vk])
+    for i, j in T.grid(2, 2):
+        with T.sblock("D"):
+            v0, v1 = T.axis.remap("SS", [i, j])
+            D[v0, v1] = C[v0, v1] + bias[v0, v1]
+'''
+    v = validate_primitive(text, "fuse_reduction_epilogue", "D")
+    assert v.outcome == "refuted" and v.verdict is not None and v.verdict.witness is not None
+    w = v.verdict.witness
+    seed = int(w["seed"])
+    a, wt, b = _array("A", (2, 6), seed), _array("W", (2, 6), seed), _array("bias", (2, 2), seed)
+    prods = a[:, None, :] * wt[None, :, :]
+    original, tvm_result = prods.max(axis=2) + b, np.maximum(b, prods.max(axis=2))
+    i, j = w["element"]
+    assert (float(w["original"]), float(w["after"])) == (original[i, j], tvm_result[i, j])
+    assert original[i, j] != tvm_result[i, j]
