@@ -1728,10 +1728,8 @@ def _entry_alias(module: Module, name: str) -> str:
     return name
 
 
-class _OutOfTime(_BudgetExpired):
-    """The command's time budget ran out between two steps of an analysis (checked, not the alarm); a
-    :class:`~verified_indexing.engines.deadline.BudgetExpired`, so that a caller other than
-    :func:`analyze_module` (audit, audit-kernels) ends as the alarm does: unknown, exit 2."""
+class _OutOfTime(Exception):
+    """The command's time budget ran out between two steps of an analysis (checked, not the alarm)."""
 
 
 def _check_budget() -> None:
