@@ -1485,7 +1485,8 @@ def analyze_module(
 
     ``direction`` and ``operand`` choose output-to-input (every output of the
     root; ``operand`` restricts the parameters shown) or input-to-output (from
-    parameter ``operand``, default every parameter).
+    parameter ``operand``, default every parameter). An ``operand`` that no analysed computation has
+    raises :class:`VerifiedIndexingError` naming the valid range.
 
     ``from_instruction``: the maps between that instruction's output (as if it
     were the root) and the parameters of its computation (``computation``, or
@@ -1728,8 +1729,10 @@ def _entry_alias(module: Module, name: str) -> str:
     return name
 
 
-class _OutOfTime(Exception):
-    """The command's time budget ran out between two steps of an analysis (checked, not the alarm)."""
+class _OutOfTime(_BudgetExpired):
+    """The command's time budget ran out between two steps of an analysis (checked, not the alarm); a
+    :class:`~verified_indexing.engines.deadline.BudgetExpired`, so that a caller other than
+    :func:`analyze_module` (audit, audit-kernels) ends as the alarm does: unknown, exit 2."""
 
 
 def _check_budget() -> None:
