@@ -157,3 +157,21 @@ def test_mlir_fuses_an_outs_reading_producer_into_a_reduction_wrongly() -> None:
     (j,) = w["element"]
     assert w["before"] == -q[j]
     assert w["after"] != w["before"]
+
+
+@needs_iree
+def test_mlir_fuses_an_outs_reading_producer_into_a_broadcast_wrongly() -> None:
+    """Found by the fuzz area (seed 7, job 1): the fused op's result is the
+    consumer's second result (%2#1); the returned values are matched by position."""
+    r = validate_mlir((ROOT / "examples" / "mlir" / "validate_mlir_outs_broadcast.mlir").read_text())
+    (f,) = r.fused
+    assert f.status == "refuted" and f.replaced
+    w = f.witness
+    assert w is not None
+    env, _ = mlir_driver._inputs([r.before], int(w["seed"]))
+    a0, a1, a2, a3 = (env[f"%arg{i}"] for i in range(4))
+    q = (a0 - a1 + a2)[None, :] * a3  # the input function, written out
+    i, j = w["element"]
+    assert w["before"] == q[i, j] and w["after"] != q[i, j]
+    # and what MLIR's output computes at d0 = 1: the producer re-reads its own output
+    assert i == 1 and w["after"] == (a0 - a1 + (a0 - a1 + a2))[j] * a3[i, j]

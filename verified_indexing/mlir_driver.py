@@ -72,6 +72,8 @@ _RETURN = re.compile(r"^[ \t]*(?:func\.return|return|util\.return|flow\.return|[
                      r"([^\n]*)", re.MULTILINE)
 _CONST_DEF = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*(arith\.constant\s+[^\n<>]*?:\s*[\w]+)\s*(?:loc\(|$)",
                         re.MULTILINE)
+_RET_LOC = re.compile(r"^[ \t]*(?:func\.return|return|util\.return)\b([^\n:]*)(?::[^\n]*?)?\s" + _LOC + r"[ \t]*$",
+                      re.MULTILINE)
 _CONST = re.compile(r"^[ \t]*(%[\w$.-]+)\s*=\s*arith\.constant\s+(-?[\d.eE+-]+|true|false)\s*(?::\s*([\w]+))?",
                     re.MULTILINE)
 
@@ -374,6 +376,8 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     empties = {m.group(1) for m in _EMPTY_ANY.finditer(after)}
     consts = {**_scalar_constants(before), **_scalar_constants(after)}
     observable = {v for m in _RETURN.finditer(after) for v in _SSA.findall(m.group(1))}
+    returns_a, returns_b = _returns(after), _returns(before)
+    adef = {r: op for op in aops for r in op.results}
     refuted_at: dict[str, dict[str, Any]] = {}
     if HAVE_NUMPY:
         for seed in range(seeds):
@@ -383,19 +387,30 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
                     res.notes.append(n)
             eb, ea = _run(bops, env), _run(aops, env)
             res.oracle_runs += 1
+            # the returned values, matched by the return's location, position by position
+            for loc, avals in returns_a.items():
+                bvals = returns_b.get(loc)
+                if bvals is None or len(bvals) != len(avals):
+                    continue
+                for vb, va in zip(bvals, avals):
+                    if vb not in eb or va not in ea:
+                        continue
+                    d = _first_difference(eb[vb], ea[va])
+                    maker = adef.get(va)
+                    key = maker.name if maker is not None else va
+                    if d is not None and key not in refuted_at:
+                        refuted_at[key] = {"seed": seed, "value": vb, "after_value": va,
+                                           "shape": list(getattr(eb[vb], "shape", ())), "element": list(d[0]),
+                                           "before": d[1], "after": d[2]}
             for op in aops:
                 for r in op.results:
-                    if r in eb and r in ea and r not in env and r not in refuted_at:
+                    if r in eb and r in ea and r not in env and r.split("#")[0] not in observable:
                         d = _first_difference(eb[r], ea[r])
-                        if d is not None and r.split("#")[0] not in observable:
-                            note = (f"{r} (not returned) differs at an element after the pass, e.g. {list(d[0])}: "
-                                    f"{d[1]:g} before, {_show(d[2])} after; no returned value is found to differ "
-                                    "through it")
-                            if not any(n.startswith(f"{r} (not returned)") for n in res.notes):
-                                res.notes.append(note)
-                        elif d is not None:
-                            refuted_at[r] = {"seed": seed, "value": r, "shape": list(getattr(eb[r], "shape", ())),
-                                             "element": list(d[0]), "before": d[1], "after": d[2]}
+                        if d is not None and not any(n.startswith(f"{r} (not returned)") for n in res.notes):
+                            res.notes.append(
+                                f"{r} (not returned) differs at an element after the pass, e.g. {list(d[0])}: "
+                                f"{d[1]:g} before, {_show(d[2])} after; no returned value is found to differ "
+                                "through it")
     else:
         res.notes.append("numpy is not installed: the interpreter oracle did not run")
 
@@ -442,7 +457,6 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     # a returned value of an op the pass kept differs: the fused op upstream of it
     # (when there is one, unproved) is what the pass got wrong
-    adef = {r: op for op in aops for r in op.results}
     fused_at = {f.op: i for i, f in enumerate(res.fused) if f.replaced}
     for f in [f for f in res.fused if not f.replaced and f.status == "refuted"]:
         assert f.witness is not None
@@ -487,6 +501,11 @@ def _same_op(a: Any, b: Any) -> bool:
     return bool(a.kind == b.kind and a.iterator_types == b.iterator_types and a.operands == b.operands)
 
 
+def _returns(text: str) -> dict[str, list[str]]:
+    """Every return of ``text`` (``return``, ``func.return``, ``util.return``): its location -> its values."""
+    return {m.group(2): re.findall(r"%[\w$.-]+(?:#\d+)?", m.group(1)) for m in _RET_LOC.finditer(text)}
+
+
 def _show(x: float) -> str:
     return "undefined (NaN: an element of a tensor.empty)" if math.isnan(x) else f"{x:g}"
 
@@ -519,10 +538,10 @@ def _recheck(w: dict[str, Any], a: Any, c: Any, absorbed: Sequence[Any], bdef: d
     local = {o.value: full[o.value] for op in (*absorbed, c, a) for o in op.operands if o.value in full}
     eb = _run([*sorted(absorbed, key=lambda o: o.offset), c], dict(local))
     ea = _run([a], dict(local))
-    r = w["value"]
-    if r not in eb or r not in ea:
-        return w if r in full else None
-    d = _first_difference(eb[r], ea[r])
+    rb, ra = w["value"], w.get("after_value", w["value"])
+    if rb not in eb or ra not in ea:
+        return w  # a value downstream: the whole modules' run stands
+    d = _first_difference(eb[rb], ea[ra])
     return w if d is not None else None
 
 
