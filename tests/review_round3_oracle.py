@@ -357,7 +357,10 @@ def run(text: str, sizes: list[int] | None = None, seed: int = 0) -> dict[str, d
     args = {}
     T.params = list(specs)
     for name, spec in specs.items():
-        args[name] = T.param(name, spec) if isinstance(spec, _Spec) else name
+        if isinstance(spec, _Dtype):  # a scalar parameter (lo: T.float32)
+            args[name] = T.input_data(f"#{T.params.index(name)}", (), spec.name)[()]
+        else:
+            args[name] = T.param(name, spec) if isinstance(spec, _Spec) else name
     ns[fn.name](**args)
     out = {}
     for name, b in T.bufs.items():

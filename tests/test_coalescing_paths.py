@@ -103,7 +103,8 @@ def emulate(text: str, comp_name: str, operand: int, tilings: list[tuple[int, ..
                 vec_steps |= {b - a for a in here for b in at(t, v + 1)}
     # lanes t and t + k (k >= 2) of one warp both reading, the lanes between
     # perhaps not (a constant between two slices): step k * vs for coalesced, 0
-    # for uniform, else undecided by the model ("unknown", review round 3)
+    # for uniform (else not uniform); neighbours in step and lanes further apart
+    # not: undecided by the model ("unknown", review round 3)
     far_steps: set[tuple[int, int]] = set()
     for t in range(threads):
         for k in range(2, warp - t % warp):
@@ -116,7 +117,7 @@ def emulate(text: str, comp_name: str, operand: int, tilings: list[tuple[int, ..
         return "coalesced"
     if lane_steps <= {0} and (vec_steps <= {1} or vec_steps <= {0}) and all(d == 0 for _, d in far_steps):
         return "uniform"
-    if (lane_steps <= {vs} and vec_steps <= {1}) or (lane_steps <= {0} and (vec_steps <= {1} or vec_steps <= {0})):
+    if lane_steps <= {vs} and vec_steps <= {1}:  # neighbours in step, lanes further apart not
         return "unknown"
     return "not coalesced"
 

@@ -148,3 +148,29 @@ def test_fuse_epilogue_writing_what_the_reduction_reads_is_unknown(capsys: pytes
     rc, out = _cli(capsys, "fuse-epilogue", "-e", text, "--block", "D")
     assert rc == 2, out  # was 3 (an unwritten read) at fixed sizes
     assert "not modelled: the reduction C reads A, which D writes" in out
+
+
+# -- coalescing: lanes with a gap between them reading two addresses are not uniform -------------------------
+
+# Lanes 0..3 read p[0] (a broadcast), lanes 4 a constant, lanes 5..8 read p[5]:
+# neighbours that both read agree (step 0) and lanes 0 and 1 read addresses 0 and 0
+# (a step of 1 expected): the warp reads two addresses, not one.
+BROADCAST_GAP = """HloModule m
+ENTRY e {
+  p = f32[8]{0} parameter(0)
+  a = f32[1]{0} slice(p), slice={[0:1]}
+  ar = f32[] reshape(a)
+  ab = f32[4]{0} broadcast(ar), dimensions={}
+  b = f32[1]{0} slice(p), slice={[5:6]}
+  br = f32[] reshape(b)
+  bb = f32[4]{0} broadcast(br), dimensions={}
+  c = f32[1]{0} constant({0})
+  ROOT r = f32[9]{0} concatenate(ab, c, bb), dimensions={0}
+}
+"""
+
+
+def test_broadcasts_with_a_gap_are_not_coalesced_not_unknown() -> None:
+    assert emulate(BROADCAST_GAP, "e", 0, [], 1, 32) == "not coalesced"
+    (res,) = coalescing(parse_module(BROADCAST_GAP))
+    assert res.status == "not coalesced", res.format()

@@ -280,7 +280,7 @@ def _oracle_coalescing(comp: Computation, operand: int, vs: int, warp: int) -> s
         return "coalesced"
     if lane_steps <= {0} and vec_ok and all(d == 0 for _, d in far):
         return "uniform"
-    if (lane_steps <= {vs} or lane_steps <= {0}) and vec_ok:
+    if lane_steps <= {vs} and vec_ok:  # neighbours in step, lanes further apart not
         return "unknown"
     return "not coalesced"
 

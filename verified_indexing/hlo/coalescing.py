@@ -484,15 +484,16 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
     lane_v = _combine([v for _, v in lanes])
     vec_v = _combine([v for _, v in vectors]) if vectors else None
     uniform_ok = bool(uniform) and all(v.proved for _, v in uniform)
+    uniform_gap = False  # two lanes of one warp read different addresses: not one address per warp
     if uniform_ok:
         found, why = gaps(0)
         if found or why:
-            uniform_ok = False
+            uniform_ok, uniform_gap = False, found is not None
             gap_note = gap_note or found or f"lanes not next to each other: {why}"
     # a thread reading one address for every slot (a broadcast scalar) is no obstacle to a uniform warp
     uniform_vec_ok = vec_ok or (bool(vector_same) and all(v.proved for _, v in vector_same))
     not_coalesced = any(v.refuted for _, v in lanes) or any(v.refuted for _, v in vectors)
-    not_uniform = any(v.refuted for _, v in uniform) or (
+    not_uniform = uniform_gap or any(v.refuted for _, v in uniform) or (
         any(v.refuted for _, v in vectors) and any(v.refuted for _, v in vector_same))
     if lanes_ok and vec_ok:
         status = "coalesced"
