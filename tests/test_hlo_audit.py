@@ -959,9 +959,43 @@ def test_a_dynamic_offset_read_from_data_is_compared_as_a_runtime_value(tmp_path
     assert (element in truth) == (m.group(4) == "the analysis")
 
 
-def test_kernels_with_data_dependent_offsets_are_unknown_with_the_reason() -> None:
-    code, out, _ = _cli("audit-kernels", str(HERE / "kernels_dynamic"))  # a gather: indices read per output row
-    assert code == 2 and "UNKNOWN" in out and "not an affine function" in out
+def test_a_gather_kernel_reading_its_indices_per_output_row(tmp_path: Path) -> None:
+    # x[i] + 1: the kernel reads i[o0] (wrapped when negative, clamped to [0, 15]); the analysis' runtime variable
+    # is bound to the same element of the same select: proved for every value of it
+    gather = HERE / "kernels_dynamic"
+    code, out, _ = _cli("audit-kernels", str(gather))
+    assert code == 0 and "PROVED" in out, out
+    import shutil
+
+    kernel = next(gather.glob("*.mlir"))
+    shutil.copy(next(gather.glob("*.txt")), tmp_path)
+    (tmp_path / kernel.name).write_text(kernel.read_text().replace("%c15 = arith.constant 15 : index",
+                                                                   "%c15 = arith.constant 14 : index"))
+    code, out, _ = _cli("audit-kernels", str(tmp_path))
+    m = re.search(r"output element \((\d+), (\d+)\), parameter 1 element \((\d+)\) = (-?\d+): (the kernel|the analysis) "
+                  r"reads parameter 0 element \((\d+), (\d+)\)", out)
+    assert code == 1 and m is not None, out
+    o, row, value = (int(m.group(1)), int(m.group(2))), int(m.group(3)), int(m.group(4))
+    element = (int(m.group(6)), int(m.group(7)))
+    assert row == o[0]  # the index the output row reads
+    module = parse_module(next(tmp_path.glob("*.txt")).read_text())
+    ((_, comp),) = module.fusions()
+    indices = np.full((3, 1), value + 16 if value < 0 else value)  # the fused computation's wrap of negatives
+    (g,) = run(comp.by_name["gather.2"], comp, {1: indices})
+    truth = {x for k, x in g[o[0], 0, o[1]] if k == 0}
+    assert (element in truth) == (m.group(5) == "the analysis")
+
+
+def test_kernel_indices_the_interpreter_cannot_state_are_unknown_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "module_0001.jit__lambda.k_kernel_module-pre-optimization.mlir").write_text(
+        SYNTHETIC_KERNEL.replace("CMP", "ult").replace("%x = arith.subi %arg1, %c1 : index",
+                                                       "%x = arith.muli %arg1, %arg1 : index"))
+    (tmp_path / "module_0001.jit__lambda.cpu_after_optimizations.txt").write_text(
+        "HloModule m\nf {\n  p = f32[8] parameter(0)\n  ROOT s = f32[7] slice(p), slice={[1:8]}\n}\n"
+        "ENTRY e {\n  x = f32[8] parameter(0)\n  ROOT k = f32[7] fusion(x), kind=kLoop, calls=f\n}\n")
+    code, out, _ = _cli("audit-kernels", str(tmp_path))
+    # the comparison is on x * x, a product the interpreter does not state: unknown, with the reason
+    assert code == 2 and "UNKNOWN" in out and "not a comparison of indices" in out, out
     code, _, err = _cli("audit-kernels", str(HERE / "module.hlo"))
     assert code == 3 and "not a directory" in err
 

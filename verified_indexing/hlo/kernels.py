@@ -161,6 +161,9 @@ class _State:
     #: Integer scalars read from kernel arguments (dynamic offsets): (argument, bits) -> the variable
     #: holding the value read (a runtime value, an input of the relation like the output element).
     raw: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: For an integer array read element by element (a gather's indices): the element, as expressions
+    #: of the output element's coordinates (``Dim(i)``: coordinate i), one element per argument.
+    raw_at: dict[int, tuple[AffineExpr, ...]] = field(default_factory=dict)
 
 
 def _index_value(env: dict[str, Any], name: str) -> AffineExpr:
@@ -375,8 +378,15 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
         idx = [_index_value(env, x.strip()) for x in tm.group(2).split(",") if x.strip()]
         st.reads.append(KernelRead(tensor[1], list(st.output), idx, list(cons), pending=st.post))
         env[names[0]] = ("data", tensor[1], idx)
-        tym = re.search(r":\s*tensor<([iu])(\d+)>\s*$", op)
-        if not idx and tym is not None:  # an integer scalar: a runtime value, one variable per argument
+        tym = re.search(r":\s*tensor<(?:[\dx]*x)?([iu])(\d+)>\s*$", op)
+        at = _in_output_coordinates(st, idx) if idx and tym is not None and not st.post else None
+        if tym is not None and (not idx or at is not None):
+            # an integer read: a runtime value, one variable per argument (a scalar, or the element of an
+            # index array that the output element's coordinates give)
+            key = at if at is not None else ()
+            if st.raw_at.setdefault(tensor[1], key) != key:
+                raise _Unknown(f"two elements of the index array {tm.group(1)} read for one output element")
+        if tym is not None and (not idx or at is not None):
             if tensor[1] not in st.raw:
                 bits = int(tym.group(2))
                 lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if tym.group(1) == "i" else (0, (1 << bits) - 1)
@@ -437,6 +447,7 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
 
 #: The runtime values of the last :func:`kernel_reads` (argument -> (variable, bits)), for its caller.
 _LAST_RAW: dict[int, tuple[int, int]] = {}
+_LAST_RAW_AT: dict[int, tuple[AffineExpr, ...]] = {}
 
 
 def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[str, str]], list[Interval],
@@ -452,7 +463,8 @@ def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[s
     entry = entries[0]
     st = _State([], [], [], funcs)
     _LAST_RAW.clear()
-    st.raw = _LAST_RAW
+    _LAST_RAW_AT.clear()
+    st.raw, st.raw_at = _LAST_RAW, _LAST_RAW_AT
     env: dict[str, Any] = {name: ("arg", k) for k, (name, _) in enumerate(entry.args)}
     lines = entry.body
     loops = [k for k, ln in enumerate(lines) if "xla.loop" in ln]
@@ -515,6 +527,34 @@ def _loop(st: _State, lines: list[str], at: int, env: dict[str, Any]) -> int:
 
 
 
+def _in_output_coordinates(st: _State, idx: list[AffineExpr]) -> tuple[AffineExpr, ...] | None:
+    """``idx`` as expressions of the output element's coordinates, when it uses only
+    the variables the loop writes the output element with (each a coordinate)."""
+    pos = {e.index: i for i, e in enumerate(st.output) if isinstance(e, Dim)}
+    if len(pos) != len(st.output):
+        return None
+    used = {v.index for e in idx for v in _variables(e) if isinstance(v, Dim)}
+    if not used <= set(pos) or any(not isinstance(v, Dim) for e in idx for v in _variables(e)):
+        return None
+    table: list[AffineExpr] = [Dim(pos.get(j, 0)) for j in range(len(st.bounds))]
+    return tuple(e.substitute(dims=table) for e in idx)
+
+
+def _variables(e: AffineExpr) -> list[AffineExpr]:
+    from verified_indexing.expr import RtSym, Sym
+
+    out: list[AffineExpr] = []
+
+    def go(x: AffineExpr) -> AffineExpr:
+        if isinstance(x, (Dim, Sym, RtSym)):
+            out.append(x)
+            return x
+        return x.map_children(go)
+
+    go(e)
+    return out
+
+
 def _relation(bounds: list[Interval], reads: list[KernelRead], ctx: Any, raw: list[int] | None = None) -> Any:
     """``{[output, runtime values] -> element}`` of ``reads`` (isl), the other variables
     existential; ``raw``: the variables holding the runtime values, in order."""
@@ -571,7 +611,8 @@ def _exact_through_identity(comp: Any, k: int, module: Any) -> list[Any] | None:
 
 
 def _with_runtime_values(
-    m: IndexingMap, comp: Any, raw_args: list[int], raw_bounds: list[Interval]
+    m: IndexingMap, comp: Any, raw_args: list[int], raw_bounds: list[Interval],
+    raw_at: dict[int, tuple[AffineExpr, ...]] | None = None,
 ) -> list[IndexingMap] | None:
     """``m`` over the kernel's runtime values: every runtime variable replaced by the
     value its origin computes from the parameters' values (piecewise; clamped to the
@@ -584,9 +625,9 @@ def _with_runtime_values(
     for v in m.rt_vars:
         name = getattr(v.origin, "operand_name", None)
         om = getattr(v.origin, "map", None)
-        if not isinstance(name, str) or not isinstance(om, IndexingMap) or om.num_results:
+        if not isinstance(name, str) or not isinstance(om, IndexingMap) or om.num_range_vars:
             return None
-        pieces = _scalar_value(comp, name, raw_args, 0)
+        pieces = _scalar_value(comp, name, raw_args, 0, list(om.results), raw_at)
         if pieces is None:
             return None
         values.append([(cons, emin(emax(e, Const(v.bounds.lo)), Const(v.bounds.hi))) for cons, e in pieces])
@@ -606,7 +647,8 @@ _Pieces = list[tuple[list[tuple[AffineExpr, Interval]], AffineExpr]]
 _DIRECTIONS = {"LT": (None, -1), "LE": (None, 0), "GT": (1, None), "GE": (0, None), "EQ": (0, 0)}
 
 
-def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int) -> _Pieces | None:
+def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: list[AffineExpr] | None = None,
+                  raw_at: dict[int, tuple[AffineExpr, ...]] | None = None) -> _Pieces | None:
     """The value of scalar instruction ``name`` of ``comp`` as pieces over the
     runtime values (``rtJ``: the scalar integer parameter ``raw_args[J]``):
     parameters, integer constants, add, subtract, multiply by a constant, negate,
@@ -619,19 +661,31 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int) -> _Pie
     inst = comp.by_name.get(name)
     if inst is None or depth > 64 or inst.shape.is_tuple:
         return None
+    index = list(index or [])
     step = _trace_step(comp, name)
     if step is not None:
-        return _scalar_value(comp, step[0], raw_args, depth + 1)
-    if inst.shape.dims:
+        return _scalar_value(comp, step[0], raw_args, depth + 1, [r.substitute(dims=index) for r in step[1].results],
+                             raw_at)
+    if len(index) != len(inst.shape.dims):
         return None
     if inst.opcode == "parameter":
         k = inst.parameter_number
-        return [([], RtSym(raw_args.index(k)))] if k in raw_args else None
+        if k not in raw_args or tuple(index) != (raw_at or {}).get(k, ()):
+            return None  # not the element the kernel reads
+        return [([], RtSym(raw_args.index(k)))]
     value = constant_scalar(inst)
     if value is not None:
         return [([], Const(value))]
+    if inst.shape.dims and inst.opcode not in ("add", "subtract", "multiply", "negate", "minimum", "maximum",
+                                               "clamp", "select", "convert", "compare"):
+        return None
+    def at(o: str) -> list[AffineExpr]:
+        op = comp.by_name.get(o)
+        return [] if op is None or not op.shape.dims else index
+
     first = 1 if inst.opcode == "select" else 0  # a select's predicate is read as a comparison below
-    ops = [None] * first + [_scalar_value(comp, o, raw_args, depth + 1) for o in inst.operands[first:]]
+    ops = [None] * first + [_scalar_value(comp, o, raw_args, depth + 1, at(o), raw_at)
+                            for o in inst.operands[first:]]
     if any(p is None for p in ops[first:]):
         return None
     parts: list[_Pieces] = [p if p is not None else [] for p in ops]
@@ -643,7 +697,7 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int) -> _Pie
         direction = (pred.attr("direction") or "").strip()
         if direction not in _DIRECTIONS:
             return None
-        lhs, rhs = (_scalar_value(comp, o, raw_args, depth + 1) for o in pred.operands)
+        lhs, rhs = (_scalar_value(comp, o, raw_args, depth + 1, at(o), raw_at) for o in pred.operands)
         if lhs is None or rhs is None:
             return None
         lo, hi = _DIRECTIONS[direction]
@@ -763,6 +817,7 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
 
     ctx = isl.Context()
     raw = dict(_LAST_RAW)
+    raw_at = dict(_LAST_RAW_AT)
     raw_args = sorted(raw)
     raw_bounds = [bounds[raw[a][0]] for a in raw_args]
     for target in ours.targets:
@@ -780,7 +835,7 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
         theirs = _relation(bounds, mine, ctx, [raw[a][0] for a in raw_args])
         our_maps: list[IndexingMap] | None = []
         for a in target.maps:
-            folded = _with_runtime_values(a.map, comp, raw_args, raw_bounds)
+            folded = _with_runtime_values(a.map, comp, raw_args, raw_bounds, raw_at)
             if folded is None or our_maps is None:
                 our_maps = None
                 break
@@ -817,7 +872,11 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
                 res.status = "refuted"
                 res.reason = f"parameter {k}: {who} reads an element {other} does not"
                 n_out = n_in - len(raw_args)
-                when = "".join(f", parameter {a} = {x}" for a, x in zip(raw_args, pt[n_out:n_in]))
+                when = ""
+                for arg, x in zip(raw_args, pt[n_out:n_in]):
+                    where = [e.evaluate(list(pt[:n_out])) for e in raw_at.get(arg, ())]
+                    element = f" element ({', '.join(map(str, where))})" if where else ""
+                    when += f", parameter {arg}{element} = {x}"
                 res.witness = [f"output element ({', '.join(map(str, pt[:n_out]))}){when}: {who} reads parameter {k} "
                                f"element ({', '.join(map(str, pt[n_in:]))}), {other} does not"]
                 break
