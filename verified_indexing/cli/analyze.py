@@ -284,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
         not_reached += missed
         drawn.append((module, found))
     seconds = time.perf_counter() - start
+    _disarm_backstop()  # the analyses are over: what was finished is printed in full, however late
     if args.dot or args.svg:
         from verified_indexing.hlo.graph import dot_to_svg, to_dot
 
@@ -321,6 +322,17 @@ def run(args: argparse.Namespace) -> int:
         print(not_reached_line(not_reached, args.timeout), file=sys.stderr)
         return max(code, 2)
     return code
+
+
+def _disarm_backstop() -> None:
+    """Cancel the budget's alarm (:func:`verified_indexing.engines.deadline.hard_deadline`, ``SIGALRM``)
+    once the analyses are over, so that it cannot cut the report short while it is printed (a large
+    report takes a while to print after a budget has run out)."""
+    import signal
+    import threading
+
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 NAMED = 20
