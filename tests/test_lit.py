@@ -207,3 +207,46 @@ def test_xla_format_is_what_audit_reads_and_proves(tmp_path: Path, instruction: 
 def test_xla_format_needs_one_instruction() -> None:
     code, _ = _run(["analyze", "-e", XLA_MODULE, "--format=xla"])
     assert code == 3
+
+
+BETWEEN = """ScheduleBlock(root)
+{
+  {
+    serial for (i, 0, 8)
+    {
+      ScheduleBlock(B)
+      {
+        i0 = axis.bind(i)
+        B[i0] = (1 + A[i0])
+      }
+    }
+    serial for (i, 0, 8)
+    {
+      ScheduleBlock(W)
+      {
+        i0 = axis.bind(i)
+        A[(i0 + 8)] = 0
+      }
+    }
+    serial for (i, 0, 8)
+    {
+      ScheduleBlock(C)
+      {
+        i0 = axis.bind(i)
+        C[i0] = (2 * B[i0])
+      }
+    }
+  }
+}
+"""
+
+
+def test_no_timing_inline_json_is_the_same_on_every_run(tmp_path: Path) -> None:
+    """The between-writes check of ComputeInline said how long z3 took in its detail ('0.025 s'), in the JSON
+    under --no-timing too."""
+    program = tmp_path / "between.cinn"
+    program.write_text(BETWEEN, encoding="utf-8")
+    runs = [_run(["inline", str(program), "--block", "B", "--json", "--no-timing"]) for _ in range(2)]
+    assert runs[0][0] == 0 and runs[0] == runs[1]
+    assert "W (between B and C) writes nothing B read for C" in runs[0][1]
+    assert not re.search(r'"detail": "[0-9.]+ s"', runs[0][1])
