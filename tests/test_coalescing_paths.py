@@ -111,11 +111,19 @@ def emulate(text: str, comp_name: str, operand: int, tilings: list[tuple[int, ..
             if t + k < threads:
                 for v in range(vs):
                     far_steps |= {(k, b - a) for a in at(t, v) for b in at(t + k, v)}
+    # slots v and v + k (k >= 2) of one thread likewise: k addresses apart, or 0
+    far_slots: set[tuple[int, int]] = set()
+    for t in range(threads):
+        for v in range(vs):
+            for k in range(2, vs - v):
+                far_slots |= {(k, b - a) for a in at(t, v) for b in at(t, v + k)}
+    vec_one = vec_steps <= {1} and all(d == k for k, d in far_slots)
+    vec_same = vec_steps <= {0} and all(d == 0 for _, d in far_slots)
     if not any(reads):
         return "not read"
-    if lane_steps <= {vs} and vec_steps <= {1} and all(d == k * vs for k, d in far_steps):
+    if lane_steps <= {vs} and vec_one and all(d == k * vs for k, d in far_steps):
         return "coalesced"
-    if lane_steps <= {0} and (vec_steps <= {1} or vec_steps <= {0}) and all(d == 0 for _, d in far_steps):
+    if lane_steps <= {0} and (vec_one or vec_same) and all(d == 0 for _, d in far_steps):
         return "uniform"
     if lane_steps <= {vs} and vec_steps <= {1}:  # neighbours in step, lanes further apart not
         return "unknown"

@@ -174,3 +174,12 @@ def test_broadcasts_with_a_gap_are_not_coalesced_not_unknown() -> None:
     assert emulate(BROADCAST_GAP, "e", 0, [], 1, 32) == "not coalesced"
     (res,) = coalescing(parse_module(BROADCAST_GAP))
     assert res.status == "not coalesced", res.format()
+
+
+def test_slots_with_a_gap_between_them() -> None:
+    # one thread of 3 slots reads p[0], nothing, p[100]: was 'coalesced' (neighbouring slots never both read)
+    for vs in (3, 4):
+        assert emulate(CONCAT_GAP, "e", 0, [], vs, 32) == "unknown"
+        (res,) = coalescing(parse_module(CONCAT_GAP), vector_size=vs)
+        assert res.status == "unknown", res.format()
+        assert res.reason is not None and "slots 0 and 2 of thread 0 read addresses 0 and 100" in res.reason

@@ -274,11 +274,20 @@ def _oracle_coalescing(comp: Computation, operand: int, vs: int, warp: int) -> s
                 a, b = at(t, v), (at(t + k, v) if t + k < threads else None)
                 if a is not None and b is not None:
                     far.add((k, b - a))
+    far_slots: set[tuple[int, int]] = set()  # slots v and v + k of one thread likewise: k apart, or 0
+    for t in range(threads):
+        for v in range(vs):
+            for k in range(2, vs - v):
+                a, b = at(t, v), at(t, v + k)
+                if a is not None and b is not None:
+                    far_slots.add((k, b - a))
+    vec_one = vec_ok and all(d == k for k, d in far_slots)
+    vec_same = vec_steps <= {0} and all(d == 0 for _, d in far_slots)
     if all(a is None for a in reads):
         return "not read"
-    if lane_steps <= {vs} and vec_ok and all(d == k * vs for k, d in far):
+    if lane_steps <= {vs} and vec_one and all(d == k * vs for k, d in far):
         return "coalesced"
-    if lane_steps <= {0} and vec_ok and all(d == 0 for _, d in far):
+    if lane_steps <= {0} and (vec_one or vec_same) and all(d == 0 for _, d in far):
         return "uniform"
     if lane_steps <= {vs} and vec_ok:  # neighbours in step, lanes further apart not
         return "unknown"

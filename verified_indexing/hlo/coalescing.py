@@ -226,22 +226,24 @@ class _Question:
     keys: tuple[tuple[RtKey, Interval] | None, ...]
     offset_j: int  # where map j's extras start among the domain's dims
     far: int | None = None
-    """With a lane distance: the domain's dim holding it (``t`` and ``t + k``,
-    ``k >= 2``, in one warp; the claim ``addr_j(t + k) - addr_i(t) == step *
-    k``); None: the neighbouring lane or slot."""
+    """With a distance: the domain's dim holding it (lanes ``t`` and ``t + k``,
+    ``k >= 2``, in one warp, or slots ``v`` and ``v + k`` of one thread; the
+    claim ``addr_j(t + k) - addr_i(t) == step * k``); None: the neighbouring
+    lane or slot."""
 
 
 def _question(x: _Access, y: _Access, i: int, j: int, lane: bool, step: int,
               extra: Sequence[tuple[AffineExpr, Interval]], far: int | None = None) -> _Question:
-    """The question for the pair ``(i, j)``; ``far`` (a warp size): lanes ``t``
-    and ``t + k`` of one warp, ``2 <= k < far``, instead of ``t`` and ``t + 1``."""
+    """The question for the pair ``(i, j)``; ``far`` (a warp size, or a vector
+    size for slots): lanes (slots) ``t`` and ``t + k``, ``2 <= k < far``, of one
+    warp (thread), instead of ``t`` and ``t + 1``."""
     a, b = x.a, y.a
     ne = a.num_dims - 2
     shared = i == j
     off = 2 if shared else 2 + ne
     kdim = a.num_dims + (0 if shared else b.num_dims - 2)
     shift: AffineExpr = Dim(kdim) if far is not None else Const(1)
-    subst: list[AffineExpr] = [Dim(0) + shift if lane else Dim(0), Dim(1) if lane else Dim(1) + 1]
+    subst: list[AffineExpr] = [Dim(0) + shift if lane else Dim(0), Dim(1) if lane else Dim(1) + shift]
     subst += [Dim(off + q) for q in range(b.num_dims - 2)]
     bounds = [v.bounds for v in a.dims] + ([] if shared else [v.bounds for v in b.dims[2:]])
     if far is not None:
@@ -250,7 +252,7 @@ def _question(x: _Access, y: _Access, i: int, j: int, lane: bool, step: int,
     cons += [(e.substitute(dims=subst), iv) for e, iv in b.constraints]
     cons += [(subst[0], b.dims[0].bounds), (subst[1], b.dims[1].bounds)]
     cons += list(extra)
-    if far is not None:  # both lanes in one warp
+    if far is not None and lane:  # both lanes in one warp (both slots in one thread: the slot's bounds)
         cons.append((Dim(0) % far + Dim(kdim), Interval(0, far - 1)))
     keys = x.keys if shared else x.keys + y.keys
     for p in range(len(keys)):  # one source element, one clamp: one value
@@ -298,7 +300,7 @@ def _ask(q: _Question, accesses: Sequence[_Access], timeout: float) -> Verdict:
         return replace(v, status="unknown", counterexample=None,
                        reason="the engine's counterexample did not survive the plain evaluator")
     (pi, ai), (pj, aj) = pts
-    if aj - ai == q.step * (pj[0] - pi[0] if q.far is not None else 1):
+    if aj - ai == q.step * (pj[0] - pi[0] + pj[1] - pi[1] if q.far is not None else 1):
         return replace(v, status="unknown", counterexample=None,
                        reason="the engine's counterexample did not survive the plain evaluator")
     vals = [x for _, x in v.counterexample.values] if v.counterexample else []
@@ -321,7 +323,7 @@ def _points(q: _Question, accesses: Sequence[_Access], v: Verdict) -> tuple[tupl
     pi = vals[: a.num_dims]
     t, s = vals[0], vals[1]
     k = vals[q.far] if q.far is not None else 1
-    pj = [t + k, s] if q.lane else [t, s + 1]
+    pj = [t + k, s] if q.lane else [t, s + k]
     pj += vals[q.offset_j: q.offset_j + b.num_dims - 2]
     if not (a.contains(pi) and b.contains(pj)):
         return None
@@ -440,24 +442,29 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
         extra = same_warp if lane and not far else []
         out = []
         for i, j in pairs:
-            q = _question(accesses[i], accesses[j], i, j, lane, step, extra, warp_size if far else None)
+            q = _question(accesses[i], accesses[j], i, j, lane, step, extra,
+                          (warp_size if lane else vector_size) if far else None)
             out.append((q, _ask(q, accesses, timeout)))
             if out[-1][1].refuted:
                 break
         return out
 
-    def gaps(step: int) -> tuple[str | None, str | None]:
+    def gaps(step: int, lane: bool = True) -> tuple[str | None, str | None]:
         """Lanes ``t`` and ``t + k`` (``k >= 2``) of one warp that both read: the
         neighbour question says nothing about them when the lanes between read
         nothing (a concatenate with a constant between two slices). Proved:
-        (None, None); refuted: (the lanes and addresses, None); else (None, why)."""
-        if warp_size <= 2:
+        (None, None); refuted: (the lanes and addresses, None); else (None, why).
+        ``lane`` False: slots ``v`` and ``v + k`` of one thread (step per slot)."""
+        if (warp_size if lane else vector_size) <= 2:
             return None, None
-        for q, v in ask(True, step, far=True):
+        for q, v in ask(lane, step, far=True):
             if v.refuted:
                 pts = _points(q, accesses, v)
                 assert pts is not None  # re-checked by _ask
                 (pi, ai), (pj, aj) = pts
+                if not lane:
+                    return (f"slots {pi[1]} and {pj[1]} of thread {pi[0]} read addresses {ai} and {aj} (the slots "
+                            f"between do not read the operand; a step of {step} per slot expected)"), None
                 return (f"lanes {pi[0] % warp_size} and {pj[0] % warp_size} of warp {pi[0] // warp_size} read "
                         f"addresses {ai} and {aj} (the lanes between do not read the operand; a step of "
                         f"{step} per lane expected)"), None
@@ -475,6 +482,12 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
             gap_note = found or f"lanes not next to each other: {why}"
     vectors = ask(False, 1) if vector_size > 1 else []
     vec_ok = all(v.proved for _, v in vectors)
+    vec_far = False  # slots v and v + k (k >= 2) of one thread, not v + k addresses apart
+    if vec_ok:
+        found, why = gaps(1, lane=False)
+        if found or why:
+            vec_ok, vec_far = False, found is not None
+            gap_note = gap_note or found or f"slots not next to each other: {why}"
     uniform: list[tuple[_Question, Verdict]] = []
     vector_same: list[tuple[_Question, Verdict]] = []
     if not (lanes_ok and vec_ok):
@@ -491,10 +504,15 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
             uniform_ok, uniform_gap = False, found is not None
             gap_note = gap_note or found or f"lanes not next to each other: {why}"
     # a thread reading one address for every slot (a broadcast scalar) is no obstacle to a uniform warp
-    uniform_vec_ok = vec_ok or (bool(vector_same) and all(v.proved for _, v in vector_same))
+    same_far: tuple[str | None, str | None] = (None, None)
+    if vector_same and all(v.proved for _, v in vector_same):
+        same_far = gaps(0, lane=False)
+    uniform_vec_ok = vec_ok or (bool(vector_same) and all(v.proved for _, v in vector_same)
+                                and same_far == (None, None))
     not_coalesced = any(v.refuted for _, v in lanes) or any(v.refuted for _, v in vectors)
     not_uniform = uniform_gap or any(v.refuted for _, v in uniform) or (
-        any(v.refuted for _, v in vectors) and any(v.refuted for _, v in vector_same))
+        (vec_far or any(v.refuted for _, v in vectors))
+        and (same_far[0] is not None or any(v.refuted for _, v in vector_same)))
     if lanes_ok and vec_ok:
         status = "coalesced"
     elif uniform_ok and uniform_vec_ok:
