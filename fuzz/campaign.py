@@ -508,7 +508,8 @@ def main(argv: list[str] | None = None) -> int:
                 res.setdefault("checks", 1)
                 checks[res["area"]] += res["checks"]
                 keys = ("seed", "area", "index", "outcome", "seconds", "checks")
-                extra = {k: res[k] for k in ("tally", "unknown_reasons", "refusal_reasons") if k in res}
+                extra = {k: res[k] for k in ("tally", "unknown_reasons", "refusal_reasons", "decision_differs")
+                         if k in res}
                 prog.write(json.dumps({**{k: res[k] for k in keys}, **extra}) + "\n")
                 prog.flush()
                 if res["outcome"] in ("wrong", "note") or res.get("finding"):

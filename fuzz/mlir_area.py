@@ -237,7 +237,9 @@ def check_mlir(r: random.Random) -> dict[str, Any]:
 
     fn_of = {op.name: op.function for op in parse_linalg_module(res.before).ops}
     tally = {"pairs": res.pairs, "fused": 0, "proved": 0, "refuted": 0, "unknown": 0,
-             "refused_but_legal": len(res.refusals)}
+             "refused_but_legal": len(res.refusals),
+             "decision_agrees": sum(1 for d in res.decisions if d.predicted == d.fused),
+             "decision_differs": sum(1 for d in res.decisions if d.predicted != d.fused)}
     findings = []
     unknown_reasons: dict[str, int] = {}
     for fc in res.fused:
@@ -256,7 +258,10 @@ def check_mlir(r: random.Random) -> dict[str, Any]:
     refusals: dict[str, int] = {}
     for rf in res.refusals:
         refusals[rf.why_refused.split(";")[0][:90]] = refusals.get(rf.why_refused.split(";")[0][:90], 0) + 1
-    out: dict[str, Any] = {"outcome": "ok", "checks": BATCH, "tally": tally, "unknown_reasons": unknown_reasons,
+    differs = [{"producer": d.producer, "consumer": d.consumer, "predicted": d.predicted, "fused": d.fused,
+                "why": d.why, "function": fn_of.get(d.consumer, "")} for d in res.decisions if d.predicted != d.fused]
+    out: dict[str, Any] = {"outcome": "ok", "decision_differs": differs[:5],
+                           "checks": BATCH, "tally": tally, "unknown_reasons": unknown_reasons,
                            "refusal_reasons": refusals}
     if findings:
         out.update(finding=True, findings=findings)

@@ -175,3 +175,33 @@ def test_mlir_fuses_an_outs_reading_producer_into_a_broadcast_wrongly() -> None:
     assert w["before"] == q[i, j] and w["after"] != q[i, j]
     # and what MLIR's output computes at d0 = 1: the producer re-reads its own output
     assert i == 1 and w["after"] == (a0 - a1 + (a0 - a1 + a2))[j] * a3[i, j]
+
+
+@needs_iree
+def test_the_model_of_the_pass_decision_agrees_with_the_pass() -> None:
+    """Issue 24 item 3: areElementwiseOpsFusable, the one-use control function and
+    fill folding, against what MLIR's pass did (its output)."""
+    text = (ROOT / "examples" / "mlir" / "validate_mlir_chain.mlir").read_text()
+    text += """
+func.func @fill(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %cst = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>,
+                       affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%f, %x : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+"""
+    r = validate_mlir(text)
+    got = {(d.predicted, d.fused) for d in r.decisions}
+    assert got == {(True, True), (False, False)}, r.decisions
+    # independent: the pass's output has no linalg.fill left, and 4 generics (chain 1, two_uses 2, fill 1)
+    assert "linalg.fill" not in r.after and r.after.count("linalg.generic") == 4
+    assert any("FoldFillWithGenericOp" in d.why and d.fused for d in r.decisions)
+    fill = next(f for f in r.fused if any("FoldFill" in d.why and d.consumer == f.op for d in r.decisions))
+    assert fill.status in ("proved", "unknown") and fill.status != "refuted"

@@ -56,7 +56,7 @@ from typing import Any
 from verified_indexing.errors import VerifiedIndexingError
 
 __all__ = ["IreeMissing", "find_iree_opt", "run_iree_opt", "FusedCheck", "Refusal", "MlirValidation",
-           "validate_mlir", "validate_output", "DEFAULT_PASS", "PRINT_FLAGS"]
+           "validate_mlir", "validate_output", "DEFAULT_PASS", "PRINT_FLAGS", "Decision", "pass_decision"]
 
 DEFAULT_PASS = "linalg-fuse-elementwise-ops"
 PRINT_FLAGS = ["--mlir-print-debuginfo", "--mlir-print-local-scope", "--mlir-print-unique-ssa-ids"]
@@ -221,6 +221,21 @@ class Refusal:
                 "project": self.project}
 
 
+@dataclass(frozen=True)
+class Decision:
+    """The pass's decision on one pair of the input: modelled and observed."""
+
+    producer: str
+    consumer: str
+    predicted: bool
+    fused: bool
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"producer": self.producer, "consumer": self.consumer, "predicted": self.predicted,
+                "fused": self.fused, "why": self.why}
+
+
 @dataclass
 class MlirValidation:
     """Everything :func:`validate_mlir` found."""
@@ -229,6 +244,7 @@ class MlirValidation:
     fused: list[FusedCheck] = field(default_factory=list)
     refusals: list[Refusal] = field(default_factory=list)
     pairs: int = 0  # producer-consumer pairs of the input
+    decisions: list[Decision] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     oracle_runs: int = 0
     before: str = ""
@@ -246,6 +262,7 @@ class MlirValidation:
     def to_json(self) -> dict[str, Any]:
         return {"pass": self.pass_name, "pairs": self.pairs, "fused": [f.to_json() for f in self.fused],
                 "refusals": [r.to_json() for r in self.refusals], "notes": list(self.notes),
+                "decisions": [d.to_json() for d in self.decisions],
                 "interpreter_runs": self.oracle_runs}
 
 
@@ -480,8 +497,14 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             res.fused[ups[0]] = dataclasses.replace(
                 up, status="refuted", witness=f.witness,
                 reason=f"{_diff_note(f.witness)}, computed from this fused op by ops the pass kept unchanged "
-                f"(the proof of this op: {up.reason})")
+                f"(the proof of this op: {up.reason.split(' (the interpreter found no difference')[0]})")
             res.fused.remove(f)
+
+    # the pass's whole decision, modelled (pass_decision), against what it did
+    absorbed_all = {q.name for a in aops if a.name in b_by_name for q in _absorbed(b_by_name[a.name], bdef, vanished)}
+    for p, c, k in cands:
+        fuse, why = pass_decision(p, c, k, _uses(p, before))
+        res.decisions.append(Decision(p.name, c.name, fuse, p.name in absorbed_all, why))
 
     # pairs the pass left alone that the project proves legal
     for p, c, k in cands:
@@ -709,19 +732,35 @@ def _uses(p: Any, text: str) -> int:
     return len(re.findall(re.escape(base) + r"(?![\w$.#-])", text)) - 1
 
 
+def pass_decision(producer: Any, consumer: Any, operand_index: int, uses: int) -> tuple[bool, str]:
+    """Whether ``linalg-fuse-elementwise-ops`` rewrites the pair, and why (issue 24
+    item 3): ``FoldFillWithGenericOp`` folds a ``linalg.fill`` read as an input of
+    a ``linalg.generic``; else ``FuseElementwiseOps`` fuses when
+    ``areElementwiseOpsFusable`` holds (:func:`verified_indexing.legality.linalg.mlir_fusable`)
+    and the default control function accepts: the producer has exactly one use
+    (``uses``: every use of every result, returns included). Not modelled: what
+    the pass does through reshapes and after an earlier rewrite changed the pair."""
+    from verified_indexing.legality.linalg import mlir_fusable
+
+    operand = consumer.operands[operand_index]
+    if producer.kind == "linalg.fill" and consumer.kind == "linalg.generic" and operand.is_input:
+        return True, "FoldFillWithGenericOp folds the fill into the consumer"
+    mv = mlir_fusable(producer, consumer, operand_index)
+    if not mv.fusable:
+        return False, f"areElementwiseOpsFusable: {mv.rejected_by}"
+    if uses != 1:
+        return False, (f"the pass's default control function fuses a producer with exactly one use; "
+                       f"{producer.name} has {uses} uses")
+    return True, "areElementwiseOpsFusable holds and the producer has one use"
+
+
 def _refusal(p: Any, c: Any, k: int, bops: Sequence[Any], before: str, timeout: float) -> tuple[str, str]:
     """Why the pass would not fuse ``p`` into ``c`` (the pass's whole decision), and the project's status."""
-    from verified_indexing.legality.linalg import check_fusion, mlir_fusable, results_used_elsewhere
+    from verified_indexing.legality.linalg import check_fusion, results_used_elsewhere
 
-    mv = mlir_fusable(p, c, k)
-    uses = _uses(p, before)
-    if not mv.fusable:
-        why = f"areElementwiseOpsFusable: {mv.rejected_by}"
-    elif uses > 1:
-        why = (f"the pass's default control function fuses a producer with exactly one use; {p.name} has "
-               f"{uses} uses")
-    else:
-        why = "not explained by the model of the pass (areElementwiseOpsFusable and the control function)"
+    fuse, why = pass_decision(p, c, k, _uses(p, before))
+    if fuse:
+        why = f"not explained by the model of the pass, which predicts a rewrite ({why})"
     try:
         rep = check_fusion(p, c, operand_index=k, timeout=timeout, keep=results_used_elsewhere(before, p, c, k))
     except VerifiedIndexingError as exc:

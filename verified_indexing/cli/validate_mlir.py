@@ -72,6 +72,12 @@ def run_validate_mlir(args: argparse.Namespace) -> int:
     for rf in r.refusals:
         print(f"  the pass left {rf.producer} -> {rf.consumer} unfused ({rf.why_refused}); the project proves it "
               "legal")
+    wrong = [d for d in r.decisions if d.predicted != d.fused]
+    print(f"  the model of the pass's decision (areElementwiseOpsFusable, the one-use control function, fill "
+          f"folding) agrees with the pass on {len(r.decisions) - len(wrong)} of {len(r.decisions)} pair(s)")
+    for d in wrong:
+        print(f"    {d.producer} -> {d.consumer}: the model says {'fuse' if d.predicted else 'keep'} ({d.why}), the "
+              f"pass {'fused' if d.fused else 'kept'} it")
     for n in r.notes:
         print(f"  note: {n}")
     if not r.fused:
