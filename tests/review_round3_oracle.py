@@ -283,6 +283,12 @@ class _Scoper:
                     return ast.copy_location(ast.Name(env[n.id], ast.Load()), n)
                 return n
 
+            def visit_Call(self, n: ast.Call) -> ast.AST:
+                self.generic_visit(n)
+                if _is_t_call(n, ("if_then_else", "Select")) and len(n.args) == 3:  # lazy, as TVM evaluates it
+                    return ast.copy_location(ast.IfExp(n.args[0], n.args[1], n.args[2]), n)
+                return n
+
         out: ast.expr = R().visit(node)
         return out
 
@@ -347,8 +353,25 @@ def run(text: str, sizes: list[int] | None = None, seed: int = 0) -> dict[str, d
     fn.returns = None
     specs = {}
     T = _Run(list(sizes or []), seed)
+    # size variables (n = T.int32(); n, m = T.int64(), T.int64()) may appear in the parameters' shapes
+    # (as names or strings): bound first, in order
+    known: dict[str, Any] = {"T": T}
+    for st in fn.body:
+        if isinstance(st, ast.Assign) and all(
+                isinstance(c, ast.Call) and not c.args and _is_t_call(c, ("int32", "int64"))
+                for c in (st.value.elts if isinstance(st.value, ast.Tuple) else [st.value])):
+            tgt = st.targets[0]
+            for n in (tgt.elts if isinstance(tgt, ast.Tuple) else [tgt]):
+                if isinstance(n, ast.Name):
+                    known[n.id] = T.sizes[len(known) - 1]
     for a in fn.args.args:
-        specs[a.arg] = eval(compile(ast.Expression(a.annotation), "<ann>", "eval"), {"T": T}) if a.annotation else None
+        if a.annotation is not None:
+            spec = eval(compile(ast.Expression(a.annotation), "<ann>", "eval"), known)
+            if isinstance(spec, _Spec):
+                spec.shape = tuple(known[x] if isinstance(x, str) else x for x in spec.shape)
+            specs[a.arg] = spec
+        else:
+            specs[a.arg] = None
         a.annotation = None
     mod = ast.Module([fn], [])
     ast.fix_missing_locations(mod)

@@ -183,3 +183,31 @@ def test_slots_with_a_gap_between_them() -> None:
         (res,) = coalescing(parse_module(CONCAT_GAP), vector_size=vs)
         assert res.status == "unknown", res.format()
         assert res.reason is not None and "slots 0 and 2 of thread 0 read addresses 0 and 100" in res.reason
+
+
+# -- cinn_eval: a loop inside a block keeps the block's iteration variables ------------------------------------
+
+LOOP_IN_BLOCK = """ScheduleBlock(root)
+{
+  serial for (i, 0, 4)
+  {
+    ScheduleBlock(B)
+    {
+      i = axis.bind((3 - i))
+      serial for (k, 0, 2)
+      {
+        B[i, k] = (A[i] + 1.0f)
+      }
+    }
+  }
+}
+"""
+
+
+def test_exact_evaluator_keeps_block_names_inside_a_loop() -> None:
+    from verified_indexing.legality.cinn_eval import input_value, run_exact
+    from verified_indexing.legality.cinn_ir import parse_program
+
+    # was: IndexError (the loop's body ran with the block's names dropped from its scope)
+    got = run_exact(parse_program(LOOP_IN_BLOCK), {"A"})["B"]
+    assert got == {(3 - i, k): input_value("A", (3 - i,)) + 1 for i in range(4) for k in range(2)}

@@ -135,8 +135,8 @@ def run_exact(p: Stmt, inputs: Collection[str] | Callable[[str], bool], seed: in
                 raise ValueError(f"size parameter {s.var}: run the program at concrete sizes (at_sizes)")
             extent = s.extent if s.bound is None else max(0, s.bound.evaluate(loops + iters))
             for x in range(s.start, s.start + extent):
-                for c in s.body:
-                    go(c, [*loops, x], [])
+                for c in s.body:  # inside a block, the block's iteration variables stay in scope after the loop's
+                    go(c, [*loops, x], iters)
         elif isinstance(s, ScheduleBlock):
             its: list[int] = []
             for c in s.body:
