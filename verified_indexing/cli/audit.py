@@ -80,11 +80,13 @@ KERNEL_EXAMPLES = """examples:
   verified-indexing audit-kernels /tmp/dump
   verified-indexing audit-kernels tests/hlo_corpus/audit/kernels --json
 
-Each kernel is proved (the kernel reads exactly what the proven maps say, for
-every output element), refuted (an output element and an operand element one
-side reads and the other does not), or unknown with the reason (a data-dependent
-index such as a dynamic offset, an op the interpreter does not read, a kernel of
-another emitter). Exit code 0 when every kernel is proved, 1 when one is refuted,
+Each kernel (the emitter's, *-pre-optimization.mlir, and after XLA's passes,
+*-post-optimization.mlir) is proved (the kernel reads exactly what the proven
+maps say, for every output element and every value of the dynamic offsets or
+gather indices it reads), refuted (an output element, the runtime values and an
+operand element one side reads and the other does not), or unknown with the
+reason (an index the interpreter cannot state, an op it does not read, a kernel
+of another emitter). Exit code 0 when every kernel is proved, 1 when one is refuted,
 2 when one is unknown, 3 bad input.
 """
 

@@ -21,8 +21,11 @@ that loop), and the proven maps are compared between linear indices (each
 shape's layout). :func:`audit_kernel` compares it (isl) with the proven maps of the
 analysis of the same fusion: ``proved`` (the same relation), ``refuted`` (an
 output element and an operand element one side reads and the other does not),
-or ``unknown`` with the reason (a data-dependent index -- a dynamic offset --,
-an op the interpreter does not know, an over-approximating map of ours).
+or ``unknown`` with the reason (an index it cannot state, an op it does not
+know, an over-approximating map of ours without exact reads). Integers read from
+the kernel's arguments (dynamic offsets, a gather's indices at the output row)
+are runtime values on both sides, the analysis' evaluated from the parameters'
+values through the fused computation.
 """
 
 from __future__ import annotations
