@@ -1099,3 +1099,16 @@ def test_a_dynamic_update_slice_kernel_against_the_exact_reads(tmp_path: Path) -
     (out_dus,) = run(dus, comp, {2: np.array(wrapped), 3: np.array(0)})
     truth = {x for kk, x in out_dus[o] if kk == k}
     assert (element in truth) == (m.group(4) == "the analysis")
+
+
+def test_xlas_dynamic_update_slice_map_inside_a_fusion_over_approximates() -> None:
+    # the fusion multiplies the updated tensor by 2: the root reads the dynamic-update-slice element for element
+    module = parse_module(next(KERNELS.glob("module_0124.*.txt")).read_text())
+    claim = "operand id = 0 (d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 7]"
+    (r,) = audit(module, parse_claims(claim))
+    assert r.status == "over-approximates" and r.counterexample is not None, r.steps
+    at = dict(r.counterexample.values)
+    ((_, comp),) = module.fusions()
+    dus = comp.by_name["dynamic_update_slice.0"]
+    (out,) = run(dus, comp, {2: np.array(at["rt0"]), 3: np.array(0)})
+    assert r.counterexample.source not in {x for k, x in out[at["d0"], at["d1"]] if k == 0}

@@ -709,14 +709,14 @@ def _target(module: Module, claim: Claim, cache: dict[Any, Any]) -> _Target:
         raise VerifiedIndexingError(f"claim at line {claim.line}: {comp.name} has no {what}")
     t = targets[0]
     root = analysed.root
-    if not forward and not claim.physical and root.opcode in ("dynamic-update-slice", "pad") and claim.output == 0:
-        param = next((p for p in analysed.parameters() if p.parameter_number == number), None)
-        users = [i for i in analysed.instructions if param is not None and param.name in i.operands]
-        slot = [k for k, n in enumerate(root.operands) if param is not None and n == param.name]
-        if users == [root] and len(slot) == 1:
-            exact = _exact_dus(root, analysed, slot[0])
-            if exact is not None:
-                t = TargetIndexing(t.index, t.name, t.shape, exact)
+    if not forward and not claim.physical and claim.output == 0 and any(a.over_approximation for a in t.maps) \
+            and not root.shape.is_tuple:
+        # the parameter only an operand of a dynamic-update-slice or pad the root reads element for element
+        from verified_indexing.hlo.kernels import _exact_through_identity
+
+        exact = _exact_through_identity(analysed, number, module)
+        if exact is not None:
+            t = TargetIndexing(t.index, t.name, t.shape, exact)
     out_shape = root.shape.tuple_shapes[claim.output] if root.shape.is_tuple and not forward else root.shape
     param = next((p for p in analysed.parameters() if p.parameter_number == number), None)
     src_shape = (param.shape if param is not None else None) if forward else out_shape
