@@ -211,3 +211,28 @@ def test_exact_evaluator_keeps_block_names_inside_a_loop() -> None:
     # was: IndexError (the loop's body ran with the block's names dropped from its scope)
     got = run_exact(parse_program(LOOP_IN_BLOCK), {"A"})["B"]
     assert got == {(3 - i, k): input_value("A", (3 - i,)) + 1 for i in range(4) for k in range(2)}
+
+
+# -- TVMScript printing: a program every block of which is removed ---------------------------------------------
+
+NEVER_RUNS = '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(0):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + T.float32(1.0)
+    for i in range(0):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] * T.float32(2.0)
+'''
+
+
+def test_a_program_left_empty_prints_as_valid_tvmscript(capsys: pytest.CaptureFixture[str]) -> None:
+    for cmd, block in (("inline", "B"), ("reverse-inline", "C")):
+        rc, out = _cli(capsys, cmd, "-e", NEVER_RUNS, "--block", block)
+        assert rc == 0, out
+        printed = transformed(out)  # was a function with no body: a Python syntax error
+        assert "T.evaluate(0)" in printed
+        assert _same(run(NEVER_RUNS), run(printed))

@@ -1134,6 +1134,8 @@ class _Printer:
         body = p.body if isinstance(p, ScheduleBlock) and p.name == "root" else (p,)
         for s in body:
             self.stmt(s, 1, ())
+        if not any(ln.strip() and not ln.lstrip().startswith("#") for ln in self.out[len(head):]):
+            self.out.append("    T.evaluate(0)")  # every block removed: a body Python (and TVM) accepts
         return "\n".join(self.out) + "\n"
 
     # -- statements ----------------------------------------------------------
