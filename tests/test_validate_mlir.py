@@ -205,3 +205,26 @@ func.func @fill(%x: tensor<4xf32>) -> tensor<4xf32> {
     assert any("FoldFillWithGenericOp" in d.why and d.fused for d in r.decisions)
     fill = next(f for f in r.fused if any("FoldFill" in d.why and d.consumer == f.op for d in r.decisions))
     assert fill.status in ("proved", "unknown") and fill.status != "refuted"
+
+
+@needs_iree
+def test_fuzz_area_job_is_seeded_and_its_findings_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fuzz/mlir_area.py: the same seed draws the same functions; a refuted pass
+    output is kept with its function, which validate-mlir refutes again alone."""
+    import importlib.util
+    import random
+
+    spec = importlib.util.spec_from_file_location("fuzz_mlir_area_t", ROOT / "fuzz" / "mlir_area.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a = [mod.random_function(random.Random("0/mlir/1"), f"f{i}")[0] for i in range(3)]
+    b = [mod.random_function(random.Random("0/mlir/1"), f"f{i}")[0] for i in range(3)]
+    assert a == b
+    monkeypatch.setattr(mod, "BATCH", 11)  # job 1 of seed 0 holds a refuted pass output in its first 11 functions
+    res = mod.check_mlir(random.Random("0/mlir/1"))
+    t = res["tally"]
+    assert res["outcome"] == "ok" and t["pairs"] >= 11 and t["refuted"] >= 1
+    f = res["findings"][0]
+    again = validate_mlir(f["input"] + "\n")
+    assert any(x.status == "refuted" for x in again.fused)
