@@ -56,7 +56,8 @@ from typing import Any
 from verified_indexing.errors import VerifiedIndexingError
 
 __all__ = ["IreeMissing", "find_iree_opt", "run_iree_opt", "FusedCheck", "Refusal", "MlirValidation",
-           "validate_mlir", "validate_output", "DEFAULT_PASS", "PRINT_FLAGS", "Decision", "pass_decision"]
+           "validate_mlir", "validate_output", "DEFAULT_PASS", "PRINT_FLAGS", "Decision", "pass_decision",
+           "validate_jax"]
 
 DEFAULT_PASS = "linalg-fuse-elementwise-ops"
 PRINT_FLAGS = ["--mlir-print-debuginfo", "--mlir-print-local-scope", "--mlir-print-unique-ssa-ids"]
@@ -158,6 +159,12 @@ def _rename_table(before: str, after: str) -> dict[str, str]:
         olds = b.get(loc)
         if olds is not None and len(olds) == len(names):
             pairs.update(zip(names, olds))
+    # function arguments by position (util.func prints none of their locations)
+    hb, ha = _headers(before), _headers(after)
+    for fn, aargs in ha.items():
+        bargs = hb.get(fn)
+        if bargs is not None and len(bargs) == len(aargs):
+            pairs.update(zip(aargs, bargs))
     news = [n for n, _ in pairs]
     olds_ = [o for _, o in pairs]
     return {n: o for n, o in pairs if news.count(n) == 1 and olds_.count(o) == 1}
@@ -175,6 +182,15 @@ def _per_function(text: str) -> str:
         out.append(_SSA.sub(lambda m, k=k: m.group() if re.fullmatch(r"%(?:arg)?\d+", m.group())  # type: ignore[misc]
                             else f"{m.group()}_f{k}", line))
     return "".join(out)
+
+
+def _headers(text: str) -> dict[str, list[str]]:
+    """Every function's symbol -> its arguments, in order (MLIR prints a header on one line)."""
+    out: dict[str, list[str]] = {}
+    for m in re.finditer(r"^[ \t]*(?:func\.func|util\.func)\s+(?:(?:public|private|nested)\s+)*@([\w.$-]+)\(([^\n]*)$",
+                         text, re.MULTILINE):
+        out.setdefault(m.group(1), re.findall(r"(%[\w$.-]+)\s*:", m.group(2).split(") ->")[0].split(") {")[0]))
+    return out
 
 
 def _renamed(after: str, table: dict[str, str]) -> str:
@@ -396,7 +412,11 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     returns_a, returns_b = _returns(after), _returns(before)
     adef = {r: op for op in aops for r in op.results}
     refuted_at: dict[str, dict[str, Any]] = {}
-    if HAVE_NUMPY:
+    unmatched = [v for args in _headers(after).values() for v in args if v.startswith("%h_")]
+    if unmatched:  # the two runs would not get the same inputs: no comparison
+        res.notes.append(f"function arguments of the pass's output not matched to the input's ({unmatched[0]}): "
+                         "the interpreter oracle did not run")
+    elif HAVE_NUMPY:
         for seed in range(seeds):
             env, notes = _inputs([before, after], seed)
             for n in notes:
@@ -522,6 +542,28 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 def _same_op(a: Any, b: Any) -> bool:
     """The same op (operands, maps, iterators, kind), results aside."""
     return bool(a.kind == b.kind and a.iterator_types == b.iterator_types and a.operands == b.operands)
+
+
+def validate_jax(fn: Any, *args: Any, pass_name: str = DEFAULT_PASS, timeout: float = 10.0, seeds: int = 3
+                 ) -> MlirValidation:
+    """:func:`validate_mlir` on a JAX function: ``jax.jit(fn).lower(*args)`` gives
+    StableHLO, IREE's input pipeline (``iree-compile --compile-to=input``) turns it
+    into Linalg on tensors (``util.func``), and MLIR's pass runs on that."""
+    import jax
+
+    from verified_indexing.errors import UnsupportedError
+
+    stablehlo = jax.jit(fn).lower(*args).as_text()
+    exe = find_iree_opt()
+    compile_exe = str(Path(exe).with_name("iree-compile")) if exe is not None else None
+    if compile_exe is None or not Path(compile_exe).exists():
+        raise IreeMissing("validate_jax needs IREE's iree-compile, which is not installed "
+                          "(pip install 'verified-indexing[mlir]')")
+    proc = subprocess.run([compile_exe, "--compile-to=input", "-", "-o", "-"], input=stablehlo, capture_output=True,
+                          text=True, timeout=300, check=False)
+    if proc.returncode != 0:
+        raise UnsupportedError(f"iree-compile --compile-to=input failed: {proc.stderr.strip()[:2000]}")
+    return validate_mlir(proc.stdout, "<jax>", pass_name=pass_name, timeout=timeout, seeds=seeds)
 
 
 def _returns(text: str) -> dict[str, list[str]]:
@@ -714,8 +756,8 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
                 return FusedCheck(c.name, c.line, replaced, "proved",
                                   f"MLIR's fused op computes every value {what} computes (every size; whole-op "
                                   f"proof, the project proves the fusion legal){extra}", None, project, text)
-            return unknown(f"the whole-op proof is {v.status}: {v.reason} (the interpreter found no difference, "
-                           "so it is not reported as refuted)", project)
+            return unknown(f"the whole-op proof is {v.status}: {v.reason} (the interpreter found no difference "
+                           "on the returned values it ran, so it is not reported as refuted)", project)
         ftxt = fused_generic_text(rep)
         if ftxt is None:
             return unknown(f"no fused op for the inner pair {p.name} -> {current.name}", project)
