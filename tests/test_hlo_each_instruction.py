@@ -210,26 +210,29 @@ def test_when_the_budget_runs_out_what_finished_is_returned_and_the_rest_named(m
 
 
 def test_timeout_prints_the_summary_names_what_was_not_reached_and_exits_2(tmp_path: Path) -> None:
-    # 6000 instructions of distinct shapes (nothing shared): seconds of proofs (a fresh proof cache)
-    env = dict(os.environ, VERIFIED_INDEXING_CACHE=str(tmp_path / "cache.sqlite"))
-    text = "p = f32[18006] parameter(0)\n" + "".join(
+    # 12,000 instructions of distinct shapes (nothing shared): seconds of proofs (a fresh proof cache)
+    n = 6000
+    text = f"p = f32[{6 * n + 6}] parameter(0)\n" + "".join(
         f"s{k} = f32[{6 * (k + 1)}] slice(p), slice={{[0:{6 * (k + 1)}]}}\nr{k} = f32[{k + 1},2,3] reshape(s{k})\n"
-        for k in range(3000)
+        for k in range(n)
     )
-    every = [f"snippet/{x}{k}" for k in range(3000) for x in "sr"]
-    proc = subprocess.run([sys.executable, "-m", "verified_indexing", "analyze", "-", "--timeout", "1"],
-                          input=text, capture_output=True, text=True, timeout=60, env=env)
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1].startswith("summary: 0 fusions")
-    assert "not reached (" in proc.stderr and "Traceback" not in proc.stderr
-    done = proc.stdout.count("output to input")
-    missed = int(proc.stderr.split("not reached (")[1].split(")")[0])
-    assert done + missed == 6000 or "every analysis of the module" in proc.stderr
-    # --json: the results finished and, under not_reached, every one not finished
-    env["VERIFIED_INDEXING_CACHE"] = str(tmp_path / "cache2.sqlite")
-    proc = subprocess.run([sys.executable, "-m", "verified_indexing", "analyze", "-", "--timeout", "1", "--json"],
-                          input=text, capture_output=True, text=True, timeout=60, env=env)
-    assert proc.returncode == 2, proc.stderr
-    report = json.loads(proc.stdout)
-    names = [r["computation"] for r in report["results"]] + report["not_reached"]
-    assert names == every or report["not_reached"] == ["every analysis of the module"]
+    every = [f"snippet/{x}{k}" for k in range(n) for x in "sr"]
+    for k, form in enumerate(([], ["--json"])):
+        env = dict(os.environ, VERIFIED_INDEXING_CACHE=str(tmp_path / f"cache{k}.sqlite"))
+        proc = subprocess.run([sys.executable, "-m", "verified_indexing", "analyze", "-", "--timeout", "2", *form],
+                              input=text, capture_output=True, text=True, timeout=60, env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        if not proc.stdout:  # (a loaded machine: the budget ran out while the command line was being imported)
+            assert "ran out before analyze finished" in proc.stderr
+            continue
+        assert "not reached (" in proc.stderr
+        if form:  # the results finished and, under not_reached, every one not finished
+            report = json.loads(proc.stdout)
+            names = [r["computation"] for r in report["results"]] + report["not_reached"]
+            assert names == every or report["not_reached"] == ["reading the input"]
+        else:
+            assert proc.stdout.strip().splitlines()[-1].startswith("summary: 0 fusions")
+            done = proc.stdout.count("output to input")
+            missed = int(proc.stderr.split("not reached (")[1].split(")")[0])
+            assert done + missed == len(every) or "reading the input" in proc.stderr

@@ -203,7 +203,7 @@ def _bar(what: str) -> Callable[[list[T]], Iterable[T]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from verified_indexing.engines.deadline import remaining
+    from verified_indexing.engines.deadline import BudgetExpired, remaining
     from verified_indexing.hlo.fusion import analyze_module
     from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
     from verified_indexing.parallel import default_jobs, run_ordered
@@ -230,7 +230,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         inputs = read_hlo_inputs(args)
     notes: list[str] = []
-    modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
+    try:
+        modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
+    except BudgetExpired:  # not one module read: the (empty) report all the same, and what was not reached
+        _disarm_backstop()
+        if args.json:
+            print_json({**results_to_json([], time.perf_counter() - start), "not_reached": ["reading the input"]})
+        else:
+            print(summary_line([], time.perf_counter() - start))
+        print(not_reached_line(["reading the input"], args.timeout), file=sys.stderr)
+        return 2
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     work: list[tuple[int, Module, str | None]] = []
@@ -264,10 +273,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         for _, m, c in work:
             missed: list[str] = []
-            if remaining() <= 0:
-                outcomes.append(([], ["every analysis of the module"]))
-                continue
-            what = "fusions" if m.fusions() or c is not None or args.instruction or args.from_instruction \
+            what = "fusions" if m.fusions() and c is None and not args.instruction and not args.from_instruction \
                 else "instructions"
             found = analyze_module(m, computation=c, progress=_bar(what),
                                    not_reached=missed, **options)

@@ -773,7 +773,7 @@ def output_to_input_maps(
     maps[(root.name, output_index)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
     outputs_reached: dict[str, set[int]] = {root.name: {output_index}}  # the keys of maps, by instruction
     unsupported: list[UnsupportedOp] = []
-    for inst in reversed(order):
+    for inst in _walk_bar(list(reversed(order))):
         if inst.opcode == "parameter":
             continue
         _check_budget()
@@ -1353,7 +1353,7 @@ def input_to_output_maps(
     maps[(param.name, 0)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
     unsupported: list[UnsupportedOp] = []
     root = comp.root
-    for inst in order:
+    for inst in _walk_bar(order):
         _check_budget()
         keys = sorted(k for k in maps if k[0] == inst.name)
         if inst is root:
@@ -1505,7 +1505,6 @@ def analyze_module(
     if computation is not None:
         computation = _entry_alias(module, computation)
     jobs: list[tuple[Computation, str | None]] = []
-    keys: dict[int, tuple[Hashable, Instruction]] = {}  # one instruction's job -> its signature, the instruction
     if from_instruction is not None:
         if instruction is not None:
             raise VerifiedIndexingError("give --from or --instruction, not both")
@@ -1533,30 +1532,20 @@ def analyze_module(
         jobs.append((_computation(module, computation), None))
     else:
         jobs = [(called, inst.name) for inst, called in module.fusions()]
-        if not jobs:
-            entry = module.computations[module.entry_name]
-            singles = [inst for inst in entry.instructions if inst.operands]
-            jobs = [(_single_instruction(entry, inst), None) for inst in singles]
-            prints: dict[str, Hashable] = {}
-            keys = {id(comp): (_signature(module, entry, inst, prints), inst) for (comp, _), inst in zip(jobs, singles)}
+        if not jobs:  # a module without fusions: each instruction of the entry one op deep
+            return _each_instruction(module, direction, operand, verify, simplify, physical, progress, not_reached)
     if operand is not None:
         _check_operand(operand, [comp for comp, _ in jobs])
     results: list[ComputationIndexing] = []
     token = _CALLED.set({})  # nested computations analysed once per call of analyze_module
+    # one analysis: the progress bar follows the instructions of its walk (the outermost one)
+    bar_token = _BAR.set(progress if progress is not None and len(jobs) == 1 else None)
     done = 0
-    seen: dict[Hashable, tuple[Instruction, list[ComputationIndexing]]] = {}
     try:
         for comp, fusion_name in jobs if progress is None else progress(jobs):
             try:
                 _check_budget()
-                key, inst = keys.get(id(comp), (None, None))
-                hit = seen.get(key) if key is not None else None
-                if hit is not None and inst is not None:
-                    found = [_renamed(r, hit[0], inst, comp.name) for r in hit[1]]
-                else:
-                    found = _analyze(module, comp, direction, operand, verify, simplify)
-                    if key is not None and inst is not None and all(_renamable(r) for r in found):
-                        seen[key] = (inst, [_copy_indexing(r) for r in found])
+                found = _analyze(module, comp, direction, operand, verify, simplify)
             except (_OutOfTime, _BudgetExpired) as exc:
                 if not_reached is None:
                     if isinstance(exc, _OutOfTime):
@@ -1570,7 +1559,79 @@ def analyze_module(
             done += 1
     finally:
         _CALLED.reset(token)
+        _BAR.reset(bar_token)
     return results
+
+
+def _each_instruction(
+    module: Module,
+    direction: Direction,
+    operand: int | None,
+    verify: bool,
+    simplify: bool,
+    physical: bool,
+    progress: Callable[[list[Any]], Iterable[Any]] | None,
+    not_reached: list[str] | None,
+) -> list[ComputationIndexing]:
+    """:func:`analyze_module`'s default for a module without fusions: each instruction of the entry
+    computation that has operands, alone (:func:`_single_instruction`), in text order. An
+    instruction whose signature (:func:`_signature`) was analysed already gets that analysis
+    renamed (:func:`_renamed`); everything per instruction is done in the loop, under the budget."""
+    entry = module.computations[module.entry_name]
+    singles = [inst for inst in entry.instructions if inst.operands]
+    if operand is not None:
+        _check_operand(operand, [_single_instruction(entry, inst) for inst in singles])
+    results: list[ComputationIndexing] = []
+    token = _CALLED.set({})
+    done = 0
+    seen: dict[Hashable, tuple[Instruction, list[ComputationIndexing]]] = {}
+    prints: dict[str, Hashable] = {}
+    try:
+        for inst in singles if progress is None else progress(singles):
+            name = f"{entry.name}/{inst.name}"
+            try:
+                _check_budget()
+                key = _signature(module, entry, inst, prints)
+                hit = seen.get(key)
+                comp = _single_instruction(entry, inst) if hit is None or physical else None
+                if hit is not None:
+                    found = [_renamed(r, hit[0], inst, name) for r in hit[1]]
+                else:
+                    assert comp is not None
+                    found = _analyze(module, comp, direction, operand, verify, simplify)
+                    if all(_renamable(r) for r in found):
+                        seen[key] = (inst, [_copy_indexing(r) for r in found])
+            except (_OutOfTime, _BudgetExpired) as exc:
+                if not_reached is None:
+                    if isinstance(exc, _OutOfTime):
+                        raise _BudgetExpired("the time budget ran out") from None
+                    raise
+                not_reached.extend(f"{entry.name}/{i.name}" for i in singles[done:])
+                break
+            for result in found:
+                if hit is None:
+                    result = dataclasses.replace(result, fusion=None)
+                results.append(to_physical(result, comp) if physical and comp is not None else result)
+            done += 1
+    finally:
+        _CALLED.reset(token)
+    return results
+
+
+_BAR: contextvars.ContextVar[Callable[[list[Any]], Iterable[Any]] | None] = contextvars.ContextVar(
+    "walk_progress_bar", default=None)
+"""Within :func:`analyze_module` of one analysis: the progress bar to follow its walk with (taken by
+the outermost walk; nested walks, of called computations, run without one)."""
+
+
+def _walk_bar(order: list[Instruction]) -> Iterable[Instruction]:
+    """``order``, followed by the progress bar of :data:`_BAR` when there is one (then taken: the
+    walks nested in this one get none)."""
+    bar = _BAR.get()
+    if bar is None:
+        return order
+    _BAR.set(None)
+    return bar(order)
 
 
 _IGNORED_ATTRIBUTES = frozenset({"metadata", "frontend_attributes", "statistics_viz", "origin"})
