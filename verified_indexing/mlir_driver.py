@@ -726,11 +726,9 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
         p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
         if p is None:
             return unknown("the replaced producers do not form a chain into the consumer")
-        remaining.remove(p)
         k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
-        if sum(1 for o in current.operands if o.value in p.results) > 1:
-            return unknown(f"{current.name} reads {p.name} through several operands (fused one at a time by the "
-                           "pass): not matched")
+        if sum(1 for o in current.operands if o.value in p.results) == 1:
+            remaining.remove(p)  # else: fused again through its next operand, as the pass does
         keep = results_used_elsewhere(before, p, c, k) if current is c else ()
         if preserved and not remaining:
             keep = tuple(preserved)
