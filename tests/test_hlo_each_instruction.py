@@ -236,3 +236,48 @@ def test_timeout_prints_the_summary_names_what_was_not_reached_and_exits_2(tmp_p
             done = proc.stdout.count("output to input")
             missed = int(proc.stderr.split("not reached (")[1].split(")")[0])
             assert done + missed == len(every) or "reading the input" in proc.stderr
+
+
+FUSED = """HloModule f
+
+fused_a {
+  pa0 = f32[8,16] parameter(0)
+  pa1 = f32[16] parameter(1)
+  ta = f32[16,8] transpose(pa0), dimensions={1,0}
+  ba = f32[16,8] broadcast(pa1), dimensions={0}
+  ROOT ma = f32[16,8] multiply(ta, ba)
+}
+
+fused_b {
+  qb0 = f32[8,16] parameter(0)
+  qb1 = f32[16] parameter(1)
+  tb = f32[16,8] transpose(qb0), dimensions={1,0}
+  bb = f32[16,8] broadcast(qb1), dimensions={0}
+  ROOT mb = f32[16,8] multiply(tb, bb)
+}
+
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  w = f32[16] parameter(1)
+  f1 = f32[16,8] fusion(x, w), kind=kLoop, calls=fused_a
+  t = f32[8,16] transpose(f1), dimensions={1,0}
+  ROOT f2 = f32[16,8] fusion(t, w), kind=kLoop, calls=fused_b
+}
+"""
+
+
+@pytest.mark.parametrize("direction", ["output-to-input", "input-to-output"])
+def test_fusions_of_the_same_structure_share_one_analysis_equal_to_each_ones_own(direction: str) -> None:
+    module = load_hlo(FUSED, "<fused>")
+    results = analyze_module(module, direction=direction)  # type: ignore[arg-type]
+    assert [r.fusion for r in results] == (["f1", "f2"] if direction == "output-to-input" else ["f1"] * 2 + ["f2"] * 2)
+    for r in results:
+        (alone,) = [a for a in analyze_module(module, computation=r.computation, direction=direction)  # type: ignore[arg-type]
+                    if a.source == r.source]
+        assert r.computation == alone.computation
+        assert [(t.index, t.name) for t in r.targets] == [(t.index, t.name) for t in alone.targets]
+        assert [[str(a.map) for a in t.maps] for t in r.targets] == [[str(a.map) for a in t.maps] for t in alone.targets]
+        assert [[a.verdict.question for a in t.maps if a.verdict] for t in r.targets] == [
+            [a.verdict.question for a in t.maps if a.verdict] for t in alone.targets]
+        assert all(a.verdict is not None and a.verdict.proved for t in r.targets for a in t.maps)
+    assert any(r.fusion == "f2" and r.seconds == 0.0 for r in results)  # shared, renamed

@@ -1541,11 +1541,21 @@ def analyze_module(
     # one analysis: the progress bar follows the instructions of its walk (the outermost one)
     bar_token = _BAR.set(progress if progress is not None and len(jobs) == 1 else None)
     done = 0
+    seen: dict[Hashable, tuple[Computation, list[ComputationIndexing]]] = {}
+    prints: dict[str, Hashable] = {}
     try:
         for comp, fusion_name in jobs if progress is None else progress(jobs):
             try:
                 _check_budget()
-                found = _analyze(module, comp, direction, operand, verify, simplify)
+                # fusions of the same structure (a model's repeated layers) are analysed once (:func:`_as_fusion`)
+                key = _fingerprint(module, comp.name, prints) if fusion_name is not None else None
+                hit = seen.get(key) if key is not None else None
+                if hit is not None:
+                    found = [_as_fusion(r, hit[0], comp) for r in hit[1]]
+                else:
+                    found = _analyze(module, comp, direction, operand, verify, simplify)
+                    if key is not None and all(_renamable(r) and not _over(r) for r in found):
+                        seen[key] = (comp, [_copy_indexing(r) for r in found])
             except (_OutOfTime, _BudgetExpired) as exc:
                 if not_reached is None:
                     if isinstance(exc, _OutOfTime):
@@ -1708,6 +1718,23 @@ def _renamable(r: ComputationIndexing) -> bool:
     return not r.unsupported and not any(
         t.unsupported or any(a.map.num_rt_vars for a in t.maps) for t in r.targets
     )
+
+
+def _over(r: ComputationIndexing) -> bool:
+    """Some map of ``r`` over-approximates (its reasons name instructions of the computation)."""
+    return any(a.over_approximation for t in r.targets for a in t.maps)
+
+
+def _as_fusion(r: ComputationIndexing, was: Computation, comp: Computation) -> ComputationIndexing:
+    """``r``, the analysis of fused computation ``was``, as that of ``comp``, of the same structure
+    (:func:`_fingerprint`): its parameters, root and name renamed (:func:`_renamed`; ``r`` has no
+    runtime variable, unsupported op or over-approximation, whose texts name other instructions)."""
+
+    def stand_in(c: Computation) -> Instruction:
+        params = sorted(c.parameters(), key=lambda p: p.parameter_number or 0)
+        return Instruction(c.root.name, c.root.opcode, c.root.shape, [p.name for p in params])
+
+    return _renamed(r, stand_in(was), stand_in(comp), comp.name)
 
 
 def _renamed(r: ComputationIndexing, was: Instruction, inst: Instruction, comp_name: str) -> ComputationIndexing:
