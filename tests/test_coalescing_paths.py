@@ -121,7 +121,20 @@ def emulate(text: str, comp_name: str, operand: int, tilings: list[tuple[int, ..
     vec_same = vec_steps <= {0} and all(d == 0 for _, d in far_slots)
     if not any(reads):
         return "not read"
-    if lane_steps <= {vs} and vec_one and all(d == k * vs for k, d in far_steps):
+    def next_readers(groups: list[list[set[int]]], step: int) -> bool:
+        """Every reader's next reader in its group is one step on (the readers read one run)."""
+        for g in groups:
+            readers = [x for x in g if x]
+            if any({b - a for a in x for b in y} != {step} for x, y in itertools.pairwise(readers)):
+                return False
+        return True
+
+    warps = [[at(t, v) for t in range(w * warp, min(threads, (w + 1) * warp))]
+             for w in range(-(-threads // warp)) for v in range(vs)]
+    lanes_run = all(d == k * vs for k, d in far_steps) or next_readers(warps, vs)
+    vec_one = vec_one or (vec_steps <= {1} and next_readers([[at(t, v) for v in range(vs)]
+                                                             for t in range(threads)], 1))
+    if lane_steps <= {vs} and vec_one and lanes_run:
         return "coalesced"
     if lane_steps <= {0} and (vec_one or vec_same) and all(d == 0 for _, d in far_steps):
         return "uniform"

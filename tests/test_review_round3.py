@@ -236,3 +236,26 @@ def test_a_program_left_empty_prints_as_valid_tvmscript(capsys: pytest.CaptureFi
         printed = transformed(out)  # was a function with no body: a Python syntax error
         assert "T.evaluate(0)" in printed
         assert _same(run(NEVER_RUNS), run(printed))
+
+
+def test_readers_with_gaps_reading_one_run_stay_coalesced() -> None:
+    # a concatenate's part of each row (lanes 0..2 read 0..2, lanes 15..17 read 3..5) and a pad's
+    # interior (lanes 0, 2, 4 read 0, 1, 2): every reader's next reader one step on, one run of addresses
+    pad = """HloModule m
+ENTRY e {
+  p = f32[16]{0} parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[31]{0} pad(p, z), padding=0_0_1
+}
+"""
+    rows = """HloModule m
+ENTRY e {
+  p = f32[8,3]{1,0} parameter(0)
+  q = f32[8,12]{1,0} parameter(1)
+  ROOT r = f32[8,15]{1,0} concatenate(p, q), dimensions={1}
+}
+"""
+    for text in (pad, rows):
+        assert emulate(text, "e", 0, [], 1, 32) == "coalesced"
+        res = coalescing(parse_module(text))[0]
+        assert res.status == "coalesced", res.format()

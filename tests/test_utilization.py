@@ -285,7 +285,19 @@ def _oracle_coalescing(comp: Computation, operand: int, vs: int, warp: int) -> s
     vec_same = vec_steps <= {0} and all(d == 0 for _, d in far_slots)
     if all(a is None for a in reads):
         return "not read"
-    if lane_steps <= {vs} and vec_one and all(d == k * vs for k, d in far):
+    def next_readers(groups: list[list[int | None]], step: int) -> bool:
+        """Every reader's next reader in its group is one step on (the readers read one run)."""
+        for g in groups:
+            readers = [x for x in g if x is not None]
+            if any(y - x != step for x, y in itertools.pairwise(readers)):
+                return False
+        return True
+
+    warps = [[at(t, v) for t in range(w * warp, min(threads, (w + 1) * warp))]
+             for w in range(-(-threads // warp)) for v in range(vs)]
+    lanes_run = all(d == k * vs for k, d in far) or next_readers(warps, vs)
+    vec_one = vec_one or (vec_ok and next_readers([[at(t, v) for v in range(vs)] for t in range(threads)], 1))
+    if lane_steps <= {vs} and vec_one and lanes_run:
         return "coalesced"
     if lane_steps <= {0} and (vec_one or vec_same) and all(d == 0 for _, d in far):
         return "uniform"

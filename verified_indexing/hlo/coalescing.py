@@ -26,6 +26,7 @@ changes from lane to lane (a gather's indices) are ``unknown``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -458,6 +459,9 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
         if (warp_size if lane else vector_size) <= 2:
             return None, None
         for q, v in ask(lane, step, far=True):
+            if not v.proved and _next_readers(accesses, threads.dims[0].bounds.hi + 1, vector_size, warp_size,
+                                              step, lane):
+                return None, None  # every reader's next reader is one step on (every map): one run
             if v.refuted:
                 pts = _points(q, accesses, v)
                 assert pts is not None  # re-checked by _ask
@@ -543,6 +547,40 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
         reason = f"an engine gave up: {gave_up[0]}" if gave_up and gave_up[0] else "an engine gave up"
     return CoalescingResult(index, name, status, lane_v, vec_v, witness, reason,
                             _combine([v for _, v in uniform]) if status == "uniform" else None)
+
+
+#: Reads evaluated at most by :func:`_next_readers` (threads times slots times maps).
+NEXT_READER_LIMIT = 1 << 16
+
+
+def _next_readers(accesses: Sequence[_Access], n_threads: int, vector_size: int, warp_size: int, step: int,
+                  lane: bool) -> bool:
+    """True when, evaluated at every thread and slot (maps without loop or runtime
+    variables only, at most :data:`NEXT_READER_LIMIT` reads), every lane that reads
+    the operand is followed in its warp by a next reading lane (the lanes between
+    read nothing) whose every address is one ``step`` on from every address of
+    it (``lane`` False: slots of one thread). The addresses of the readers then
+    form one run, as when no lane is skipped (a concatenate's part in a row:
+    lanes 0..2 read 0..2, lanes 15..17 read 3..5). False when it cannot tell."""
+    if any(a.a.num_dims != 2 for a in accesses) or n_threads * vector_size * len(accesses) > NEXT_READER_LIMIT:
+        return False
+
+    def reads(t: int, v: int) -> set[int]:
+        return {a.a.evaluate([t, v])[0] for a in accesses if a.a.contains([t, v])}
+
+    groups: list[list[set[int]]] = []
+    if lane:
+        for w in range(-(-n_threads // warp_size)):
+            for v in range(vector_size):
+                groups.append([reads(t, v) for t in range(w * warp_size, min(n_threads, (w + 1) * warp_size))])
+    else:
+        groups = [[reads(t, v) for v in range(vector_size)] for t in range(n_threads)]
+    for g in groups:
+        readers = [x for x in g if x]
+        for a, b in itertools.pairwise(readers):
+            if {y - x for x in a for y in b} != {step}:
+                return False
+    return True
 
 
 def _combine(vs: list[Verdict]) -> Verdict | None:
