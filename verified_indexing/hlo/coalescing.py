@@ -550,7 +550,7 @@ def _operand(index: int, name: str, shape: Shape, address: list[AffineExpr], map
 
 
 #: Reads evaluated at most by :func:`_next_readers` (threads times slots times maps).
-NEXT_READER_LIMIT = 1 << 16
+NEXT_READER_LIMIT = 1 << 14
 
 
 def _next_readers(accesses: Sequence[_Access], n_threads: int, vector_size: int, warp_size: int, step: int,
