@@ -610,6 +610,51 @@ def _recheck(w: dict[str, Any], a: Any, c: Any, absorbed: Sequence[Any], bdef: d
     return w if d is not None else None
 
 
+def _init_reads_as_inputs(a: Any, rep: Any, timeout: float) -> tuple[Any, list[str]] | None:
+    """The fused op keeps a producer result whose init the producer's payload reads
+    (MLIR cannot drop that output): the payload reads the output's block argument.
+    When the output's map is injective over the fused op's iteration domain (isl),
+    every element is read once, before its only write, so the read is the init:
+    ``a`` with that init read as an input instead (the whole-op proof's model of
+    the pair), and the outputs so treated. ``None`` when not proven injective."""
+    from verified_indexing.expr import Dim
+    from verified_indexing.legality.inverse import is_injective
+    from verified_indexing.legality.linalg_ir import _BLOCK_RE
+
+    nco = len(rep.consumer.outputs)
+    reads = [j for j in range(nco, len(a.outputs)) if a.payload_uses(len(a.inputs) + j)]
+    if not reads:
+        return a, []
+    header = _BLOCK_RE.search(a.payload)
+    if header is None or len(a.block_args) != len(a.operands) or rep.sizes is None:
+        return None
+    k = rep.sizes.k
+    names_in, names_out = list(a.block_args[:len(a.inputs)]), list(a.block_args[len(a.inputs):])
+    inputs = list(a.inputs)
+    body = a.payload[header.end():]
+    done: list[str] = []
+    for j in reads:
+        o = a.outputs[j]
+        res = [Dim(i) for i in range(k)] + [e.substitute(dims=[Dim(k + i) for i in range(o.map.num_dims)])
+                                            for e in o.map.results]
+        try:
+            inj = is_injective(rep.sizes.consumer_domain.replace(results=res), timeout=timeout)
+        except VerifiedIndexingError:
+            return None
+        if not inj.proved:
+            return None
+        fresh = f"%h_init{j}"
+        body = re.sub(re.escape(names_out[j]) + r"(?![\w$.-])", fresh, body)
+        inputs.append(dataclasses.replace(o, is_input=True))
+        names_in.append(fresh)
+        done.append(o.value)
+    names = names_in + names_out
+    types = [op.type.element for op in (*inputs, *a.outputs)]
+    hdr = "^bb0(" + ", ".join(f"{n}: {t}" for n, t in zip(names, types)) + "):"
+    payload = a.payload[:header.start()] + hdr + body
+    return dataclasses.replace(a, inputs=tuple(inputs), payload=payload, block_args=tuple(names)), done
+
+
 def _unread_inits(a: Any, c: Any, empties: set[str]) -> tuple[Any, list[str]]:
     """MLIR's canonicalization gives an output whose init the payload does not read
     a fresh ``tensor.empty``: the fused op ``a`` with the consumer's init there
@@ -694,8 +739,20 @@ def _preserved_last(a: Any, c: Any, absorbed: Sequence[Any], empties: set[str], 
     vals, types = vals[n:] + vals[:n], types[n:] + types[:n]
     payload = a.payload[:m.start()] + f"linalg.yield {', '.join(vals)} : {', '.join(types)}" + a.payload[m.end():]
     results = a.results[n:] + a.results[:n] if len(a.results) == len(a.outputs) else a.results
-    moved = dataclasses.replace(a, outputs=tuple(outs[n:] + outs[:n]), payload=payload, results=results,
-                                result_types=a.result_types[n:] + a.result_types[:n])
+    # the block arguments follow the outputs: the payload's header is rebuilt in the new order
+    from verified_indexing.legality.linalg_ir import _BLOCK_RE
+
+    header = _BLOCK_RE.search(payload)
+    if header is None or len(a.block_args) != len(a.operands):
+        return None
+    ni = len(a.inputs)
+    bnames = [*a.block_args[:ni], *a.block_args[ni + n:], *a.block_args[ni:ni + n]]
+    new_outs = outs[n:] + outs[:n]
+    types = [o.type.element for o in (*a.inputs, *new_outs)]
+    hdr = "^bb0(" + ", ".join(f"{b}: {t}" for b, t in zip(bnames, types)) + "):"
+    payload = payload[:header.start()] + hdr + payload[header.end():]
+    moved = dataclasses.replace(a, outputs=tuple(new_outs), payload=payload, results=results,
+                                result_types=a.result_types[n:] + a.result_types[:n], block_args=tuple(bnames))
     return moved, names
 
 
@@ -745,12 +802,21 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
                 return unknown(f"the pass preserved {len(preserved)} producer result(s), the project's fusion "
                                f"keeps {len(rep.kept)}", project)
             a, swapped = _unread_inits(a, current, empties)
+            as_inputs = _init_reads_as_inputs(a, rep, timeout)
+            if as_inputs is None:
+                return unknown("the fused op's payload reads the block argument of a producer result it keeps, "
+                               "whose map is not proven injective over the fused op's loops: an element may be "
+                               "read after the fused op wrote it (not the init)", project)
+            a, read_once = as_inputs
             v, _ = prove_fused_equivalent(semantics(rep), a, timeout=timeout)
             if v.proved:
                 n = len(absorbed)
                 what = f"the pair {p.name} -> {c.name}" if n == 1 else f"the chain of {n + 1} ops into {c.name}"
                 extra = (f"; the pass gave the fused op a fresh tensor.empty for the unread init(s) "
                          f"{', '.join(swapped)}") if swapped else ""
+                if read_once:
+                    extra += (f"; the kept output(s) {', '.join(read_once)} whose block argument the payload reads "
+                              "are written once per element (injective map, isl): the read is the init")
                 return FusedCheck(c.name, c.line, replaced, "proved",
                                   f"MLIR's fused op computes every value {what} computes (every size; whole-op "
                                   f"proof, the project proves the fusion legal){extra}", None, project, text)
