@@ -104,10 +104,18 @@ class _Axis:
     def __init__(self, run: _Run) -> None:
         self.run = run
 
+    @staticmethod
+    def _inside(ext: Any, value: Any) -> None:
+        """TVM's block iteration domain: a binding lies in ``[0, ext)``."""
+        if isinstance(ext, int) and isinstance(value, int) and not 0 <= value < ext:
+            raise OutOfBounds(f"axis value {value} outside its extent {ext}")
+
     def spatial(self, ext: Any, value: Any = None, *a: Any) -> Any:
+        self._inside(ext, value)
         return value
 
     def reduce(self, ext: Any, value: Any = None, *a: Any) -> Any:
+        self._inside(ext, value)
         self.run.frames[-1].append(value)
         return value
 

@@ -259,3 +259,33 @@ ENTRY e {
         assert emulate(text, "e", 0, [], 1, 32) == "coalesced"
         res = coalescing(parse_module(text))[0]
         assert res.status == "coalesced", res.format()
+
+
+# -- TVMScript printing: axis extents under size parameters --------------------------------------------------
+
+SIZED_AXES = '''@T.prim_func
+def main(a: T.handle, c: T.handle):
+    N = T.int32()
+    A = T.match_buffer(a, (6, N))
+    C = T.match_buffer(c, (6, N))
+    B = T.alloc_buffer((6, N))
+    for i, j, n in T.grid(3, 2, N):
+        with T.block("B"):
+            vi, vj, vn = T.axis.remap("SSS", [i, j, n])
+            B[vi * 2 + vj, vn] = A[vi * 2 + vj, vn] + T.float32(1.0)
+    for i, n in T.grid(6, N):
+        with T.block("C"):
+            vi, vn = T.axis.remap("SS", [i, n])
+            C[vi, vn] = B[5 - vi, vn] * T.float32(2.0)
+'''
+
+
+def test_printed_axis_extents_under_a_size_parameter(capsys: pytest.CaptureFixture[str]) -> None:
+    # the printer looked the loop up at the axis's scope position, which counts the size parameter N
+    # first: it printed vi = T.axis.spatial(2, i) for i in range(3) and vj = T.axis.spatial(N, j)
+    rc, out = _cli(capsys, "reverse-inline", "-e", SIZED_AXES, "--block", "C")
+    assert rc == 0, out
+    printed = transformed(out)
+    assert "T.axis.spatial(3, i)" in printed and "T.axis.spatial(2, j)" in printed, printed
+    for n in (0, 1, 3):  # the oracle checks every binding against its extent, as TVM's block domain
+        assert _same(run(SIZED_AXES, [n]), run(printed, [n]))

@@ -1192,7 +1192,7 @@ class _Printer:
             for k, (n, v) in enumerate(zip(bind.names, bind.values)):
                 pos = len(bind.scope) + k
                 kind = self._kind(pos, stores)
-                ext = self._extent(pos, v, stores, loops)
+                ext = self._extent(pos, v, stores, loops, len(bind.scope) - len(loops))
                 word = "spatial" if kind == "S" else "reduce"
                 self.out.append(f"{inner}{n} = T.axis.{word}({ext}, {_py_index(v, bind.scope)})")
         # a loop variable the block's stores use directly (a rewrite, a flattened blockize): TVM
@@ -1241,7 +1241,10 @@ class _Printer:
                 return "R"  # accumulates into an element not indexed by this axis
         return "S"
 
-    def _extent(self, pos: int, value: AffineExpr, stores: list[Store], loops: tuple[For, ...]) -> str:
+    def _extent(self, pos: int, value: AffineExpr, stores: list[Store], loops: tuple[For, ...],
+                n_sizes: int = 0) -> str:
+        """The extent printed for the axis at scope position ``pos`` bound to ``value``
+        (over the block's scope: ``n_sizes`` size parameters, then ``loops``)."""
         for st in stores:
             for tensor, idx in [(st.tensor, st.indices)] + [(ld.tensor, ld.indices) for ld in _loads(st.value)]:
                 shape = self.shapes.get(tensor.removesuffix("__reduce_init"))
@@ -1250,10 +1253,12 @@ class _Printer:
                 for d, e in enumerate(idx):
                     if isinstance(e, Dim) and e.index == pos:
                         return shape[d]
-        if isinstance(value, Dim) and value.index < len(loops):
-            f = loops[value.index]
+        if isinstance(value, Dim) and n_sizes <= value.index < n_sizes + len(loops):
+            f = loops[value.index - n_sizes]
             if f.kind != "size":
                 return _py_index(f.bound, f.scope) if f.bound is not None else str(f.start + f.extent)
+        if n_sizes:
+            raise VerifiedIndexingError("an axis extent over size parameters is not printed")
         bounds = []
         for f in loops:
             if f.bound is not None or f.extent >= SIZE_MAX:
