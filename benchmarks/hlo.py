@@ -136,7 +136,7 @@ REAL_SIZES = [10 << 10, 100 << 10, 1 << 20, 2 << 20, 4 << 20]
 """Sizes (bytes of HLO text) of the unoptimized modules, for the growth exponent; the optimized ones are
 generated at the sizes of 1 MB and above (``--real 10,1024`` in KB to change)."""
 
-REAL_SHORT = [10 << 10, 20 << 10]
+REAL_SHORT = [10 << 10]
 """The sizes of a short run (``--llama`` given, as CI's smoke test does): no optimized module."""
 
 _CHILD = """
