@@ -281,3 +281,22 @@ def test_fusions_of_the_same_structure_share_one_analysis_equal_to_each_ones_own
             [a.verdict.question for a in t.maps if a.verdict] for t in alone.targets]
         assert all(a.verdict is not None and a.verdict.proved for t in r.targets for a in t.maps)
     assert any(r.fusion == "f2" and r.seconds == 0.0 for r in results)  # shared, renamed
+
+
+def test_the_one_op_deep_maps_composed_along_a_chain_equal_the_composed_entry() -> None:
+    """Where both apply (a chain: one path), composing the default's per-instruction maps from the root
+    down gives the map of ``--computation ENTRY`` (isl: equal relations)."""
+    from verified_indexing.indexing_map import compose
+
+    module = load_hlo(_chain(2), "<chain>")
+    by_name = {r.computation.split("/", 1)[1]: r for r in analyze_module(module)}
+    entry = module.computations[module.entry_name]
+    name = entry.root.name
+    composed: IndexingMap | None = None
+    while entry.by_name[name].opcode != "parameter":
+        (target,) = by_name[name].targets
+        (access,) = target.maps
+        composed = access.map if composed is None else compose(composed, access.map)
+        name = target.name
+    ((whole,),) = [[a.map for a in t.maps] for t in analyze_module(module, computation="ENTRY")[0].targets]
+    assert composed is not None and relations_equal(relation(composed), relation(whole))
