@@ -436,3 +436,18 @@ def main(A: T.Buffer((2, 6), "float32"), W: T.Buffer((2, 6), "float32"), bias: T
     i, j = w["element"]
     assert (float(w["original"]), float(w["after"])) == (original[i, j], tvm_result[i, j])
     assert original[i, j] != tvm_result[i, j]
+
+
+def test_a_loop_that_never_runs_is_a_program_like_any_other() -> None:
+    """An output written by T.grid(0, 4) holds no element: both programs agree (proved); a transformed program
+    that writes one element there is refuted. Oracle: the element count, by hand (0 elements)."""
+    empty = CHAIN.replace("D: T.Buffer((6, 4)", "D: T.Buffer((0, 4)").replace(
+        "    for i, j in T.grid(6, 4):\n        with T.block(\"D\")", "    for i, j in T.grid(0, 4):\n        with "
+        "T.block(\"D\")")
+    after = INLINED.replace("D: T.Buffer((6, 4)", "D: T.Buffer((0, 4)").replace("T.grid(6, 4)", "T.grid(0, 4)")
+    rep = check_equivalence(parse_tvmscript(empty), parse_tvmscript(after))
+    assert rep.status == "proved", rep.reason
+    one = INLINED.replace("T.grid(6, 4)", "T.grid(1, 1)")
+    bad = check_equivalence(parse_tvmscript(empty), parse_tvmscript(one))
+    assert bad.status == "refuted" and bad.witness is not None
+    assert bad.witness["element"] == [0, 0] and bad.witness["original"] == "not written"
