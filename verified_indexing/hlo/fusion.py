@@ -1351,11 +1351,12 @@ def input_to_output_maps(
     maps: dict[tuple[str, int], list[_Entry]] = {}
     init = IndexingMap.identity(param.shape.dims)
     maps[(param.name, 0)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
+    outputs_reached: dict[str, set[int]] = {param.name: {0}}  # the keys of maps, by instruction
     unsupported: list[UnsupportedOp] = []
     root = comp.root
     for inst in _walk_bar(order):
         _check_budget()
-        keys = sorted(k for k in maps if k[0] == inst.name)
+        keys = [(inst.name, k) for k in sorted(outputs_reached.get(inst.name, ()))]
         if inst is root:
             break
         for key in keys:
@@ -1375,10 +1376,12 @@ def input_to_output_maps(
                             unsupported.append(UnsupportedOp(user.name, user.opcode, reason, (root.name,)))
                             continue
                         bucket = maps.setdefault((user.name, out_index), [])
+                        outputs_reached.setdefault(user.name, set()).add(out_index)
+                        to = _target(comp, user.name, out_index)
                         for entry in entries:
-                            new = walker.step(entry, op_map, approx)
+                            new = walker.step(entry, op_map, approx, to)
                             if new is not None:
-                                walker.add(bucket, new)
+                                walker.add(bucket, new, to)
     unsupported = _merge_unsupported(unsupported)
     outputs = range(len(root.shape.tuple_shapes)) if root.shape.is_tuple else range(1)
     targets = []
