@@ -300,3 +300,16 @@ def test_the_one_op_deep_maps_composed_along_a_chain_equal_the_composed_entry() 
         name = target.name
     ((whole,),) = [[a.map for a in t.maps] for t in analyze_module(module, computation="ENTRY")[0].targets]
     assert composed is not None and relations_equal(relation(composed), relation(whole))
+
+
+def test_input_to_output_obeys_the_size_limit_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = load_hlo(_chain(3), "<chain>")
+    (exact,) = analyze_module(module, computation="ENTRY", direction="input-to-output")
+    (m_exact,) = exact.targets[0].maps
+    assert not m_exact.over_approximation
+    monkeypatch.setattr(fusion, "SIZE_LIMIT", 8)
+    (cut,) = analyze_module(module, computation="ENTRY", direction="input-to-output")
+    (m_cut,) = cut.targets[0].maps
+    assert "size limit (8)" in m_cut.over_approximation[0]
+    assert m_cut.verdict is not None and m_cut.verdict.proved
+    assert _reads(m_exact.map) < _reads(m_cut.map)
