@@ -242,6 +242,8 @@ def test_twenty_adversarial_commands_each_return_within_the_budget(inputs: dict[
             expected = {2, 3}  # without IREE: bad input at once, or the budget first
         if argv[0] in WITNESS_IN_TIME:
             expected.add(1)
+        if argv[0] == "demo":
+            expected.add(0)  # its inputs are fixed: 0.5-0.9 s on an idle machine, within the budget (all checks run)
         said = proc.stdout + proc.stderr
         if proc.returncode not in expected or "Traceback" in said:
             wrong.append((argv[0], proc.returncode, said[-300:]))
