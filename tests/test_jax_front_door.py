@@ -213,10 +213,14 @@ def test_stablehlo_is_converted_and_its_entry_maps_match_the_oracle(softmax_stab
 def test_cli_reads_stablehlo_files_and_says_the_module_is_unoptimized(tmp_path: Path, softmax_stablehlo: str) -> None:
     path = tmp_path / "softmax.mlir"
     path.write_text(softmax_stablehlo)
-    code, out, err = _cli("analyze", str(path))
+    code, out, err = _cli("analyze", str(path), "--computation", "ENTRY")
     assert code == 0, err
     assert "unoptimized HLO (before XLA's fusion passes)" in err
     assert out.startswith("computation main") and "summary: 0 fusions, 1 computations, 3 maps" in out
+    code, out, err = _cli("analyze", str(path))  # the default: each instruction one op deep
+    assert code == 0, err
+    assert "unoptimized HLO (before XLA's fusion passes), analyzed one instruction at a time" in err
+    assert out.startswith("computation main") and "/" in out.splitlines()[0]
 
 
 def test_bad_stablehlo_is_an_error_at_the_mlir_position(tmp_path: Path) -> None:

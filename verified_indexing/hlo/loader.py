@@ -182,9 +182,9 @@ _LINALG_RE = re.compile(r"\blinalg\.\w")
 _MLIR_DIAG_RE = re.compile(r"(?:^|\s)-:(\d+):(\d+): error: ([^\n]*)")
 
 UNOPTIMIZED_NOTE = (
-    "converted from StableHLO by jaxlib: this is the unoptimized HLO (before XLA's fusion passes), analyzed as "
-    "one graph per computation; for XLA's fusions analyze jax.jit(f).lower(*args).compile().as_text() or "
-    "use analyze --jax"
+    "converted from StableHLO by jaxlib: this is the unoptimized HLO (before XLA's fusion passes), analyzed "
+    "one instruction at a time (--computation ENTRY: the entry composed); for XLA's fusions analyze "
+    "jax.jit(f).lower(*args).compile().as_text() or use analyze --jax"
 )
 """What the output says about a module converted from StableHLO."""
 
