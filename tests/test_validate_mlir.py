@@ -9,6 +9,7 @@ parsed by iree-opt.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -313,3 +314,23 @@ def test_a_kept_init_read_once_per_element_is_proved() -> None:
     env = {"%arg0": a, "%arg1": i, **{o.value: np.zeros((2, 3)) for o in op.outputs if o.value != "%arg1"}}
     outs = run_ops([op], env)
     assert np.array_equal(outs[op.results[1]], -(a.T + i))
+
+
+@needs_iree
+def test_an_op_the_pass_changed_without_fusing_is_not_passed_silently() -> None:
+    """skew_legal: the pass gives the producer a tensor.empty init although its map
+    (d0 + d1, d0) writes only part of it; the consumer reads only written elements,
+    so no returned value differs -- the changed op is unknown (exit 2), not silently
+    accepted, and the intermediate difference is a note."""
+    from verified_indexing.legality.linalg_ir import parse_linalg
+
+    r = validate_mlir((ROOT / "examples" / "mlir" / "skew_legal.mlir").read_text())
+    (f,) = r.fused
+    assert f.status == "unknown" and "changed this op's operands" in f.reason and r.exit_code == 2
+    assert any("not returned" in n for n in r.notes)
+    # independent: MLIR's output gives the producer a tensor.empty init ...
+    (prod, _) = parse_linalg(r.after)
+    assert re.search(re.escape(prod.outputs[0].value) + r" = tensor\.empty\(\)", r.after)
+    # ... and (d0 + d1, d0) over 4x4 leaves elements of the 7x4 result unwritten
+    written = {(d0 + d1, d0) for d0 in range(4) for d1 in range(4)}
+    assert len(written) < 7 * 4

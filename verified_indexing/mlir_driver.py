@@ -475,6 +475,14 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             w = refuted_at.get(a.name)
             if w is not None:  # an op the pass kept computes something else: report it too
                 res.fused.append(FusedCheck(a.name, lines.get(a.name, c.line), (), "refuted", _diff_note(w), w))
+            elif not _same_op(_unread_inits(a, c, empties)[0], c):
+                changed = [f"{o.value} -> {n.value}" for o, n in zip(c.operands, a.operands) if o != n]
+                res.fused.append(FusedCheck(
+                    a.name, lines.get(a.name, c.line), (), "unknown",
+                    "the pass changed this op's operands without fusing a producer into it "
+                    f"({', '.join(changed) or 'another operand list'}), and the change is not matched: e.g. an init "
+                    "it replaced by a tensor.empty although the payload reads it or the map does not write every "
+                    "element"))
             continue
         chk = _check_fused(_with_constants(a, consts), _with_constants(c, consts),
                            [_with_constants(p, consts) for p in absorbed], bdef, before, timeout, empties,
@@ -494,7 +502,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     # a returned value of an op the pass kept differs: the fused op upstream of it
     # (when there is one, unproved) is what the pass got wrong
-    fused_at = {f.op: i for i, f in enumerate(res.fused) if f.replaced}
+    fused_at = {f.op: i for i, f in enumerate(res.fused) if f.replaced or f.reason.startswith("the pass changed")}
     for f in [f for f in res.fused if not f.replaced and f.status == "refuted"]:
         assert f.witness is not None
         seen: set[str] = set()
@@ -516,7 +524,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             up = res.fused[ups[0]]
             res.fused[ups[0]] = dataclasses.replace(
                 up, status="refuted", witness=f.witness,
-                reason=f"{_diff_note(f.witness)}, computed from this fused op by ops the pass kept unchanged "
+                reason=f"{_diff_note(f.witness)}, computed from this op by ops the pass kept unchanged "
                 f"(the proof of this op: {up.reason.split(' (the interpreter found no difference')[0]})")
             res.fused.remove(f)
 
