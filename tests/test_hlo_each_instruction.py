@@ -313,3 +313,25 @@ def test_input_to_output_obeys_the_size_limit_too(monkeypatch: pytest.MonkeyPatc
     assert "size limit (8)" in m_cut.over_approximation[0]
     assert m_cut.verdict is not None and m_cut.verdict.proved
     assert _reads(m_exact.map) < _reads(m_cut.map)
+
+
+def test_the_path_limit_cut_covers_every_path_s_domain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths through pads read the operand at different output indices (their maps' domains differ):
+    the one map standing for them reads, at every output index, what any of them reads there."""
+    text = """p = f32[16] parameter(0)
+c = f32[] constant(0)
+a = f32[20] pad(p, c), padding=4_0
+b = f32[20] pad(p, c), padding=0_4
+d = f32[20] pad(p, c), padding=2_2
+s = f32[20] add(a, b)
+ROOT t = f32[20] add(s, d)
+"""
+    module = load_hlo(text, "<pads>")
+    (exact,) = analyze_module(module, computation="ENTRY")
+    maps = exact.targets[0].maps
+    assert len(maps) == 3 and not any(a.over_approximation for a in maps)
+    monkeypatch.setattr(fusion, "PATHS_LIMIT", 2)
+    (cut,) = analyze_module(module, computation="ENTRY")
+    (m_cut,) = cut.targets[0].maps
+    assert m_cut.over_approximation and m_cut.verdict is not None and m_cut.verdict.proved
+    assert set().union(*(_reads(a.map) for a in maps)) <= _reads(m_cut.map)

@@ -573,7 +573,15 @@ class _Walker:
             alike = [e for e in entries if _shape_of(e.map) == _shape_of(new.map) and not e.map.num_rt_vars]
             if len(alike) > PATHS_LIMIT:
                 why = f"more than {PATHS_LIMIT} distinct composed maps reach it"
-                cut = _cut(alike[0], self.verify, to, why)
+                # the domain: each dim over the hull of the entries' bounds (a simplified map may have
+                # tightened its own to where its path reads)
+                hull = [
+                    Variable(Interval(min(e.map.dims[i].bounds.lo for e in alike),
+                                      max(e.map.dims[i].bounds.hi for e in alike)), alike[0].map.dims[i].name)
+                    for i in range(alike[0].map.num_dims)
+                ]
+                cut = _cut(_Entry(alike[0].map.replace(dims=hull), None, alike[0].paths, [], alike[0].approx),
+                           self.verify, to, why)
                 cut.paths = sum(e.paths for e in alike)
                 cut.approx = _union(cut.approx, tuple(a for e in alike for a in e.approx))
                 entries[:] = [e for e in entries if not any(e is a for a in alike)] + [cut]
