@@ -494,6 +494,7 @@ def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 class _Walker:
     def __init__(self, comp: Computation, verify: bool, simplify: bool, keep_loops: bool = False) -> None:
+        self.box: list[Variable] = []  # the dims of the walk's source (the identity it starts from)
         self.keep_loops = keep_loops
         self.comp = comp
         self.merge_proofs: list[Verdict] = []
@@ -510,7 +511,11 @@ class _Walker:
         if new is not None:
             new.approx = _union(entry.approx, approx)
             if to and new.map.state == "ok" and map_size(new.map) > SIZE_LIMIT:
-                new = _cut(new, self.verify, to, f"the composed map grew past the size limit ({SIZE_LIMIT})")
+                why = f"the composed map grew past the size limit ({SIZE_LIMIT})"
+                # over the walk's whole source box: the map's own dims were tightened by the (unverified)
+                # simplifier, and once cut no proof ties the map to this path's exact relation any more
+                source = new.map.replace(dims=self.box) if self.box else new.map
+                new = _cut(_Entry(source, None, new.paths, new.merges, new.approx), self.verify, to, why)
         return new
 
     def _step(self, entry: _Entry, op_map: IndexingMap) -> _Entry | None:
@@ -573,9 +578,9 @@ class _Walker:
             alike = [e for e in entries if _shape_of(e.map) == _shape_of(new.map) and not e.map.num_rt_vars]
             if len(alike) > PATHS_LIMIT:
                 why = f"more than {PATHS_LIMIT} distinct composed maps reach it"
-                # the domain: each dim over the hull of the entries' bounds (a simplified map may have
-                # tightened its own to where its path reads)
-                hull = [
+                # the domain: the walk's whole source box (a simplified map may have tightened its
+                # own dims to where its path reads), else the hull of the entries' bounds
+                hull = self.box or [
                     Variable(Interval(min(e.map.dims[i].bounds.lo for e in alike),
                                       max(e.map.dims[i].bounds.hi for e in alike)), alike[0].map.dims[i].name)
                     for i in range(alike[0].map.num_dims)
@@ -778,6 +783,7 @@ def output_to_input_maps(
         also = f"; {root.opcode} is {UNSUPPORTED_OPCODES[root.opcode]}" if root.opcode in UNSUPPORTED_OPCODES else ""
         raise UnsupportedError(f"{root.name}: output of dynamic shape {root_shape}{also}")
     init = IndexingMap.identity(root_shape.dims)
+    walker.box = list(init.dims)
     maps[(root.name, output_index)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
     outputs_reached: dict[str, set[int]] = {root.name: {output_index}}  # the keys of maps, by instruction
     unsupported: list[UnsupportedOp] = []
@@ -1358,6 +1364,7 @@ def input_to_output_maps(
             users.setdefault(name, []).append(inst)
     maps: dict[tuple[str, int], list[_Entry]] = {}
     init = IndexingMap.identity(param.shape.dims)
+    walker.box = list(init.dims)
     maps[(param.name, 0)] = [_Entry(init, rel_mod.relation(init) if verify else None)]
     outputs_reached: dict[str, set[int]] = {param.name: {0}}  # the keys of maps, by instruction
     unsupported: list[UnsupportedOp] = []
