@@ -533,6 +533,8 @@ def _loop(st: _State, lines: list[str], at: int, env: dict[str, Any]) -> int:
 def _in_output_coordinates(st: _State, idx: list[AffineExpr]) -> tuple[AffineExpr, ...] | None:
     """``idx`` as expressions of the output element's coordinates, when it uses only
     the variables the loop writes the output element with (each a coordinate)."""
+    from verified_indexing.hlo.audit import _variables
+
     pos = {e.index: i for i, e in enumerate(st.output) if isinstance(e, Dim)}
     if len(pos) != len(st.output):
         return None
@@ -541,21 +543,6 @@ def _in_output_coordinates(st: _State, idx: list[AffineExpr]) -> tuple[AffineExp
         return None
     table: list[AffineExpr] = [Dim(pos.get(j, 0)) for j in range(len(st.bounds))]
     return tuple(e.substitute(dims=table) for e in idx)
-
-
-def _variables(e: AffineExpr) -> list[AffineExpr]:
-    from verified_indexing.expr import RtSym, Sym
-
-    out: list[AffineExpr] = []
-
-    def go(x: AffineExpr) -> AffineExpr:
-        if isinstance(x, (Dim, Sym, RtSym)):
-            out.append(x)
-            return x
-        return x.map_children(go)
-
-    go(e)
-    return out
 
 
 def _relation(bounds: list[Interval], reads: list[KernelRead], ctx: Any, raw: list[int] | None = None) -> Any:
