@@ -47,6 +47,7 @@ from verified_indexing.expr import AffineExpr, Dim, VarKind
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.legality._proofs import now as _now
 from verified_indexing.legality.linalg_ir import _BLOCK_RE, GenericOp
+from verified_indexing.legality.linalg_types import _statements
 from verified_indexing.syntax import parse_affine_map
 
 __all__ = [
@@ -87,16 +88,6 @@ class Payload:
         return out
 
 
-def _balanced(s: str) -> bool:
-    depth = 0
-    for ch in re.sub(r"->", "", s):
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-    return depth <= 0
-
-
 def parse_payload(op: GenericOp) -> Payload:
     """The payload of ``op`` as statements; :class:`UnsupportedError` when it is
     not one block of result-producing operations ending in ``linalg.yield``."""
@@ -108,18 +99,7 @@ def parse_payload(op: GenericOp) -> Payload:
     if "^" in body:
         raise UnsupportedError(f"{op.name}: the payload has several blocks")
     # join continuation lines (an operation spread over lines)
-    stmts_text: list[str] = []
-    pending = ""
-    for ln in body.splitlines():
-        ln = ln.strip()
-        if not ln:
-            continue
-        pending = f"{pending} {ln}".strip()
-        if _balanced(pending):
-            stmts_text.append(pending)
-            pending = ""
-    if pending:
-        stmts_text.append(pending)
+    stmts_text = _statements(body)
     stmts: list[Stmt] = []
     yields: tuple[str, ...] | None = None
     for t in stmts_text:

@@ -80,6 +80,8 @@ def convert(value: str, src: str, dst: str, result: str) -> list[str] | None:
 
 
 def _statements(body: str) -> list[str]:
+    """The statements of a payload body, one a line: a statement spread over lines
+    (its brackets still open, ``->`` not counted) is joined with single spaces."""
     out: list[str] = []
     pending = ""
     for ln in body.splitlines():
