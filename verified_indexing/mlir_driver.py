@@ -475,14 +475,19 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             w = refuted_at.get(a.name)
             if w is not None:  # an op the pass kept computes something else: report it too
                 res.fused.append(FusedCheck(a.name, lines.get(a.name, c.line), (), "refuted", _diff_note(w), w))
-            elif not _same_op(_unread_inits(a, c, empties)[0], c):
-                changed = [f"{o.value} -> {n.value}" for o, n in zip(c.operands, a.operands) if o != n]
-                res.fused.append(FusedCheck(
-                    a.name, lines.get(a.name, c.line), (), "unknown",
-                    "the pass changed this op's operands without fusing a producer into it "
-                    f"({', '.join(changed) or 'another operand list'}), and the change is not matched: e.g. an init "
-                    "it replaced by a tensor.empty although the payload reads it or the map does not write every "
-                    "element"))
+            else:
+                # an init the pass replaced by a fresh tensor.empty where that is not shown to keep the
+                # values (the payload reads it, or the map does not write every element)
+                a2 = _unread_inits(a, c, empties)[0]
+                changed = [f"{co.value} -> {ao.value}" for co, ao in zip(c.outputs, a2.outputs)
+                           if len(a2.outputs) == len(c.outputs) and ao.value != co.value and ao.value in empties
+                           and co.value not in empties]
+                if changed:
+                    res.fused.append(FusedCheck(
+                        a.name, lines.get(a.name, c.line), (), "unknown",
+                        f"the pass changed this op's init without fusing a producer into it ({', '.join(changed)}: "
+                        "a tensor.empty), and the change is not shown to keep its values: its payload reads the "
+                        "init, or its map does not write every element"))
             continue
         chk = _check_fused(_with_constants(a, consts), _with_constants(c, consts),
                            [_with_constants(p, consts) for p in absorbed], bdef, before, timeout, empties,
