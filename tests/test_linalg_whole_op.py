@@ -21,6 +21,7 @@ from verified_indexing.legality.linalg import (
     results_used_elsewhere,
     semantics,
 )
+from verified_indexing.legality.linalg_interpreter import random_operands
 from verified_indexing.legality.linalg_semantics import prove_fused_equivalent
 
 # A producer with two results whose payload reads the init of result #1 while the
@@ -54,19 +55,9 @@ def _reports(text: str) -> list[FusionReport]:
 
 def _env(rep: FusionReport, sizes: dict[str, int], seed: int) -> dict[str, Any]:
     """Random small-integer arrays for every operand not produced by the pair (a free dim: 10)."""
-    assert rep.sizes is not None
-    rng = np.random.default_rng(seed)
-    produced = set(rep.producer.results) | set(rep.consumer.results)
-    env: dict[str, Any] = {}
-    for o in (*rep.producer.operands, *rep.consumer.operands):
-        if o.value in produced or o.value in env:
-            continue
-        shape = []
-        for i in range(o.type.rank):
-            e = rep.sizes.extent(o.value, i)
-            # a dim tied to no loop and not static (a free size): larger than any index the tests use
-            shape.append(10 if e is None else e if isinstance(e, int) else sizes[e])
-        env[o.value] = rng.integers(-3, 4, size=shape).astype(np.float64) if shape else float(rng.integers(-3, 4))
+    # a dim tied to no loop and not static (a free size): larger than any index the tests use
+    env = random_operands(rep, sizes, np.random.default_rng(seed), free=10)
+    assert env is not None
     return env
 
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from verified_indexing.legality.linalg import FusionReport
 
 __all__ = ["HAVE_NUMPY", "run_generic", "run_ops", "eval_payload", "loop_sizes", "cross_check", "Disagreement",
-           "ITERATION_BUDGET"]
+           "ITERATION_BUDGET", "random_operands"]
 
 HAVE_NUMPY = importlib.util.find_spec("numpy") is not None
 
@@ -266,14 +266,15 @@ def _sizes_ok(dom: Any, vals: list[int]) -> bool:
                if not any(e.uses("d", i) for i in range(k, dom.num_dims)))
 
 
-def _environment(rep: FusionReport, sizes: dict[str, int], seed: int) -> dict[str, Any] | None:
-    """Small-integer arrays for every operand the pair does not produce, and a
-    scalar for every value of the enclosing function the payloads use; ``None``
-    when an operand's shape is not known (a dim tied to no loop and not static)."""
+def random_operands(rep: FusionReport, sizes: dict[str, int], rng: Any, free: int | None = None
+                    ) -> dict[str, Any] | None:
+    """Small-integer arrays (from -3 to 3, float64; a scalar for rank 0) drawn from
+    the numpy generator ``rng`` for every operand the pair ``rep`` does not produce,
+    in operand order, at the loop sizes ``sizes``. A dim tied to no loop and not
+    static has extent ``free``; ``None`` when ``free`` is ``None`` and there is one."""
     import numpy as np
 
     assert rep.sizes is not None
-    rng = np.random.default_rng(seed)
     produced = set(rep.producer.results) | set(rep.consumer.results)
     env: dict[str, Any] = {}
     for o in (*rep.producer.operands, *rep.consumer.operands):
@@ -283,9 +284,24 @@ def _environment(rep: FusionReport, sizes: dict[str, int], seed: int) -> dict[st
         for i in range(o.type.rank):
             e = rep.sizes.extent(o.value, i)
             if e is None:
-                return None
+                if free is None:
+                    return None
+                e = free
             shape.append(e if isinstance(e, int) else sizes[e])
         env[o.value] = rng.integers(-3, 4, size=shape).astype(np.float64) if shape else float(rng.integers(-3, 4))
+    return env
+
+
+def _environment(rep: FusionReport, sizes: dict[str, int], seed: int) -> dict[str, Any] | None:
+    """Small-integer arrays for every operand the pair does not produce, and a
+    scalar for every value of the enclosing function the payloads use; ``None``
+    when an operand's shape is not known (a dim tied to no loop and not static)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    env = random_operands(rep, sizes, rng)
+    if env is None:
+        return None
     for op in (rep.producer, rep.consumer):
         args, lines = _body(op)
         defined = set(args) | {ln.split("=", 1)[0].strip().split(":")[0] for ln in lines if "=" in ln.split()[:2]}
