@@ -1563,9 +1563,27 @@ def _one_to_one_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[In
 
 def _one_to_one_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
     dims = _same_dims_ops(inst, comp)
-    if not 0 <= k < len(dims):
-        raise _bad(inst, f"has {len(dims)} operand(s), no operand {k}")
+    _check_operand(inst, k, len(dims))
     return [_identity(dims[k]) if j == k else IndexingMap.known_empty() for j in range(len(dims))]
+
+
+def _check_operand(inst: Instruction, k: int, n: int) -> None:
+    """A :class:`ParseError` unless ``k`` names one of the ``n`` operands."""
+    if not 0 <= k < n:
+        raise _bad(inst, f"has {n} operand(s), no operand {k}")
+
+
+def _operand_output_pairs(inst: Instruction, comp: Computation, outs: list[Shape]) -> list[tuple[_Dims, _Dims]]:
+    """(operand k's dims, output k's dims) for each operand k, ``outs`` the outputs (one per operand)."""
+    if len(outs) != len(inst.operands):
+        raise _bad(inst, f"{len(inst.operands)} operand(s) for {len(outs)} output(s)")
+    return [(_operand_dims(inst, comp, k), _array(o, inst, f"output {k}")) for k, o in enumerate(outs)]
+
+
+def _only_pair(pairs: list[tuple[_Dims, _Dims]], k: int, build: Callable[[_Dims, _Dims], IndexingMap]
+               ) -> list[IndexingMap]:
+    """``build(operand dims, output dims)`` of pair ``k``; every other pair's map known empty (nothing read)."""
+    return [build(src, out) if j == k else IndexingMap.known_empty() for j, (src, out) in enumerate(pairs)]
 
 
 def _gathered_dim(inst: Instruction, comp: Computation, src: _Dims, out: _Dims) -> tuple[int, int]:
@@ -1590,79 +1608,61 @@ def _all_gather_pairs(inst: Instruction, comp: Computation) -> tuple[list[tuple[
         if len(inst.operands) != 1 or len(outs) != 2:
             raise _unsupported(inst, "an all-gather-start of several operands (nested tuples are not modeled)")
         outs = outs[1:]
-    if len(outs) != len(inst.operands):
-        raise _bad(inst, f"{len(inst.operands)} operand(s) for {len(outs)} output(s)")
-    return [(_operand_dims(inst, comp, k), _array(o, inst, f"output {k}")) for k, o in enumerate(outs)], start
+    return _operand_output_pairs(inst, comp, outs), start
 
 
 def _all_gather_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
     pairs, start = _all_gather_pairs(inst, comp)
     if start and out_k == 0:
         return [_identity(pairs[0][0])]
-    k_read = out_k - 1 if start else out_k
-    maps = []
-    for k, (src, out) in enumerate(pairs):
-        if k != k_read:
-            maps.append(IndexingMap.known_empty())
-            continue
+
+    def shard(src: _Dims, out: _Dims) -> IndexingMap:
         g, groups = _gathered_dim(inst, comp, src, out)
         b = _Builder(_boxes(out))
         replica = b.sym(Interval(0, groups - 1))  # the replica whose shard holds the element
         local = Dim(g) - replica * src[g]
         b.constraints.append((local, Interval(0, src[g] - 1)))
-        maps.append(b.build([local if i == g else Dim(i) for i in range(len(out))]))
-    return maps
+        return b.build([local if i == g else Dim(i) for i in range(len(out))])
+
+    return _only_pair(pairs, out_k - 1 if start else out_k, shard)
 
 
 def _all_gather_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
     pairs, start = _all_gather_pairs(inst, comp)
-    if not 0 <= k < len(pairs):
-        raise _bad(inst, f"has {len(pairs)} operand(s), no operand {k}")
-    out: list[IndexingMap] = [_identity(pairs[0][0])] if start else []
-    for j, (src, dims) in enumerate(pairs):
-        if j != k:
-            out.append(IndexingMap.known_empty())
-            continue
+    _check_operand(inst, k, len(pairs))
+
+    def places(src: _Dims, dims: _Dims) -> IndexingMap:
         g, groups = _gathered_dim(inst, comp, src, dims)
         b = _Builder(_boxes(src))
         replica = b.sym(Interval(0, groups - 1))  # every replica's output holds this shard at its place
-        out.append(b.build([Dim(i) + replica * src[g] if i == g else Dim(i) for i in range(len(src))]))
-    return out
+        return b.build([Dim(i) + replica * src[g] if i == g else Dim(i) for i in range(len(src))])
 
-
-def _reduce_scatter_pairs(inst: Instruction, comp: Computation) -> list[tuple[_Dims, _Dims]]:
-    outs = _output_shapes(inst)
-    if len(outs) != len(inst.operands):
-        raise _bad(inst, f"{len(inst.operands)} operand(s) for {len(outs)} output(s)")
-    return [(_operand_dims(inst, comp, k), _array(o, inst, f"output {k}")) for k, o in enumerate(outs)]
+    out: list[IndexingMap] = [_identity(pairs[0][0])] if start else []
+    return out + _only_pair(pairs, k, places)
 
 
 def _reduce_scatter_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
-    maps = []
-    for k, (src, out) in enumerate(_reduce_scatter_pairs(inst, comp)):
-        if k != out_k:
-            maps.append(IndexingMap.known_empty())
-            continue
+    pairs = _operand_output_pairs(inst, comp, _output_shapes(inst))
+
+    def block(src: _Dims, out: _Dims) -> IndexingMap:
         g, groups = _gathered_dim(inst, comp, src, out)
         b = _Builder(_boxes(out))
         position = b.sym(Interval(0, groups - 1))  # this device's block: taken as any (marked)
-        maps.append(b.build([Dim(i) + position * out[g] if i == g else Dim(i) for i in range(len(out))]))
-    return maps
+        return b.build([Dim(i) + position * out[g] if i == g else Dim(i) for i in range(len(out))])
+
+    return _only_pair(pairs, out_k, block)
 
 
 def _reduce_scatter_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
-    pairs = _reduce_scatter_pairs(inst, comp)
-    if not 0 <= k < len(pairs):
-        raise _bad(inst, f"has {len(pairs)} operand(s), no operand {k}")
-    maps = []
-    for j, (src, out) in enumerate(pairs):
-        if j != k:
-            maps.append(IndexingMap.known_empty())
-            continue
+    pairs = _operand_output_pairs(inst, comp, _output_shapes(inst))
+    _check_operand(inst, k, len(pairs))
+
+    def within_block(src: _Dims, out: _Dims) -> IndexingMap:
         g, _ = _gathered_dim(inst, comp, src, out)
         b = _Builder(_boxes(src))
-        maps.append(b.build([Dim(i) % out[g] if i == g else Dim(i) for i in range(len(src))]))
-    return maps
+        return b.build([Dim(i) % out[g] if i == g else Dim(i) for i in range(len(src))])
+
+    return _only_pair(pairs, k, within_block)
 
 
 def _all_to_all_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, int | None, int]:
@@ -1694,24 +1694,29 @@ def _group_size(inst: Instruction) -> int | None:
     return sizes.pop() if len(sizes) == 1 and 0 not in sizes else None
 
 
+def _all_to_all_chunks(dims: _Dims, split: int, groups: int) -> IndexingMap:
+    """The array all-to-all's map, the same both ways: along ``split``, the element's
+    place in its chunk, in the chunk of a position taken as any (marked): output to
+    operand, this device's chunk of each sender; operand to output, the receiver's
+    slot of this sender."""
+    m = dims[split] // groups
+    b = _Builder(_boxes(dims))
+    position = b.sym(Interval(0, groups - 1))
+    return b.build([position * m + Dim(i) % m if i == split else Dim(i) for i in range(len(dims))])
+
+
 def _all_to_all_o2i(inst: Instruction, comp: Computation, out_k: int) -> list[IndexingMap]:
     dims, split, groups = _all_to_all_parts(inst, comp)
     if split is None:  # output k reads, on replica k, the operand of this device's position: any (marked)
         return [_identity(dims) for _ in inst.operands]
-    m = dims[split] // groups
-    b = _Builder(_boxes(dims))
-    position = b.sym(Interval(0, groups - 1))  # this device's chunk of each sender: taken as any (marked)
-    return [b.build([position * m + Dim(i) % m if i == split else Dim(i) for i in range(len(dims))])]
+    return [_all_to_all_chunks(dims, split, groups)]
 
 
 def _all_to_all_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap]:
     dims, split, groups = _all_to_all_parts(inst, comp)
     if split is None:
         return [_identity(dims) for _ in _output_shapes(inst)]
-    m = dims[split] // groups
-    b = _Builder(_boxes(dims))
-    sender = b.sym(Interval(0, groups - 1))  # the chunk lands at the receiver's slot of this sender: any
-    return [b.build([sender * m + Dim(i) % m if i == split else Dim(i) for i in range(len(dims))])]
+    return [_all_to_all_chunks(dims, split, groups)]
 
 
 def _start_parts(inst: Instruction, comp: Computation) -> tuple[_Dims, int]:
