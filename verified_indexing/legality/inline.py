@@ -504,6 +504,27 @@ def _shared_loops(a: BlockContext, b: BlockContext) -> int:
     return n
 
 
+def _same_element(
+    a: IndexingMap, b: IndexingMap, sizes: int, timeout: float, prefixes: tuple[str, str]
+) -> tuple[Z3Encoder, Any, Env, Env]:
+    """A z3 solver (with its encoder and the two maps' variables, named with ``prefixes``)
+    asserting an iteration of ``a`` and one of ``b``, each in its domain, that reach the same
+    element with the same size parameters (the first ``sizes`` dims); the caller adds its
+    question and ``enc.side_conditions``."""
+    enc = Z3Encoder()
+    aenv, benv = enc.map_vars(a, prefixes[0]), enc.map_vars(b, prefixes[1])
+    sol = enc.solver(timeout=timeout)
+    sol.add(*enc.domain(a, aenv), *enc.domain(b, benv))
+    sol.add(*[enc.expr(x, aenv) == enc.expr(y, benv) for x, y in zip(a.results, b.results)])
+    sol.add(*[aenv[("d", i)] == benv[("d", i)] for i in range(sizes)])  # one program, one size
+    return enc, sol, aenv, benv
+
+
+def _iteration(model: Any, env: Env, m: IndexingMap) -> tuple[int, ...]:
+    """The values of ``m``'s dims (``env``'s variables) in the z3 ``model``."""
+    return tuple(model.eval(env[("d", i)], model_completion=True).as_long() for i in range(m.num_dims))
+
+
 def _written_before_read(
     write: IndexingMap, read: IndexingMap, shared: int, timeout: float, sizes: int = 0
 ) -> tuple[Verdict, dict[str, Any] | None]:
@@ -514,16 +535,8 @@ def _written_before_read(
     evaluator before it is reported (two iterations, the element)."""
     question = "every element is written before it is read (shared loops)"
     t0 = now()
-    enc = Z3Encoder()
+    enc, s, penv, cenv = _same_element(write, read, sizes, timeout, ("p_", "c_"))
     z3 = enc.z3
-    penv = enc.map_vars(write, "p_")
-    cenv = enc.map_vars(read, "c_")
-    s = enc.solver(timeout=timeout)
-    s.add(*enc.domain(write, penv), *enc.domain(read, cenv))
-    for a, b in zip(write.results, read.results):
-        s.add(enc.expr(a, penv) == enc.expr(b, cenv))
-    for i in range(sizes):  # one program, one size
-        s.add(penv[("d", i)] == cenv[("d", i)])
     p = [penv[("d", i)] for i in range(sizes, shared)]
     c = [cenv[("d", i)] for i in range(sizes, shared)]
     later = [z3.And(*[p[j] == c[j] for j in range(k)], p[k] > c[k]) for k in range(len(p))]
@@ -535,8 +548,7 @@ def _written_before_read(
     if r != z3.sat:
         return Verdict("unknown", "z3", now() - t0, question, str(s.reason_unknown())), None
     model = s.model()
-    pv = tuple(model.eval(penv[("d", i)], model_completion=True).as_long() for i in range(write.num_dims))
-    cv = tuple(model.eval(cenv[("d", i)], model_completion=True).as_long() for i in range(read.num_dims))
+    pv, cv = _iteration(model, penv, write), _iteration(model, cenv, read)
     ok = (write.contains(pv) and read.contains(cv) and write.evaluate(pv) == read.evaluate(cv)
           and pv[:sizes] == cv[:sizes] and pv[sizes:shared] > cv[sizes:shared])
     if not ok:
@@ -580,13 +592,8 @@ def access_conflicts(
         for a, b, tensor in pairs:
             if a.is_known_empty or b.is_known_empty:
                 continue
-            enc = Z3Encoder()
+            enc, sol, aenv, benv = _same_element(a, b, sizes, timeout, ("m_", "o_"))
             z3 = enc.z3
-            aenv, benv = enc.map_vars(a, "m_"), enc.map_vars(b, "o_")
-            sol = enc.solver(timeout=timeout)
-            sol.add(*enc.domain(a, aenv), *enc.domain(b, benv))
-            sol.add(*[enc.expr(x, aenv) == enc.expr(y, benv) for x, y in zip(a.results, b.results)])
-            sol.add(*[aenv[("d", i)] == benv[("d", i)] for i in range(sizes)])
             sol.add(*enc.side_conditions)
             r = sol.check()
             if r == z3.unsat:
@@ -594,8 +601,7 @@ def access_conflicts(
             if r != z3.sat:
                 return "unknown", str(sol.reason_unknown()), None
             model = sol.model()
-            pa, pb = (tuple(model.eval(env[("d", i)], model_completion=True).as_long() for i in range(m.num_dims))
-                      for m, env in ((a, aenv), (b, benv)))
+            pa, pb = _iteration(model, aenv, a), _iteration(model, benv, b)
             if not (a.contains(pa) and b.contains(pb) and a.evaluate(pa) == b.evaluate(pb)):
                 return "unknown", "internal error: encoding disagrees with evaluator", None
             onames = [f.var for f in octx.loops]
@@ -623,7 +629,7 @@ def _first_point(m: IndexingMap, timeout: float) -> tuple[int, ...] | None:
     if sol.check() != enc.z3.sat:
         return None
     model = sol.model()
-    point = tuple(model.eval(env[("d", i)], model_completion=True).as_long() for i in range(m.num_dims))
+    point = _iteration(model, env, m)
     return point if m.contains(point) else None
 
 
@@ -728,8 +734,7 @@ def _check_overwrite(
         if r != z3.sat:
             return InlineCheck(name, "unknown", str(sol.reason_unknown()), "z3")
         model = sol.model()
-        c, p_, w = (tuple(model.eval(env[("d", i)], model_completion=True).as_long() for i in range(m.num_dims))
-                    for m, env in ((read, cenv), (write, penv), (wmap, wenv)))
+        c, p_, w = (_iteration(model, env, m) for m, env in ((read, cenv), (write, penv), (wmap, wenv)))
         confirmed = (read.contains(c) and write.contains(p_) and wmap.contains(w)
                      and read.evaluate(c) == write.evaluate(p_) and pload.evaluate(p_) == wmap.evaluate(w)
                      and (not itself or w[sizes:] < c[sizes:]))

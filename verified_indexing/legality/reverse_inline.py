@@ -72,11 +72,13 @@ from verified_indexing.legality.inline import (
     _first_point,
     _Frame,
     _frame,
+    _iteration,
     _loop_bounds,
     _map_value,
     _only_store,
     _own_stores,
     _replace_block,
+    _same_element,
     _shared_loops,
     _strip_guard,
     _subst_value,
@@ -357,13 +359,8 @@ def _same_shared_iteration(write: IndexingMap, read: IndexingMap, sizes: int, sh
     moved store then runs in that iteration, before it)."""
     question = "the consumer reads each element in the shared iteration that writes it"
     t0 = now()
-    enc = Z3Encoder()
+    enc, sol, penv, cenv = _same_element(write, read, sizes, timeout, ("p_", "c_"))
     z3 = enc.z3
-    penv, cenv = enc.map_vars(write, "p_"), enc.map_vars(read, "c_")
-    sol = enc.solver(timeout=timeout)
-    sol.add(*enc.domain(write, penv), *enc.domain(read, cenv))
-    sol.add(*[enc.expr(a, penv) == enc.expr(b, cenv) for a, b in zip(write.results, read.results)])
-    sol.add(*[penv[("d", i)] == cenv[("d", i)] for i in range(sizes)])
     sol.add(z3.Or(*[penv[("d", i)] != cenv[("d", i)] for i in range(sizes, shared)]))
     sol.add(*enc.side_conditions)
     r = sol.check()
@@ -371,8 +368,7 @@ def _same_shared_iteration(write: IndexingMap, read: IndexingMap, sizes: int, sh
         return Verdict("proved", "z3", now() - t0, question)
     if r == z3.sat:
         m = sol.model()
-        pv = [m.eval(penv[("d", i)], model_completion=True).as_long() for i in range(write.num_dims)]
-        cv = [m.eval(cenv[("d", i)], model_completion=True).as_long() for i in range(read.num_dims)]
+        pv, cv = list(_iteration(m, penv, write)), list(_iteration(m, cenv, read))
         return Verdict("unknown", "z3", now() - t0, question,
                        f"the producer's iteration {pv} writes what the consumer's iteration {cv} reads, in another "
                        "iteration of the shared loops")
