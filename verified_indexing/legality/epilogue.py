@@ -51,7 +51,7 @@ or one given with ``fused=``) is then compared with the original:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
@@ -391,6 +391,20 @@ def _combine_value(op: str, a: Value, b: Value) -> Value:
 # ---------------------------------------------------------------------------
 
 
+def _materialized(program: Stmt, contexts: list[BlockContext], tensor: str, outputs: Iterable[str] | None,
+                  exclude: Callable[[BlockContext], bool]) -> str | None:
+    """Why ``tensor`` must stay materialized: a block of ``contexts`` (but the ``exclude``d)
+    reads it, or it is a program output (``outputs``, default the program's parameters);
+    ``None`` when neither."""
+    readers = [c.block.name for c in contexts if not exclude(c)
+               and any(ld.tensor == tensor for s in _own_stores(c) for ld in _value_loads(s.value))]
+    out_set = set(outputs) if outputs is not None else set(program_params(program))
+    if readers or tensor in out_set:
+        what = f"{tensor} is also read by {', '.join(readers)}" if readers else f"{tensor} is a program output"
+        return f"{what}; it must stay materialized"
+    return None
+
+
 def fuse_reduction_epilogue(
     program: Stmt,
     block: str,
@@ -463,13 +477,9 @@ def fuse_reduction_epilogue(
         return give_up("the epilogue is one store in a loop nest",
                        f"block {block} must come after the reduction's loop nest, sharing no loop with it")
     ok("the epilogue is one store in a loop nest", f"{dname}[...] = ... is the only write of {dname}")
-    readers = [c.block.name for c in contexts if c is not ectx and c.order != red.update.order
-               and any(ld.tensor == ctensor for s in _own_stores(c) for ld in _value_loads(s.value))]
-    out_set = set(outputs) if outputs is not None else set(program_params(program))
-    if readers or ctensor in out_set:
-        what = f"{ctensor} is also read by {', '.join(readers)}" if readers else f"{ctensor} is a program output"
-        return refuse(f"{block} is the only reader of {ctensor}, which is not an output",
-                      f"{what}; it must stay materialized")
+    kept = _materialized(program, contexts, ctensor, outputs, lambda c: c is ectx or c.order == red.update.order)
+    if kept is not None:
+        return refuse(f"{block} is the only reader of {ctensor}, which is not an output", kept)
     ok(f"{block} is the only reader of {ctensor}, which is not an output")
     ef = _frame(ectx, estore)
     cloads = [ld for ld in _value_loads(estore.value) if ld.tensor == ctensor]

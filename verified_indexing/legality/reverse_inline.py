@@ -59,10 +59,9 @@ from verified_indexing.legality.cinn_ir import (
     Store,
     find_block,
     format_conds,
-    program_params,
     walk_blocks,
 )
-from verified_indexing.legality.epilogue import Reduction, _compare_at_sizes, find_reduction
+from verified_indexing.legality.epilogue import Reduction, _compare_at_sizes, _materialized, find_reduction
 from verified_indexing.legality.inline import (
     InlineCheck,
     InlineReport,
@@ -175,13 +174,9 @@ def _reverse_compute_inline(
         return give_up("the producer is one store, not a reduction",
                        f"not modelled: the producer {pname} is not inside a loop nest")
     ok("the producer is one store, not a reduction", f"{pname}: {btensor}[...] = ...")
-    readers = [c.block.name for c in contexts if c is not cctx
-               and any(ld.tensor == btensor for s in _own_stores(c) for ld in _value_loads(s.value))]
-    out_set = set(outputs) if outputs is not None else set(program_params(program))
-    if readers or btensor in out_set:
-        what = f"{btensor} is also read by {', '.join(readers)}" if readers else f"{btensor} is a program output"
-        return refuse(f"{block} is the only reader of {btensor}, which is not an output",
-                      f"{what}; it must stay materialized")
+    kept = _materialized(program, contexts, btensor, outputs, lambda c: c is cctx)
+    if kept is not None:
+        return refuse(f"{block} is the only reader of {btensor}, which is not an output", kept)
     ok(f"{block} is the only reader of {btensor}, which is not an output")
     if any(ld.tensor == dname for ld in _value_loads(pstore.value)):
         # moved into the producer, the consumer's writes interleave with the producer's reads of them
