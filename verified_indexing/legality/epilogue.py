@@ -405,6 +405,17 @@ def _materialized(program: Stmt, contexts: list[BlockContext], tensor: str, outp
     return None
 
 
+def _outside_witness(rw: dict[str, Any], loops: list[str], k: int) -> tuple[dict[str, Any], tuple[int, ...]]:
+    """A copy of :func:`reads_inside`'s witness ``rw`` (an iteration reaching an element outside the
+    other map) with the element's ``k`` size coordinates dropped and the iteration named by ``loops``
+    (``"iteration"``); and that iteration."""
+    cw = dict(rw)
+    it = tuple(rw["consumer_iteration"])
+    cw["element"] = list(rw["element"][k:])
+    cw["iteration"] = dict(zip(loops, it))
+    return cw, it
+
+
 def fuse_reduction_epilogue(
     program: Stmt,
     block: str,
@@ -584,15 +595,12 @@ def fuse_reduction_epilogue(
             partial = True
             continue
         if v.refuted and rw is not None:
-            cw: dict[str, Any] = dict(rw)
-            it = tuple(rw["consumer_iteration"])
-            cw["element"] = rw["element"] = list(rw["element"][k:])
-            cw["iteration"] = dict(zip(loops, it))
+            cw, it = _outside_witness(rw, loops, k)
             if who == block:
-                cw["note"] = (f"{block}'s iteration ({_assign(loops, it)}) reads {ctensor}{list(rw['element'])}, "
+                cw["note"] = (f"{block}'s iteration ({_assign(loops, it)}) reads {ctensor}{list(cw['element'])}, "
                               "which the reduction never writes")
             else:
-                cw["note"] = (f"the reduction writes {ctensor}{list(rw['element'])} (iteration "
+                cw["note"] = (f"the reduction writes {ctensor}{list(cw['element'])} (iteration "
                               f"({_assign(loops, it)})), which {block} never reads: the fused reduction would "
                               f"write an extra element of {dname}")
             return refuse(name, cw["note"], cw, v.engine)

@@ -61,7 +61,13 @@ from verified_indexing.legality.cinn_ir import (
     format_conds,
     walk_blocks,
 )
-from verified_indexing.legality.epilogue import Reduction, _compare_at_sizes, _materialized, find_reduction
+from verified_indexing.legality.epilogue import (
+    Reduction,
+    _compare_at_sizes,
+    _materialized,
+    _outside_witness,
+    find_reduction,
+)
 from verified_indexing.legality.inline import (
     InlineCheck,
     InlineReport,
@@ -244,16 +250,13 @@ def _reverse_compute_inline(
             partial = True
             continue
         if v.refuted and rw is not None:
-            cw: dict[str, Any] = dict(rw)
             loops = [f.var for f in ctx.loops]
-            it = tuple(rw["consumer_iteration"])
-            cw["iteration"] = dict(zip(loops, it))
-            cw["element"] = rw["element"] = list(rw["element"][k:])
+            cw, it = _outside_witness(rw, loops, k)
             if kind == "unwritten":
-                cw["note"] = (f"{block}'s iteration ({_assign(loops, it)}) reads {btensor}{list(rw['element'])}, "
+                cw["note"] = (f"{block}'s iteration ({_assign(loops, it)}) reads {btensor}{list(cw['element'])}, "
                               f"which {pname} never writes")
             else:
-                cw["note"] = (f"{pname}'s iteration ({_assign(loops, it)}) writes {btensor}{list(rw['element'])}, "
+                cw["note"] = (f"{pname}'s iteration ({_assign(loops, it)}) writes {btensor}{list(cw['element'])}, "
                               f"which {block} never reads: the moved store would write an extra element of {dname}")
             return refuse(name, cw["note"], cw, v.engine)
         if not v.proved:
