@@ -396,27 +396,26 @@ def check_property(area: str, r: random.Random) -> dict[str, Any]:
     return {"outcome": "ok", "test": name, "checks": calls[0]}
 
 
-def check_mlir(r: random.Random) -> dict[str, Any]:
-    """The ``mlir`` area (``fuzz/mlir_area.py``): MLIR's fusion pass on random Linalg pairs, its output validated."""
+def _area(stem: str) -> Any:
+    """The module ``fuzz/<stem>.py`` (as ``fuzz_<stem>``), loaded afresh from its file."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("fuzz_mlir_area", Path(__file__).with_name("mlir_area.py"))
+    spec = importlib.util.spec_from_file_location(f"fuzz_{stem}", Path(__file__).with_name(f"{stem}.py"))
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    result: dict[str, Any] = mod.check_mlir(r)
+    return mod
+
+
+def check_mlir(r: random.Random) -> dict[str, Any]:
+    """The ``mlir`` area (``fuzz/mlir_area.py``): MLIR's fusion pass on random Linalg pairs, its output validated."""
+    result: dict[str, Any] = _area("mlir_area").check_mlir(r)
     return result
 
 
 def check_tvm(r: random.Random) -> dict[str, Any]:
     """The ``tvm`` area (``fuzz/tvm_area.py``): TVM's primitives on random TIR, TVM's results validated."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fuzz_tvm_area", Path(__file__).with_name("tvm_area.py"))
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    result: dict[str, Any] = mod.check_tvm(r)
+    result: dict[str, Any] = _area("tvm_area").check_tvm(r)
     return result
 
 
