@@ -4,8 +4,6 @@ the chunk's line."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import resource
@@ -16,8 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from verified_indexing.cli import main
+from test_cli_io import run  # the CLI in-process: (exit code, stdout, stderr)
 
 ROOT = Path(__file__).resolve().parent.parent
 M = "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]"
@@ -28,19 +25,6 @@ M2 = "(d0) -> (d0 mod 4), domain: d0 in [0, 3]"
 def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VERIFIED_INDEXING_CACHE", str(tmp_path / "proofs.sqlite"))
     monkeypatch.chdir(ROOT)
-
-
-def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin
-    if stdin is not None:
-        sys.stdin = io.StringIO(stdin)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-    finally:
-        sys.stdin = saved
-    return code, out.getvalue(), err.getvalue()
 
 
 def leftovers(directory: Path) -> list[str]:
