@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_robustness import nested_mods  # a map whose proofs are slow (n nested mods)
 
 from verified_indexing.cli import build_parser, main
 
@@ -54,15 +55,6 @@ def test_every_command_takes_timeout() -> None:
 
 
 # -- inputs built to be slow ------------------------------------------------------------------------------------
-
-
-def nested_mods(n: int, dims: int = 3) -> str:
-    e = "d0"
-    for i in range(n):
-        e = f"({e} + d1) mod {17 + i}"
-    names = ", ".join(f"d{i}" for i in range(dims))
-    bounds = ", ".join(f"d{i} in [0, {100 if i < 2 else 7}]" for i in range(dims))
-    return f"({names}) -> ({e} + d2), domain: {bounds}"
 
 
 def reshape_chain(k: int) -> str:
