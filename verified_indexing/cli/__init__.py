@@ -238,7 +238,28 @@ def _input_paths(args: argparse.Namespace) -> list[str]:
     return [p for p in paths if p != "-"]
 
 
-class _StdoutGuard(io.TextIOBase):
+class _KeepsFirstError(io.TextIOBase):
+    """A text stream writing to :meth:`_sink`: a write that fails (an :class:`OSError`) is remembered in
+    ``error`` and the rest of the output dropped."""
+
+    error: OSError | None
+
+    def _sink(self) -> Any:
+        raise NotImplementedError
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.error is None:
+            try:
+                self._sink().write(text)
+            except OSError as exc:
+                self.error = exc
+        return len(text)
+
+
+class _StdoutGuard(_KeepsFirstError):
     """Standard output of the command line process: a write that fails (a full disk, ``/dev/full``) is
     remembered and the rest of the output dropped, so that the command ends with a message and exit 4
     (:meth:`finish`), never a traceback from the error report itself or from the interpreter's last
@@ -249,16 +270,8 @@ class _StdoutGuard(io.TextIOBase):
         self.stream = stream
         self.error: OSError | None = None
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if self.error is None:
-            try:
-                self.stream.write(text)
-            except OSError as exc:
-                self.error = exc
-        return len(text)
+    def _sink(self) -> Any:
+        return self.stream
 
     def flush(self) -> None:
         if self.error is None:
@@ -281,7 +294,7 @@ class _StdoutGuard(io.TextIOBase):
         return EXIT_INTERNAL
 
 
-class _OutputFile(io.TextIOBase):
+class _OutputFile(_KeepsFirstError):
     """``-o FILE``: what the command prints goes to a temporary file beside FILE (its real path, symbolic
     links followed), renamed over FILE once the command has finished (:meth:`commit`), so an input is never
     truncated before it is read and a failed write leaves FILE as it was. A FILE that is not a regular file
@@ -328,16 +341,8 @@ class _OutputFile(io.TextIOBase):
             self.discard()
             raise VerifiedIndexingError(f"-o {path}: cannot write: {exc.strerror or exc}") from None
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if self.error is None:
-            try:
-                self.file.write(text)
-            except OSError as exc:
-                self.error = exc
-        return len(text)
+    def _sink(self) -> Any:
+        return self.file
 
     def flush(self) -> None:
         if self.error is None and not self.file.closed:
