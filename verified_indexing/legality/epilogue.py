@@ -61,6 +61,7 @@ from verified_indexing.engines.sizes import with_sizes_in_results
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Dim
+from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.legality._proofs import now, reads_inside
 from verified_indexing.legality.cinn_eval import INPUT_RULE, Unwritten, run_exact, tensor_of
 from verified_indexing.legality.cinn_ir import (
@@ -416,6 +417,25 @@ def _outside_witness(rw: dict[str, Any], loops: list[str], k: int) -> tuple[dict
     return cw, it
 
 
+def _one_side_runs(m: IndexingMap, loops: list[str], timeout: float, w_empty: bool, reader: str, writer: str,
+                   tensor: str, dname: str, moved: str) -> tuple[str, dict[str, Any]] | None:
+    """When only one of ``reader`` (reads ``tensor``) and ``writer`` (writes it) runs, the other's loops
+    being empty (``w_empty``: the writer's): the note and the witness of the running side's first iteration
+    (``m`` over ``loops``, z3, re-checked by the evaluator), an element read that nothing writes, or written
+    by ``moved`` where the program writes no element of ``dname``; ``None`` when z3 finds no iteration."""
+    point = _first_point(m, timeout)
+    if point is None:
+        return None
+    elem = list(m.evaluate(point))
+    if w_empty:
+        note = (f"{writer} never runs (a loop of extent 0); {reader}'s iteration ({_assign(loops, point)}) "
+                f"reads {tensor}{elem}, which nothing writes")
+    else:
+        note = (f"{reader} never runs (a loop of extent 0); {writer}'s iteration ({_assign(loops, point)}) "
+                f"writes {tensor}{elem}: {moved} would write an element of {dname} the program never writes")
+    return note, {"iteration": dict(zip(loops, point)), "element": elem, "note": note}
+
+
 def fuse_reduction_epilogue(
     program: Stmt,
     block: str,
@@ -539,19 +559,12 @@ def fuse_reduction_epilogue(
         m, loops_of, who = (read, ectx, block) if w_empty else (written, red.init, red.init.block.name)
         name = (f"{block} reads only elements the reduction writes" if w_empty
                 else f"{block} reads every element the reduction writes")
-        point = _first_point(m, timeout)
-        if point is None:
+        one_side = _one_side_runs(m, [f.var for f in loops_of.loops], timeout, w_empty, block, "the reduction",
+                                  ctensor, dname, "the fused reduction")
+        if one_side is None:
             return give_up(name, f"whether {who} runs is not decided", "z3")
-        names = [f.var for f in loops_of.loops]
-        elem = list(m.evaluate(point))
-        if w_empty:
-            note = (f"the reduction never runs (a loop of extent 0); {block}'s iteration ({_assign(names, point)}) "
-                    f"reads {ctensor}{elem}, which nothing writes")
-        else:
-            note = (f"{block} never runs (a loop of extent 0); the reduction's iteration ({_assign(names, point)}) "
-                    f"writes {ctensor}{elem}: the fused reduction would write an element of {dname} the program "
-                    "never writes")
-        return refuse(name, note, {"iteration": dict(zip(names, point)), "element": elem, "note": note}, "z3")
+        note, witness = one_side
+        return refuse(name, note, witness, "z3")
     if len(read.results) != len(written.results):
         raise VerifiedIndexingError(f"{block} reads {ctensor} with {len(read.results)} indices; it is written with "
                                     f"{len(written.results)}")

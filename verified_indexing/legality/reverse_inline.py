@@ -65,6 +65,7 @@ from verified_indexing.legality.epilogue import (
     Reduction,
     _compare_at_sizes,
     _materialized,
+    _one_side_runs,
     _outside_witness,
     find_reduction,
 )
@@ -74,7 +75,6 @@ from verified_indexing.legality.inline import (
     _assign,
     _empty_domain,
     _encode_conds,
-    _first_point,
     _Frame,
     _frame,
     _iteration,
@@ -469,22 +469,15 @@ def _never_runs(
         return InlineReport(block, "inlined", f"all checks proved: {pname} and {block} never run; removed",
                             tuple(checks), out, None, (pname,))
     m, ctx, who = (read, cctx, block) if w_empty else (write, pctx, pname)
-    point = _first_point(m, timeout)
+    found = _one_side_runs(m, [f.var for f in ctx.loops], timeout, w_empty, block, pname, btensor, dname,
+                           "the moved store")
     name = (f"{block} reads only elements {pname} writes" if w_empty
             else f"{block} reads every element {pname} writes")
-    if point is None:
+    if found is None:
         checks.append(InlineCheck(name, "unknown", f"whether {who} runs is not decided", "z3"))
         return InlineReport(block, "unknown", f"{name}: whether {who} runs is not decided", tuple(checks))
-    names = [f.var for f in ctx.loops]
-    elem = list(m.evaluate(point))
-    if w_empty:
-        note = (f"{pname} never runs (a loop of extent 0); {block}'s iteration ({_assign(names, point)}) reads "
-                f"{btensor}{elem}, which nothing writes")
-    else:
-        note = (f"{block} never runs (a loop of extent 0); {pname}'s iteration ({_assign(names, point)}) writes "
-                f"{btensor}{elem}: the moved store would write an element of {dname} the program never writes")
-    checks.append(InlineCheck(name, "refuted", note, "z3", {"iteration": dict(zip(names, point)), "element": elem,
-                                                            "note": note}))
+    note, witness = found
+    checks.append(InlineCheck(name, "refuted", note, "z3", witness))
     return InlineReport(block, "refused", note, tuple(checks))
 
 
