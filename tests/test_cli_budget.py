@@ -311,3 +311,14 @@ def test_tile_under_a_budget_answers_as_without_one(hlo: str, tile: list[str]) -
             code = main(["tile", str(ROOT / hlo), *tile, "--json", "--no-timing", *extra])
         answers.append((code, json.loads(out.getvalue())))
     assert answers[0] == answers[1] and answers[0][0] == 0
+
+
+def test_a_demo_cut_short_by_its_budget_is_unknown_not_failed() -> None:
+    """Checks that ran out of time are unknown (exit 2), not 'SOME CHECKS FAILED' (exit 1); the same demo
+    without a budget passes (exit 0), so the difference is the budget alone."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["demo", "--timeout", "0.01"])
+    assert code == 2 and "time budget" in out.getvalue() and "FAILED" not in out.getvalue(), out.getvalue()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["demo"]) == 0

@@ -162,7 +162,16 @@ def hard_deadline(grace: float) -> Iterator[None]:
         yield
         return
 
+    deferred = [0]
+
     def expire(signum: int, frame: Any) -> None:
+        # Never raise inside a native library's Python wrapper (z3's: an exception between one of its C
+        # calls and the matching reference count leaves a dangling reference, and the process can crash
+        # later, as it did once under load: SIGSEGV); try again a little later, for two seconds at most.
+        if deferred[0] < 40 and _in_wrapper(frame):
+            deferred[0] += 1
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            return
         raise BudgetExpired("the time budget ran out")
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -176,6 +185,22 @@ def hard_deadline(grace: float) -> Iterator[None]:
         timer.cancel()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+_WRAPPERS = ("z3",)
+"""Packages whose Python code must not be interrupted by an exception (see :func:`hard_deadline`)."""
+
+
+def _in_wrapper(frame: Any) -> bool:
+    """True when ``frame`` or a caller of it runs code of a package in :data:`_WRAPPERS`."""
+    import os
+
+    while frame is not None:
+        parts = frame.f_code.co_filename.split(os.sep)
+        if any(w in parts[-3:-1] for w in _WRAPPERS):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def remaining(timeout: float = math.inf) -> float:
