@@ -73,6 +73,13 @@ class _Prog:
         head = f"@T.prim_func(s_tir=True)\ndef main({', '.join(sig)}):"
         return "\n".join([head, *pre, *allocs, *self.body]) + "\n"
 
+    def block_2d(self, name: str, m: int | str, n: int | str, value: str) -> None:
+        """A block ``name`` allocated ``(m, n)`` storing ``value`` at each ``[v0, v1]``."""
+        self.allocs.append((name, (str(m), str(n))))
+        self.blocks.append(name)
+        self.body += [f"    for i, j in T.grid({m}, {n}):", f'        with T.sblock("{name}"):',
+                      '            v0, v1 = T.axis.remap("SS", [i, j])', f"            {name}[v0, v1] = {value}"]
+
 
 def _elementwise(r: random.Random, p: _Prog, name: str, src: str, shape: tuple[str, ...],
                  extra: str | None, symbolic: bool) -> tuple[str, ...]:
@@ -168,11 +175,7 @@ def random_program(r: random.Random) -> tuple[str, list[tuple[str, str, str | No
         p.params += [("A", (str(m), str(kk))), ("W", (str(n), str(kk))), ("bias", (str(m), str(n)))]
         a = "A"
         if r.random() < 0.4:  # a producer before the reduction
-            p.allocs.append(("P", (str(m), str(kk))))
-            p.blocks.append("P")
-            p.body += [f"    for i, j in T.grid({m}, {kk}):", '        with T.sblock("P"):',
-                       '            v0, v1 = T.axis.remap("SS", [i, j])',
-                       f"            P[v0, v1] = {_f(r, 'A[v0, v1]', None)}"]
+            p.block_2d("P", m, kk, _f(r, "A[v0, v1]", None))
             a = "P"
         op = r.choice(["sum", "sum", "sum", "max"])
         init = "T.float32(0.0)" if op == "sum" else "T.float32(-3.4028234663852886e+38)"
@@ -189,17 +192,10 @@ def random_program(r: random.Random) -> tuple[str, list[tuple[str, str, str | No
                         "T.max(T.min(C[v0, v1], T.float32(4.0)), T.float32(-1.0))",
                         "bias[v0, v1] + C[v0, v1]", "C[v0, v1] * T.float32(2.0)",
                         "T.max(bias[v0, v1] + C[v0, v1], T.float32(0.0))"])
-        p.allocs.append(("D", (str(m), str(n))))
-        p.blocks.append("D")
-        p.body += [f"    for i, j in T.grid({m}, {n}):", '        with T.sblock("D"):',
-                   '            v0, v1 = T.axis.remap("SS", [i, j])', f"            D[v0, v1] = {epi}"]
+        p.block_2d("D", m, n, epi)
         out = "D"
         if r.random() < 0.3:  # a consumer after the epilogue
-            p.allocs.append(("E", (str(m), str(n))))
-            p.blocks.append("E")
-            p.body += [f"    for i, j in T.grid({m}, {n}):", '        with T.sblock("E"):',
-                       '            v0, v1 = T.axis.remap("SS", [i, j])',
-                       f"            E[v0, v1] = {_f(r, 'D[v0, v1]', None)}"]
+            p.block_2d("E", m, n, _f(r, "D[v0, v1]", None))
             out = "E"
         p.params.append((out, (str(m), str(n))))
         asks = [("fuse_reduction_epilogue", "D", "C")] * 3 + [("compute_inline", "D", None)]
