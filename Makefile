@@ -38,7 +38,7 @@ FUZZ_JOBS ?= 2
 FUZZ_SEED ?= 0
 FUZZ_RESUME ?=
 FUZZ_BACKEND ?= process
-FUZZ_AREAS ?= equal,simplify,rule,cli,hlo,legality,coalescing
+FUZZ_AREAS ?= equal,simplify,rule,cli,hlo,legality,coalescing,tvm,mlir
 
 fuzz: $(VENV)/.installed
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -p no:cacheprovider tests
