@@ -92,6 +92,7 @@ of another emitter). Exit code 0 when every kernel is proved, 1 when one is refu
 
 
 def run_kernels(args: argparse.Namespace) -> int:
+    from verified_indexing.hlo.audit import exit_code
     from verified_indexing.hlo.kernels import audit_dump, format_kernel_results
 
     results = audit_dump(args.dump)
@@ -99,8 +100,7 @@ def run_kernels(args: argparse.Namespace) -> int:
         print_json({"kernels": [r.to_json() for r in results]})
     else:
         print(format_kernel_results(results))
-    statuses = {r.status for r in results}
-    return 1 if "refuted" in statuses else 2 if "unknown" in statuses else 0
+    return exit_code({r.status for r in results})
 
 
 def run(args: argparse.Namespace) -> int:
