@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from verified_indexing.legality._mlir_text import _split_top_commas
 from verified_indexing.legality.linalg_ir import _BLOCK_RE, GenericOp
 
 __all__ = ["type_errors", "payload_types", "convert", "CASTS"]
@@ -102,21 +103,10 @@ def _statements(body: str) -> list[str]:
 
 
 def _split_types(text: str) -> list[str]:
-    parts: list[str] = []
-    depth, cur = 0, ""
-    for ch in text:
-        if ch in "(<[" :
-            depth += 1
-        elif ch in ")>]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur.strip())
-    return parts
+    """The comma-separated types of ``text`` (commas inside brackets kept), stripped;
+    a trailing empty part dropped."""
+    parts = [p.strip() for p in _split_top_commas(text)]
+    return parts[:-1] if parts[-1] == "" else parts
 
 
 def _signature(rhs: str, op: str, n_operands: int) -> tuple[list[str | None], list[str | None]] | None:
