@@ -311,19 +311,17 @@ def run(args: argparse.Namespace) -> int:
             return exit_code(results)
     if args.format == "xla":
         sys.stdout.write(_xla_text(modules, work, args.instruction, results))
-        code = exit_code(results)
     elif args.json:
         report = results_to_json(results, seconds)
         if not_reached:
             report["not_reached"] = not_reached
         print_json(report)
-        code = exit_code(results)
     else:
         if results:
             print(format_results(results))
             print()
         print(summary_line(results, seconds))
-        code = exit_code(results)
+    code = exit_code(results)
     if not_reached:
         print(not_reached_line(not_reached, args.timeout), file=sys.stderr)
         return max(code, 2)
