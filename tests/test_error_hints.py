@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -62,21 +63,25 @@ def test_the_hint_in_json_errors_too() -> None:
 # -- keywords in maps and rules ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "word", "meant"), [
-    ("(d0) -> (d0 floordvi 4), domain: d0 in [0, 9]", "floordvi", "floordiv"),
-    ("(d0) -> (d0 flordiv 4), domain: d0 in [0, 9]", "flordiv", "floordiv"),
-    ("(d0) -> (d0 ceildvi 4), domain: d0 in [0, 9]", "ceildvi", "ceildiv"),
-    ("(d0) -> (d0 modd 4), domain: d0 in [0, 9]", "modd", "mod"),
-    ("(d0) -> (mni(d0, 4)), domain: d0 in [0, 9]", "mni", "min"),
-    ("(d0) -> (d0), domian: d0 in [0, 9]", "domian", "domain"),
-    ("(d0) -> (d0), domain: d0 inn [0, 9]", "inn", "in"),
+@pytest.mark.parametrize(("parse", "text", "word", "meant"), [
+    (parse_map, "(d0) -> (d0 floordvi 4), domain: d0 in [0, 9]", "floordvi", "floordiv"),
+    (parse_map, "(d0) -> (d0 flordiv 4), domain: d0 in [0, 9]", "flordiv", "floordiv"),
+    (parse_map, "(d0) -> (d0 ceildvi 4), domain: d0 in [0, 9]", "ceildvi", "ceildiv"),
+    (parse_map, "(d0) -> (d0 modd 4), domain: d0 in [0, 9]", "modd", "mod"),
+    (parse_map, "(d0) -> (mni(d0, 4)), domain: d0 in [0, 9]", "mni", "min"),
+    (parse_map, "(d0) -> (d0), domian: d0 in [0, 9]", "domian", "domain"),
+    (parse_map, "(d0) -> (d0), domain: d0 inn [0, 9]", "inn", "in"),
+    (parse_rule, "x floordvi c0 -> x", "floordvi", "floordiv"),
+    (parse_rule, "mni(x, 3) -> x", "mni", "min"),
+    (parse_rule, "x -> x modd 3", "modd", "mod"),
 ])
-def test_a_misspelt_map_keyword_gets_a_hint(text: str, word: str, meant: str) -> None:
+def test_a_misspelt_keyword_gets_a_hint(parse: Callable[[str], object], text: str, word: str, meant: str) -> None:
+    """A misspelt keyword of a map or of a rule."""
     with pytest.raises(ParseError) as exc:
-        parse_map(text)
+        parse(text)
     assert f"did you mean {meant!r} instead of {word!r}?" in str(exc.value)
     # the corrected text parses: the hint is right
-    parse_map(text.replace(word, meant, 1))
+    parse(text.replace(word, meant, 1))
 
 
 @pytest.mark.parametrize("text", [
@@ -87,18 +92,6 @@ def test_no_keyword_hint_for_other_errors(text: str) -> None:
     with pytest.raises(ParseError) as exc:
         parse_map(text)
     assert "did you mean" not in str(exc.value)
-
-
-@pytest.mark.parametrize(("text", "word", "meant"), [
-    ("x floordvi c0 -> x", "floordvi", "floordiv"),
-    ("mni(x, 3) -> x", "mni", "min"),
-    ("x -> x modd 3", "modd", "mod"),
-])
-def test_a_misspelt_rule_keyword_gets_a_hint(text: str, word: str, meant: str) -> None:
-    with pytest.raises(ParseError) as exc:
-        parse_rule(text)
-    assert f"did you mean {meant!r} instead of {word!r}?" in str(exc.value)
-    parse_rule(text.replace(word, meant, 1))
 
 
 def test_rule_names_are_not_corrected() -> None:
