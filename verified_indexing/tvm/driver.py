@@ -99,29 +99,13 @@ def parse_tvm_source(text: str, source: str = "<input>") -> Any:
         raise VerifiedIndexingError(f"{source}: TVM cannot parse this TVMScript: {str(exc).strip()}") from None
 
 
-def _new_to_old(text: str) -> str:
-    """TVM 0.27's spelling mapped to the one the reader knew before issue 23
-    (``T.sblock`` -> ``T.block``...), tried when the reader refuses the new one."""
-    text = re.sub(r"\bT\.sblock_alloc_buffer\(", "T.alloc_buffer(", text)
-    return re.sub(r"\bT\.sblock\(", "T.block(", text)
-
-
 def read_tvm_program(text: str, source: str = "<tvm>") -> Stmt:
     """TVMScript printed by TVM, read by the project's reader
-    (:func:`~verified_indexing.legality.tvmscript.parse_tvmscript`)."""
+    (:func:`~verified_indexing.legality.tvmscript.parse_tvmscript`, which reads
+    TVM 0.27's ``T.sblock`` spelling)."""
     from verified_indexing.legality.tvmscript import parse_tvmscript
 
-    try:
-        return parse_tvmscript(text, source)
-    except ParseError:
-        old = _new_to_old(text)
-        if old == text:
-            raise
-        try:
-            return parse_tvmscript(old, source)
-        except ParseError:
-            pass
-        raise
+    return parse_tvmscript(text, source)
 
 
 def _prim_func(tvm: Any, obj: Any) -> Any:
