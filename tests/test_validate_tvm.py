@@ -452,3 +452,42 @@ def test_a_loop_that_never_runs_is_a_program_like_any_other() -> None:
     bad = check_equivalence(parse_tvmscript(empty), parse_tvmscript(one))
     assert bad.status == "refuted" and bad.witness is not None
     assert bad.witness["element"] == [0, 0] and bad.witness["original"] == "not written"
+
+
+def test_fusion_names_a_predicated_reduction_itself() -> None:
+    """The reduction block under T.where is found without reduction= (as fuse_reduction_epilogue finds it),
+    not 'reads no reduction the project recognizes'. TVM applies the ReLU at every step: refuted. Oracle:
+    numpy on the witness's inputs."""
+    _tvm()
+    from verified_indexing.tvm import validate_primitive
+
+    text = '''
+@T.prim_func(s_tir=True)
+def main(A: T.Buffer((5, 4), "float32"), B: T.Buffer((4, 5), "float32"), D: T.Buffer((5, 5), "float32")):
+    C = T.sblock_alloc_buffer((5, 5))
+    for i, j, k in T.grid(6, 5, 4):
+        with T.sblock("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            T.where(i < 5)
+            with T.init():
+                C[vi, vj] = T.float32(0.0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(5, 5):
+        with T.sblock("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi, vj], T.float32(0.0))
+'''
+    v = validate_primitive(text, "fuse_reduction_epilogue", "D")
+    assert v.blocks == ("C", "D") and v.tvm_status == "applied"
+    assert v.outcome == "refuted" and v.verdict is not None and v.verdict.witness is not None
+    w = v.verdict.witness
+    seed = int(w["seed"])
+    a, b = _array("A", (5, 4), seed), _array("B", (4, 5), seed)
+    original = np.maximum(a @ b, 0.0)
+    fused = np.zeros((5, 5))
+    for kk in range(4):
+        fused = np.maximum(fused + np.outer(a[:, kk], b[kk, :]), 0.0)
+    i, j = w["element"]
+    assert original[i, j] != fused[i, j]
+    assert (float(w["original"]), float(w["after"])) == (original[i, j], fused[i, j])
+    assert v.project["status"] == "fused"

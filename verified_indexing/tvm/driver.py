@@ -209,7 +209,7 @@ def _reduction_of(program: Stmt, block: str) -> str | None:
         return None
     for s in _own_stores(ctx):
         for ld in _value_loads(s.value):
-            red = find_reduction(program, ld.tensor)
+            red = find_reduction(program, ld.tensor, predicated=True)
             if not isinstance(red, str):
                 return red.update.block.name
     return None
