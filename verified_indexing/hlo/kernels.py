@@ -31,6 +31,7 @@ values through the fused computation.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import time
 from dataclasses import dataclass, field
@@ -609,8 +610,6 @@ def _with_runtime_values(
     variable's bounds as the emitters clamp), the runtime variables being those
     values (the kernel's scalar integer arguments, in order). None: an origin the
     evaluation does not follow."""
-    import itertools
-
     values = []
     for v in m.rt_vars:
         name = getattr(v.origin, "operand_name", None)
@@ -691,7 +690,7 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: 
         if lhs is None or rhs is None:
             return None
         lo, hi = _DIRECTIONS[direction]
-        for (cl, el), (cr, er) in itertools_product(lhs, rhs):
+        for (cl, el), (cr, er) in itertools.product(lhs, rhs):
             cond = (el - er, _interval(lo, hi))
             for ca, ea in parts[1]:
                 out.append(([*cl, *cr, cond, *ca], ea))
@@ -699,7 +698,7 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: 
                 for cb, eb in parts[2]:
                     out.append(([*cl, *cr, neg, *cb], eb))
         return out
-    for combo in itertools_product(*parts):
+    for combo in itertools.product(*parts):
         cons = [c for cs, _ in combo for c in cs]
         es = [e for _, e in combo]
         if inst.opcode == "add" and len(es) == 2:
@@ -721,12 +720,6 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: 
     return out
 
 
-def itertools_product(*parts: _Pieces) -> Any:
-    import itertools
-
-    return itertools.product(*parts)
-
-
 def _widening(comp: Any, inst: Any) -> bool:
     src = comp.by_name.get(inst.operands[0])
     bits = {"s8": 8, "s16": 16, "s32": 32, "s64": 64}
@@ -737,6 +730,8 @@ def _widening(comp: Any, inst: Any) -> bool:
 def _linear(shape: Any, ctx: Any, extra: list[Interval] | None = None) -> Any:
     """``{[d..., x...] -> [linear index, x...]}`` of ``shape`` in its layout (row-major
     without one), the ``extra`` inputs (runtime values) passed through."""
+    import islpy as isl
+
     from verified_indexing.engines.isl import to_isl_map
 
     dims = list(shape.dims)
@@ -753,13 +748,7 @@ def _linear(shape: Any, ctx: Any, extra: list[Interval] | None = None) -> Any:
     results += [Dim(len(dims) + j) for j in range(len(extra or []))]
     m = to_isl_map(IndexingMap([Variable(Interval(0, n - 1)) for n in dims] + [Variable(b) for b in extra or []],
                                results), ctx=ctx)
-    return m.reset_tuple_id(isl_dim("in")).reset_tuple_id(isl_dim("out"))
-
-
-def isl_dim(which: str) -> Any:
-    import islpy as isl
-
-    return isl.dim_type.in_ if which == "in" else isl.dim_type.out
+    return m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
 
 
 def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResult:
