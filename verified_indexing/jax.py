@@ -290,7 +290,9 @@ class JaxAnalysis:
         maps = sum(len(t.maps) for r in self.results for t in r.targets)
         fusions = len({r.fusion for r in self.results})
         names = ", ".join(self.argument_names or []) or "?"
-        return f"<JaxAnalysis of {self.module.name}: {fusions} fusions, {maps} maps; arguments: {names}>"[:299]
+        from verified_indexing._repr import short
+
+        return short("JaxAnalysis", f"of {self.module.name}: {fusions} fusions, {maps} maps; arguments: {names}")
 
 
 def analyze(fn: Any, *example_args: Any, jit: dict[str, Any] | None = None, backend: str | None = None,
