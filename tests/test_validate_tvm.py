@@ -491,3 +491,13 @@ def main(A: T.Buffer((5, 4), "float32"), B: T.Buffer((4, 5), "float32"), D: T.Bu
     assert original[i, j] != fused[i, j]
     assert (float(w["original"]), float(w["after"])) == (original[i, j], fused[i, j])
     assert v.project["status"] == "fused"
+
+
+def test_fusion_without_a_reduction_names_the_cli_option() -> None:
+    """No reduction read by the epilogue: bad input (3), and the message names --reduction, the option the
+    command line user has."""
+    _tvm()
+    text = CHAIN.replace("@T.prim_func", "@T.prim_func(s_tir=True)")
+    code, out, err = _run(["validate-tvm", "-e", text, "--primitive", "fuse_reduction_epilogue", "--block", "D"])
+    assert code == 3
+    assert "block D reads no reduction the project recognizes: name it with --reduction" in out + err

@@ -265,7 +265,7 @@ def validate_primitive(
         reduction = _reduction_of(before, block)
         if reduction is None:
             raise VerifiedIndexingError(f"block {block} reads no reduction the project recognizes: "
-                                        "name it with reduction=")
+                                        "name it with --reduction (reduction= in Python)")
     blocks = (block,) if reduction is None else (reduction, block)
     project = project_answer(before, primitive, block, timeout)
     try:
