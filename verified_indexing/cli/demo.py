@@ -122,7 +122,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "our analysis (count of matches; the document is read from ../shared/spec/ beside the checkout, or "
             "--spec), a real JAX dump analysed and proven, a simplification with its proof, a refuted rewrite "
             "rule with its counterexample, an illegal fusion with its witness. Exit 0 when every check gives "
-            "the expected result."
+            "the expected result, 2 when --timeout ran out first, 1 otherwise."
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
