@@ -501,3 +501,31 @@ def test_fusion_without_a_reduction_names_the_cli_option() -> None:
     code, out, err = _run(["validate-tvm", "-e", text, "--primitive", "fuse_reduction_epilogue", "--block", "D"])
     assert code == 3
     assert "block D reads no reduction the project recognizes: name it with --reduction" in out + err
+
+
+def test_a_predicated_reduction_is_modelled_by_the_equivalence() -> None:
+    """A matmul over rows range(6) under T.where(i < 5) writes rows 0..4 (by hand), as the unpredicated
+    range(5) does: proved without evaluation, both ways; T.where(i < 4) leaves row 4 unwritten: not proved
+    (refuted by evaluation); a predicate on the reduction loop k is not modelled (unknown without evaluation)."""
+    t = '''@T.prim_func
+def main(A: T.Buffer((5, 4), "float32"), B: T.Buffer((4, 5), "float32"), C: T.Buffer((5, 5), "float32")):
+    for i, j, k in T.grid(6, 5, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            T.where(i < 5)
+            with T.init():
+                C[vi, vj] = T.float32(0.0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+    plain = t.replace("T.grid(6, 5, 4)", "T.grid(5, 5, 4)").replace("            T.where(i < 5)\n", "")
+    assert "T.where" not in plain
+    for a, b in ((t, t), (t, plain), (plain, t)):
+        rep = check_equivalence(parse_tvmscript(a), parse_tvmscript(b), evaluate=False)
+        assert rep.status == "proved", rep.reason
+    fewer = t.replace("i < 5", "i < 4")
+    assert check_equivalence(parse_tvmscript(t), parse_tvmscript(fewer), evaluate=False).status == "unknown"
+    bad = check_equivalence(parse_tvmscript(t), parse_tvmscript(fewer))
+    assert bad.status == "refuted" and bad.witness is not None and bad.witness["element"] == [4, 0]
+    on_k = t.replace("T.where(i < 5)", "T.where(i < 5 and k < 3)")
+    assert check_equivalence(parse_tvmscript(t), parse_tvmscript(on_k), evaluate=False).status == "unknown"
+    assert check_equivalence(parse_tvmscript(t), parse_tvmscript(on_k)).status == "refuted"

@@ -17,7 +17,8 @@ answer is one of the four verdicts:
   and operators are uninterpreted functions, so no algebraic law is assumed):
 
   1. each program is *modelled*: every computed tensor is written by one store
-     (a *plain* tensor) or is a reduction (an init block and an update block,
+     (a *plain* tensor) or is a reduction (an init block and an update block, possibly
+     under one predicate over the outer loops,
      :func:`~verified_indexing.legality.epilogue.find_reduction`); every store map
      is injective on its iteration domain (isl, cross-checked by z3), so every
      element has one writer; every read of a computed tensor lies in what its
@@ -314,7 +315,7 @@ def _model(p: Stmt, who: str) -> _Model:
         is_red = any(s.tensor.endswith("__reduce_init") or any(ld.tensor == t for ld in _value_loads(s.value))
                      for _, s in ws)
         if is_red:
-            red = find_reduction(p, t)
+            red = find_reduction(p, t, predicated=True)
             if isinstance(red, str):
                 raise _Unknown(f"{who}: {red}")
             if len(ws) != 2:
