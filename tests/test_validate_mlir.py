@@ -334,3 +334,14 @@ def test_an_op_the_pass_changed_without_fusing_is_not_passed_silently() -> None:
     # ... and (d0 + d1, d0) over 4x4 leaves elements of the 7x4 result unwritten
     written = {(d0 + d1, d0) for d0 in range(4) for d1 in range(4)}
     assert len(written) < 7 * 4
+
+
+def test_iree_opt_past_the_budget_is_unknown_not_bad_input(tmp_path: Path) -> None:
+    """iree-opt still running when the command's budget ends is the budget's unknown (BudgetExpired, exit 2),
+    never 'MLIR rejected the input' (exit 3); the same call without a budget answers."""
+    from verified_indexing.engines.deadline import BudgetExpired, command_budget
+    from verified_indexing.mlir_driver import PRINT_FLAGS, run_iree_opt
+
+    with command_budget(0.001), pytest.raises(BudgetExpired):
+        run_iree_opt(PAIR, PRINT_FLAGS)
+    assert "linalg.generic" in run_iree_opt(PAIR, PRINT_FLAGS)

@@ -98,18 +98,26 @@ def _pass_flags(pass_name: str) -> list[str]:
     return [f"--{pass_name}"]
 
 
-def run_iree_opt(text: str, flags: Sequence[str], *, source: str = "<input>", timeout: float = 120.0) -> str:
+def run_iree_opt(text: str, flags: Sequence[str], *, source: str = "<input>", timeout: float | None = None) -> str:
     """``iree-opt FLAGS`` on ``text``: its output, or :class:`VerifiedIndexingError`
-    with MLIR's diagnostic (file positions are MLIR's, in ``source``)."""
+    with MLIR's diagnostic (file positions are MLIR's, in ``source``). It runs for at
+    most ``timeout`` seconds and what is left of the command's budget (no limit when
+    both are absent); past that :class:`~verified_indexing.engines.deadline.BudgetExpired`
+    (the command line's ``unknown``, exit 2: MLIR did not reject the input)."""
+    import math
+
+    from verified_indexing.engines.deadline import BudgetExpired, remaining
+
+    left = remaining(math.inf if timeout is None else timeout)
     exe = find_iree_opt()
     if exe is None:
         raise IreeMissing("validate-mlir needs MLIR's iree-opt, which is not installed "
                           "(pip install 'verified-indexing[mlir]', i.e. iree-base-compiler)")
     try:
-        proc = subprocess.run([exe, *flags, "-"], input=text, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        proc = subprocess.run([exe, *flags, "-"], input=text, capture_output=True, text=True,
+                              timeout=None if math.isinf(left) else max(left, 0.01), check=False)
     except subprocess.TimeoutExpired:
-        raise VerifiedIndexingError(f"iree-opt {' '.join(flags)} took longer than {timeout:g} s") from None
+        raise BudgetExpired(f"iree-opt {' '.join(flags)} did not finish within {left:.3g} s") from None
     if proc.returncode != 0:
         msg = proc.stderr.strip().replace("<stdin>", source) or f"exit {proc.returncode}"
         raise VerifiedIndexingError(f"MLIR rejected {source}: {msg[:2000]}")
