@@ -32,7 +32,9 @@ checks every fused op the pass produced:
 5. **Refusals**: every producer-consumer pair of ``before`` the pass left
    unfused is decided by the project; a ``legal`` one is reported with why the
    pass refused (``areElementwiseOpsFusable``'s failing check, or the pass's
-   default control function: the producer has more than one use).
+   default control function: the producer has more than one use), as
+   :func:`verified_indexing.legality.linalg.pass_decision` models it (the same
+   model as ``fuse``'s MLIR column in context).
 
 Statuses per fused op: ``proved``, ``refuted`` (interpreter-confirmed),
 ``unknown`` (with the reason; e.g. a producer result the pass preserves, a fused
@@ -56,7 +58,7 @@ from typing import Any
 from verified_indexing.errors import VerifiedIndexingError
 
 __all__ = ["IreeMissing", "find_iree_opt", "run_iree_opt", "FusedCheck", "Refusal", "MlirValidation",
-           "validate_mlir", "validate_output", "DEFAULT_PASS", "PRINT_FLAGS", "Decision", "pass_decision",
+           "validate_mlir", "validate_output", "DEFAULT_PASS", "PRINT_FLAGS", "Decision",
            "validate_jax"]
 
 DEFAULT_PASS = "linalg-fuse-elementwise-ops"
@@ -254,10 +256,11 @@ class Decision:
     predicted: bool
     fused: bool
     why: str
+    decided_by: str = ""  # which part of the pass: FoldFillWithGenericOp, areElementwiseOpsFusable, control function
 
     def to_json(self) -> dict[str, Any]:
         return {"producer": self.producer, "consumer": self.consumer, "predicted": self.predicted,
-                "fused": self.fused, "why": self.why}
+                "fused": self.fused, "why": self.why, "decided_by": self.decided_by}
 
 
 @dataclass
@@ -543,9 +546,11 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     # the pass's whole decision, modelled (pass_decision), against what it did
     absorbed_all = {q.name for a in aops if a.name in b_by_name for q in _absorbed(b_by_name[a.name], bdef, vanished)}
+    from verified_indexing.legality.linalg import pass_decision, producer_uses
+
     for p, c, k in cands:
-        fuse, why = pass_decision(p, c, k, _uses(p, before))
-        res.decisions.append(Decision(p.name, c.name, fuse, p.name in absorbed_all, why))
+        dec = pass_decision(p, c, k, producer_uses(before, p, bops))
+        res.decisions.append(Decision(p.name, c.name, dec.fuses, p.name in absorbed_all, dec.why, dec.decided_by))
 
     # pairs the pass left alone that the project proves legal
     for p, c, k in cands:
@@ -851,41 +856,12 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
     return unknown("nothing replaced")
 
 
-def _uses(p: Any, text: str) -> int:
-    """How many times ``text`` uses ``p``'s results (Operation::hasOneUse counts them all)."""
-    base = p.results[0].split("#")[0]
-    if len(p.results) > 1:
-        return len(re.findall(re.escape(base) + r"#\d+", text))
-    return len(re.findall(re.escape(base) + r"(?![\w$.#-])", text)) - 1
-
-
-def pass_decision(producer: Any, consumer: Any, operand_index: int, uses: int) -> tuple[bool, str]:
-    """Whether ``linalg-fuse-elementwise-ops`` rewrites the pair, and why (issue 24
-    item 3): ``FoldFillWithGenericOp`` folds a ``linalg.fill`` read as an input of
-    a ``linalg.generic``; else ``FuseElementwiseOps`` fuses when
-    ``areElementwiseOpsFusable`` holds (:func:`verified_indexing.legality.linalg.mlir_fusable`)
-    and the default control function accepts: the producer has exactly one use
-    (``uses``: every use of every result, returns included). Not modelled: what
-    the pass does through reshapes and after an earlier rewrite changed the pair."""
-    from verified_indexing.legality.linalg import mlir_fusable
-
-    operand = consumer.operands[operand_index]
-    if producer.kind == "linalg.fill" and consumer.kind == "linalg.generic" and operand.is_input:
-        return True, "FoldFillWithGenericOp folds the fill into the consumer"
-    mv = mlir_fusable(producer, consumer, operand_index)
-    if not mv.fusable:
-        return False, f"areElementwiseOpsFusable: {mv.rejected_by}"
-    if uses != 1:
-        return False, (f"the pass's default control function fuses a producer with exactly one use; "
-                       f"{producer.name} has {uses} uses")
-    return True, "areElementwiseOpsFusable holds and the producer has one use"
-
-
 def _refusal(p: Any, c: Any, k: int, bops: Sequence[Any], before: str, timeout: float) -> tuple[str, str]:
     """Why the pass would not fuse ``p`` into ``c`` (the pass's whole decision), and the project's status."""
-    from verified_indexing.legality.linalg import check_fusion, results_used_elsewhere
+    from verified_indexing.legality.linalg import check_fusion, pass_decision, producer_uses, results_used_elsewhere
 
-    fuse, why = pass_decision(p, c, k, _uses(p, before))
+    d = pass_decision(p, c, k, producer_uses(before, p, bops))
+    fuse, why = d.fuses, d.why
     if fuse:
         why = f"not explained by the model of the pass, which predicts a rewrite ({why})"
     try:

@@ -53,7 +53,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "the proof obligations for every size ('?' dims are size parameters: legal for every size, or legal when "
         "a condition on the sizes holds, re-proven), the fused op's maps, each proven, and the whole-op proof: the "
         "printed fused op, read back, computes what the pair computed. Named ops (transpose, broadcast, matmul...) "
-        "are read as their equivalent generics; other linalg ops are listed as skipped. Without "
+        "are read as their equivalent generics; other linalg ops are listed as skipped. MLIR's pass's whole decision "
+        "in the function ('MLIR's pass in this function', JSON mlir.pass) names what decided: the canonicalization "
+        "dropping an unread input, FoldFillWithGenericOp, areElementwiseOpsFusable, or the one-use control function. "
+        "Without "
         "--producer/--consumer every producer-consumer pair of the file is checked, each consumer operand that "
         "reads the producer separately; SSA names are resolved as MLIR scopes them (each function and each "
         "isolated region such as flow.dispatch.workgroups is its own namespace), and a file with linalg ops but no "
@@ -171,7 +174,13 @@ def _name(s: str | None) -> str | None:
 
 
 def run_fuse(args: argparse.Namespace) -> int:
-    from verified_indexing.legality.linalg import check_fusion, format_report, fusion_candidates, results_used_elsewhere
+    from verified_indexing.legality.linalg import (
+        check_fusion,
+        format_report,
+        fusion_candidates,
+        in_context,
+        results_used_elsewhere,
+    )
     from verified_indexing.legality.linalg_ir import parse_linalg_module
 
     ((text, source),) = read_inputs(args)
@@ -207,7 +216,8 @@ def run_fuse(args: argparse.Namespace) -> int:
         else:
             print("\n".join([*notes, line]))
         return 2 if module.skipped else 0
-    reports = [check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k)) for p, c, k in cands]
+    reports = [in_context(check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k)), text, ops)
+               for p, c, k in cands]
     if args.json:
         for n in notes:
             print(f"note: {n}", file=sys.stderr)

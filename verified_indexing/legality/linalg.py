@@ -81,6 +81,10 @@ __all__ = [
     "FusedOperand",
     "FusionReport",
     "mlir_fusable",
+    "PassDecision",
+    "pass_decision",
+    "producer_uses",
+    "in_context",
     "check_fusion",
     "fusion_pairs",
     "fusion_candidates",
@@ -121,6 +125,26 @@ class MlirVerdict:
     @property
     def rejected_by(self) -> str | None:
         return next((c.name for c in self.checks if not c.ok), None)
+
+
+PassStep = Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function"]
+
+
+@dataclass(frozen=True)
+class PassDecision:
+    """What ``linalg-fuse-elementwise-ops`` does with one consumer operand, in the
+    context of the function: whether it rewrites the pair, which part decided
+    (``decided_by``: fill folding, ``areElementwiseOpsFusable``, the default control
+    function, or the generic canonicalization the pass runs, which drops an input
+    the payload never reads) and why; ``uses`` is how many uses the producer has."""
+
+    fuses: bool
+    decided_by: PassStep
+    why: str
+    uses: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fuses": self.fuses, "decided_by": self.decided_by, "why": self.why, "producer_uses": self.uses}
 
 
 @dataclass(frozen=True)
@@ -174,6 +198,7 @@ class FusionReport:
     otherwise: Obligation | None = None
     condition_constraints: tuple[tuple[AffineExpr, Interval], ...] = ()
     second_check: Obligation | None = None
+    pass_decision: PassDecision | None = None
 
     def holds_at(self, sizes: Sequence[int]) -> bool:
         """Whether concrete sizes (in ``sizes.names`` order) satisfy the condition."""
@@ -198,6 +223,7 @@ class FusionReport:
                 "fused_producer_maps": (
                     [str(m) for m in self.mlir.fused_producer_maps] if self.mlir.fused_producer_maps else None
                 ),
+                "pass": self.pass_decision.to_json() if self.pass_decision is not None else None,
             },
             "status": self.status,
             "reason": self.reason,
@@ -335,6 +361,85 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
         ):
             return MlirVerdict(False, tuple(checks))
     return MlirVerdict(True, tuple(checks), producer_maps)
+
+
+def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None) -> PassDecision:
+    """Whether MLIR's ``linalg-fuse-elementwise-ops`` rewrites consumer operand
+    ``operand_index`` read from ``producer``, and which part of the pass decides
+    (issue 24 item 3; MLIR's ``ElementwiseOpFusion.cpp``):
+
+    * canonicalization: an input of a ``linalg.generic`` its payload never reads is
+      dropped (the pair disappears whatever the producer is);
+    * ``FoldFillWithGenericOp``: a ``linalg.fill`` read by an input of a
+      ``linalg.generic`` with pure tensor semantics whose payload uses it is folded
+      (the payload reads the fill's value, converted to the fill's element type);
+      this pattern has no control function: a fill with other uses is folded too.
+    * ``FuseElementwiseOps``: fuses when ``areElementwiseOpsFusable`` holds
+      (:func:`mlir_fusable`) and the pass's default control function accepts:
+      ``producer->hasOneUse()``, i.e. ``uses`` (every use of every result of the
+      producer, the consumer's included, a second operand of the same consumer
+      and returns counted) is exactly 1. ``uses=None`` is a pair out of context:
+      the control function is not decided (the pair is assumed to be the only use).
+
+    Not modelled here: reshape propagation (``tensor.expand_shape`` /
+    ``collapse_shape``) and what an earlier rewrite changes in the function.
+    """
+    operand = consumer.operands[operand_index]
+    if consumer.kind == "linalg.generic" and operand.is_input and not consumer.payload_uses(operand_index):
+        return PassDecision(True, "canonicalization",
+                            f"the consumer's payload never reads {operand.value}: linalg.generic's canonicalization "
+                            "(DeduplicateAndRemoveDeadOperandsAndResults), which the pass runs, drops the input", uses)
+    if (producer.kind == "linalg.fill" and consumer.kind == "linalg.generic" and operand.is_input
+            and consumer.has_pure_tensor_semantics):
+        return PassDecision(True, "FoldFillWithGenericOp",
+                            "FoldFillWithGenericOp folds the fill into the consumer (its payload reads the fill's "
+                            "value converted to the fill's element type; no control function: other uses of the "
+                            "fill do not prevent it)", uses)
+    mv = mlir_fusable(producer, consumer, operand_index)
+    if not mv.fusable:
+        return PassDecision(False, "areElementwiseOpsFusable", f"areElementwiseOpsFusable: {mv.rejected_by}", uses)
+    if uses is not None and uses != 1:
+        return PassDecision(False, "control function",
+                            f"the pass's default control function fuses a producer with exactly one use "
+                            f"(producer->hasOneUse()); {producer.name} has {uses} uses", uses)
+    if uses is None:
+        return PassDecision(True, "areElementwiseOpsFusable",
+                            "areElementwiseOpsFusable holds (the producer's other uses, which the control function "
+                            "counts, are not known out of context)", uses)
+    return PassDecision(True, "control function", "areElementwiseOpsFusable holds and the producer has one use "
+                        "(the pass's default control function accepts)", uses)
+
+
+def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ()) -> int:
+    """How many uses ``text`` (the module ``producer`` was read from) makes of the
+    producer's results when the pass's control function counts them
+    (``Operation::hasOneUse``): every operand naming one of its results
+    (``tensor.dim``, returns and uses in nested regions count), within the
+    producer's region (isolated-from-above regions, with their own names, excluded).
+
+    ``ops`` (the module's linalg ops) applies the canonicalization the pass runs
+    with its patterns (``linalg.generic``'s ``DeduplicateAndRemoveDeadOperandsAndResults``):
+    a generic's inputs reading one result with the same map are one operand, and
+    inputs its payload does not read are dropped; so a consumer reading the
+    producer twice with one map is one use, and with two maps two."""
+    n = sum(len(_use_offsets(text, producer, res)) for res in producer.results)
+    for op in ops:
+        if op.kind != "linalg.generic" or op is producer:
+            continue
+        groups: dict[tuple[str, str], list[bool]] = {}
+        for i, o in enumerate(op.inputs):
+            if o.value in producer.results and op.sees(producer):
+                groups.setdefault((o.value, str(o.map)), []).append(op.payload_uses(i))
+        for used in groups.values():
+            n -= len(used) - (1 if any(used) else 0)
+    return n
+
+
+def in_context(rep: FusionReport, text: str, ops: Sequence[GenericOp] = ()) -> FusionReport:
+    """``rep`` with the pass's whole decision (:func:`pass_decision`) in the context
+    of ``text``, the module its ops (``ops``, see :func:`producer_uses`) were read from."""
+    return replace(rep, pass_decision=pass_decision(rep.producer, rep.consumer, rep.operand_index,
+                                                    producer_uses(text, rep.producer, ops)))
 
 
 # ---------------------------------------------------------------------------
@@ -837,10 +942,19 @@ def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, 
     uses after the producer anywhere but in the consumer's operand
     ``operand_index``: another op's operand, a ``return``... (a textual scan of
     SSA names, so a use in a nested region counts too: conservative)."""
-    import bisect
-
     out = []
     fused_value = consumer.operands[operand_index].value
+    for res in producer.results:
+        count = len(_use_offsets(text, producer, res)) - (1 if res == fused_value else 0)
+        if count > 0:
+            out.append(res)
+    return tuple(out)
+
+
+def _use_offsets(text: str, producer: GenericOp, res: str) -> list[int]:
+    """Where ``text`` names the producer's result ``res`` after the producer."""
+    import bisect
+
     # SSA names are scoped by regions: scan the producer's region (nested regions
     # included, isolated-from-above ones excluded: they have their own names).
     masked, regs, starts = _masked_regions(text)
@@ -854,14 +968,9 @@ def results_used_elsewhere(text: str, producer: GenericOp, consumer: GenericOp, 
             for r in regs[at + 1 : bisect.bisect_left(starts, mine.stop)]:
                 if r.isolated and (not hidden or r.start > hidden[-1][1]):
                     hidden.append((r.start, r.stop))
-    for res in producer.results:
-        pattern = re.compile(re.escape(res) + r"(?![\w.$#-])")
-        uses = [m.start() for m in pattern.finditer(masked, producer.offset + 1, end)
-                if not any(a < m.start() < b for a, b in hidden)]
-        count = len(uses) - (1 if res == fused_value else 0)
-        if count > 0:
-            out.append(res)
-    return tuple(out)
+    pattern = re.compile(re.escape(res) + r"(?![\w.$#-])")
+    return [m.start() for m in pattern.finditer(masked, producer.offset + 1, end)
+            if not any(a < m.start() < b for a, b in hidden)]
 
 
 def _check_fusion(
@@ -1291,6 +1400,10 @@ def format_report(rep: FusionReport) -> str:
     if rep.mlir.fused_producer_maps:
         for inp, m in zip(rep.producer.inputs, rep.mlir.fused_producer_maps):
             lines.append(f"  MLIR's fused map for {inp.value}: {m}")
+    if rep.pass_decision is not None:
+        d = rep.pass_decision
+        lines.append(f"MLIR's pass in this function: {'rewrites the pair' if d.fuses else 'leaves the pair'} "
+                     f"(decided by {d.decided_by}): {d.why}")
     verdict: str = rep.status
     if rep.status == "legal" and rep.condition is not None:
         verdict = "legal for every size" if rep.condition == "every size" else f"legal when {rep.condition}"

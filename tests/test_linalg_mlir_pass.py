@@ -1,0 +1,160 @@
+"""The MLIR column of ``fuse`` in the context of the function (issue 24 item 3):
+``linalg-fuse-elementwise-ops``' whole decision -- fill folding
+(``FoldFillWithGenericOp``), ``areElementwiseOpsFusable`` and the pass's default
+control function (``producer->hasOneUse()``, after the generic canonicalization
+that merges duplicate inputs and drops unread ones) -- says which part decided,
+and agrees with MLIR's real pass run by ``iree-opt`` (skipped without IREE).
+
+The oracle is the pass's output: every op carries a location (``loc("c")``), MLIR
+gives a fused op its consumer's location, so the pair was rewritten exactly when
+the op at the consumer's location no longer reads a result of the op at the
+producer's location.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.test_cli_io import run
+from verified_indexing.legality.linalg import check_fusion, in_context, pass_decision, producer_uses
+from verified_indexing.legality.linalg_ir import parse_linalg_module
+from verified_indexing.mlir_driver import find_iree_opt, run_iree_opt
+
+needs_iree = pytest.mark.skipif(find_iree_opt() is None, reason="iree-opt (iree-base-compiler) is not installed")
+
+HEAD = """#id = affine_map<(d0) -> (d0)>
+#rev = affine_map<(d0) -> (3 - d0)>
+"""
+
+
+def _unary(name: str, src: str, body: str = "arith.mulf %a, %a", loc: str = "") -> str:
+    return f"""  {name} = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel"]}}
+      ins({src} : tensor<4xf32>) outs(%e : tensor<4xf32>) {{
+  ^bb0(%a: f32, %o: f32):
+    %m = {body} : f32
+    linalg.yield %m : f32
+  }} -> tensor<4xf32> loc("{loc or name[1:]}")
+"""
+
+
+def _binary(name: str, a: str, b: str, op: str = "arith.addf %a, %b", maps: str = "#id, #id, #id") -> str:
+    return f"""  {name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel"]}}
+      ins({a}, {b} : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = {op} : f32
+    linalg.yield %s : f32
+  }} -> tensor<4xf32> loc("{name[1:]}")
+"""
+
+
+def _func(body: str, ret: str = "%2", n_ret: int = 1) -> str:
+    types = ", ".join(["tensor<4xf32>"] * n_ret)
+    rt = types if n_ret == 1 else f"({types})"
+    return (HEAD + f"func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>, %z: tensor<4x4xf32>) -> {rt} {{\n"
+            "  %e = tensor.empty() : tensor<4xf32>\n  %cst = arith.constant 1.0 : f32\n"
+            + body + f"  return {ret} : {types}\n}}\n")
+
+
+FILL = '  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32> loc("f")\n'
+SUM_REDUCE = """  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%z : tensor<4x4xf32>) outs(%x : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.addf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32> loc("1")
+"""
+
+# (the function, producer, consumer, the part of the pass that decides, whether it rewrites the pair)
+CASES = {
+    "one use": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y")), "%1", "%2", "control function", True),
+    "returned too": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y"), "%2, %1", 2), "%1", "%2",
+                     "control function", False),
+    "two consumers": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y") + _binary("%3", "%1", "%2"), "%3, %2", 2),
+                      "%1", "%2", "control function", False),
+    "read twice, one map": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%1")), "%1", "%2",
+                            "control function", True),
+    "read twice, two maps": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%1", maps="#id, #rev, #id")),
+                             "%1", "%2", "control function", False),
+    "an unread input is no use": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y", "arith.addf %b, %b")
+                                        + _binary("%3", "%1", "%2"), "%3"), "%1", "%3", "control function", True),
+    "an unread input is dropped": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y", "arith.addf %b, %b")
+                                         + _binary("%3", "%1", "%2"), "%3, %2", 2), "%1", "%2", "canonicalization",
+                                   True),
+    "tensor.extract is a use": (_func(_unary("%1", "%x") + '  %c0 = arith.constant 0 : index\n'
+                                      '  %v = tensor.extract %1[%c0] : tensor<4xf32>\n'
+                                      '  %t = tensor.insert %v into %y[%c0] : tensor<4xf32>\n'
+                                      + _binary("%2", "%1", "%t")), "%1", "%2", "control function", False),
+    "reduction producer": (_func(SUM_REDUCE + _binary("%2", "%1", "%y")), "%1", "%2", "areElementwiseOpsFusable",
+                           False),
+    "fill": (_func(FILL + _binary("%2", "%f", "%y")), "%f", "%2", "FoldFillWithGenericOp", True),
+    "fill with another use": (_func(FILL + _binary("%2", "%f", "%y"), "%2, %f", 2), "%f", "%2",
+                              "FoldFillWithGenericOp", True),
+    "fill unread by the payload": (_func(FILL + _binary("%2", "%f", "%y", "arith.addf %b, %b"), "%2, %f", 2),
+                                   "%f", "%2", "canonicalization", True),
+    "fill into outs": (_func(FILL + _unary("%2", "%y", "arith.addf %a, %o").replace("outs(%e", "outs(%f")),
+                       "%f", "%2", "areElementwiseOpsFusable", False),
+}
+
+
+def _observed(text: str, producer: str, consumer: str) -> bool:
+    """Whether MLIR's pass rewrote the pair: the op at the consumer's location no
+    longer reads a result of the op at the producer's location (or that op is gone)."""
+    after = run_iree_opt(text, ["--linalg-fuse-elementwise-ops", "--mlir-print-debuginfo",
+                                "--mlir-print-local-scope"])
+    by_loc = {}
+    for op in parse_linalg_module(after).ops:
+        m = re.match(r'\s*loc\("(\w+)"\)', after[op.end:])
+        if m is not None:
+            by_loc[m.group(1)] = op
+    c = by_loc[consumer[1:]]
+    p = by_loc.get(producer[1:])
+    if p is None:
+        return True
+    return not any(o.value in p.results for o in c.operands)
+
+
+def _decision(text: str, producer: str, consumer: str) -> dict[str, object]:
+    code, out, err = run("fuse", "-", "--producer", producer, "--consumer", consumer, "--json", stdin=text)
+    assert code in (0, 1, 2), err
+    data = json.loads(out)
+    reps = data["results"] if "results" in data else [data]
+    return reps[0]["mlir"]["pass"]  # type: ignore[no-any-return]
+
+
+@needs_iree
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_mlir_column_in_context_agrees_with_the_pass(case: str) -> None:
+    text, producer, consumer, by, fuses = CASES[case]
+    seen = _observed(text, producer, consumer)
+    assert seen == fuses  # the case is what it claims (MLIR's pass, observed)
+    d = _decision(text, producer, consumer)
+    assert d["fuses"] == seen and d["decided_by"] == by, d
+
+
+def test_the_text_report_names_the_part_of_the_pass_that_decided() -> None:
+    text = CASES["returned too"][0]
+    code, out, _ = run("fuse", "-", stdin=text)
+    assert code == 0
+    assert "MLIR's pass in this function: leaves the pair (decided by control function)" in out
+    assert "%1 has 2 uses" in out
+    code, out, _ = run("fuse", "-", stdin=CASES["fill"][0])
+    assert "rewrites the pair (decided by FoldFillWithGenericOp)" in out
+
+
+def test_out_of_context_the_control_function_is_not_decided() -> None:
+    """check_fusion alone (no function) carries no pass decision; pass_decision
+    with uses=None says the control function was not counted."""
+    text = CASES["returned too"][0]
+    ops = list(parse_linalg_module(text).ops)
+    p, c = ops[0], ops[1]
+    rep = check_fusion(p, c)
+    assert rep.pass_decision is None and rep.to_json()["mlir"]["pass"] is None
+    assert producer_uses(text, p, ops) == 2
+    d = in_context(rep, text, ops).pass_decision
+    assert d is not None and not d.fuses and d.uses == 2
+    free = pass_decision(p, c, 0, None)
+    assert free.fuses and "not known out of context" in free.why
