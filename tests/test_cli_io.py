@@ -61,6 +61,9 @@ VALIDATOR = jsonschema.Draft202012Validator(schema())
 def assert_valid(obj: Any) -> None:
     errors = sorted(VALIDATOR.iter_errors(obj), key=lambda e: list(e.path))
     assert not errors, f"{obj.get('command')}: {errors[0].message} at {list(errors[0].path)}"
+    from verified_indexing.schema import types  # the types the schema is generated from (strict msgspec check)
+
+    types.check(obj)
 
 
 # -- inputs ---------------------------------------------------------------------------------------
