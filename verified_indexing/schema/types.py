@@ -370,7 +370,7 @@ class PassDecision(_S, kw_only=True):
     areElementwiseOpsFusable, the one-use control function)."""
 
     fuses: bool
-    decided_by: Literal["FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function"]
+    decided_by: Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function"]
     why: str
     producer_uses: int | None
 
