@@ -366,8 +366,9 @@ class MlirCheck(_S, kw_only=True):
 
 
 class PassDecision(_S, kw_only=True):
-    """The pass's whole decision in the context of the function (linalg-fuse-elementwise-ops: fill folding,
-    areElementwiseOpsFusable, the one-use control function)."""
+    """The pass's whole decision in the context of the function (linalg-fuse-elementwise-ops: the generic
+    canonicalization dropping an unread input, fill folding, areElementwiseOpsFusable, the one-use control
+    function)."""
 
     fuses: bool
     decided_by: Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function"]
