@@ -345,3 +345,21 @@ def test_iree_opt_past_the_budget_is_unknown_not_bad_input(tmp_path: Path) -> No
     with command_budget(0.001), pytest.raises(BudgetExpired):
         run_iree_opt(PAIR, PRINT_FLAGS)
     assert "linalg.generic" in run_iree_opt(PAIR, PRINT_FLAGS)
+
+
+@pytest.mark.parametrize(("flag", "cap"), [("inf", 30.0), ("7", 7.0)])
+def test_each_engine_query_is_capped_when_the_budget_is_infinite(monkeypatch: pytest.MonkeyPatch, flag: str,
+                                                                 cap: float) -> None:
+    """Issue 24 item 5: --timeout inf gives every engine query a 30 s cap (one query
+    cannot hang the command); a finite --timeout is the cap. Runs without IREE."""
+    from verified_indexing.cli.validate_mlir import ENGINE_CAP_S
+
+    seen: list[float] = []
+
+    def fake(text: str, source: str, *, pass_name: str, timeout: float, seeds: int) -> mlir_driver.MlirValidation:
+        seen.append(timeout)
+        return mlir_driver.MlirValidation(pass_name)
+
+    monkeypatch.setattr(mlir_driver, "validate_mlir", fake)
+    assert main(["validate-mlir", "-e", "func.func @f() { return }", "--timeout", flag]) == 0
+    assert seen == [cap] and ENGINE_CAP_S == 30.0

@@ -14,6 +14,9 @@ import math
 
 from verified_indexing.cli._common import add_inputs, add_timeout, print_json, read_inputs
 
+ENGINE_CAP_S = 30.0
+"""Each engine query's cap when ``--timeout`` is ``inf`` (validate-mlir and validate-tvm)."""
+
 EXAMPLES = """examples:
   verified-indexing validate-mlir examples/mlir/validate_mlir_chain.mlir
   verified-indexing validate-mlir FILE --pass linalg-fuse-elementwise-ops --json
@@ -32,7 +35,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "both modules on random inputs and re-runs the replaced ops alone). Also lists the pairs the pass left "
         "unfused that the project proves legal, with why the pass refused (areElementwiseOpsFusable's failing "
         "check, or its control function: a producer with more than one use). Needs IREE "
-        "(pip install 'verified-indexing[mlir]'); without it the command exits 3.",
+        "(pip install 'verified-indexing[mlir]'); without it the command exits 3. With --timeout inf (the default) "
+        "each engine query (isl, z3, the whole-op proof) is capped at ENGINE_CAP_S = 30 s, so no single query "
+        "hangs the command: one that hits the cap is unknown with the reason; a finite --timeout is that cap too.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -54,7 +59,7 @@ def run_validate_mlir(args: argparse.Namespace) -> int:
     from verified_indexing.mlir_driver import validate_mlir
 
     ((text, source),) = read_inputs(args)
-    timeout = args.timeout if math.isfinite(args.timeout) else 30.0
+    timeout = args.timeout if math.isfinite(args.timeout) else ENGINE_CAP_S
     r = validate_mlir(text, source, pass_name=args.pass_name, timeout=timeout, seeds=max(args.seeds, 1))
     if args.json:
         print_json(r.to_json())

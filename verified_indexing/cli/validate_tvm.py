@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "or refute it with the sizes, the element and both values (the plain interpreter's, re-run, and "
         "TVM's own compiled code on the same inputs). When TVM refuses, the project's own answer says whether "
         "the primitive is legal (TVM too conservative). The project's answer for the primitive is printed "
-        "side by side. Needs TVM (pip install 'verified-indexing[tvm]').",
+        "side by side. Needs TVM (pip install 'verified-indexing[tvm]'). With --timeout inf (the default) each "
+        "engine query is capped at 30 s (one that hits the cap is unknown with the reason).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -80,7 +81,9 @@ def run_validate_tvm(args: argparse.Namespace) -> int:
     from verified_indexing.tvm.driver import parse_tvm_source
 
     func = parse_tvm_source(text, source)
-    timeout = args.timeout if math.isfinite(args.timeout) else 30.0
+    from verified_indexing.cli.validate_mlir import ENGINE_CAP_S
+
+    timeout = args.timeout if math.isfinite(args.timeout) else ENGINE_CAP_S
     r = validate_primitive(func, name, block, reduction=reduction, timeout=timeout)
     what = f"{r.primitive}({', '.join(r.blocks)})"
     if r.tvm_status == "crashed":
