@@ -7,9 +7,11 @@ backend changes nothing but the speed.
 
 Backends:
 
-* ``"process"`` (default): :class:`concurrent.futures.ProcessPoolExecutor` with the
-  ``spawn`` start method (no forked isl/z3 state; each worker imports the package
-  once and answers many items). ``jobs=1`` (or a single item) runs in this process.
+* ``"process"`` (default): :class:`concurrent.futures.ProcessPoolExecutor`, forked
+  where that is safe (:func:`start_method`: the workers start warm, with this process's
+  imports), else spawned (each worker imports the package once); items travel in
+  chunks (:func:`chunk_size`), each worker answers many. ``jobs=1`` (or a single item)
+  runs in this process.
   The persistent proof cache is shared safely: each process opens its own SQLite
   connection to the same file (WAL journal, busy timeout; see
   :mod:`verified_indexing.engines.cache`).
@@ -29,7 +31,7 @@ from typing import Any, TypeVar
 
 from verified_indexing.errors import VerifiedIndexingError
 
-__all__ = ["BACKENDS", "default_jobs", "run_ordered", "progress"]
+__all__ = ["BACKENDS", "CHUNK", "chunk_size", "default_jobs", "progress", "run_ordered", "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -57,6 +59,37 @@ def progress(items: Iterable[R], total: int, what: str, *, delay: float = 1.0) -
     return iter(bar)
 
 
+CHUNK = 16
+"""Most items a process-pool task carries (:func:`run_ordered` sends items in chunks: one message and one
+future per chunk instead of per item; smaller chunks near the end of the work keep both workers busy)."""
+
+
+def start_method() -> str:
+    """The process pool's start method: ``fork`` where it is safe, else ``spawn``.
+
+    A forked worker starts with every module this process imported (no interpreter start, no second import
+    of islpy, z3 and the package: about 0.3 s a worker here). It is safe only in a process with one thread (a
+    fork copies locks other threads may hold: z3's context prefetcher, a progress bar's monitor) and with no
+    engine worker running (the child would share its pipes: :mod:`verified_indexing.engines.deadline`);
+    isl contexts and the proof cache's connection are per process already (they check the pid). Elsewhere
+    (threads, macOS, Windows) a ``spawn`` pool: a fresh interpreter per worker."""
+    import threading
+
+    from verified_indexing.engines import deadline
+
+    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        return "spawn"
+    if threading.active_count() > 1 or deadline._WORKER.proc is not None:
+        return "spawn"
+    return "fork"
+
+
+def chunk_size(items: int, jobs: int) -> int:
+    """Items a task carries: about a quarter of an even share (so that a slow chunk does not leave the other
+    workers idle at the end), at most :data:`CHUNK`, at least one."""
+    return max(1, min(CHUNK, items // (jobs * 4)))
+
+
 def run_ordered(
     fn: Callable[[T], R],
     items: Sequence[T],
@@ -65,15 +98,20 @@ def run_ordered(
     backend: str = "process",
     what: str = "",
     on_crash: Callable[[T, BaseException], R] | None = None,
+    chunk: int | None = None,
 ) -> Iterator[R]:
     """``fn(item)`` for each item, yielded in the order of ``items`` as soon as each
     one (and every one before it) is done. ``jobs``: workers (default
     :func:`default_jobs`). ``what``: label of the progress bar (none if empty).
+    ``chunk``: items per process-pool task (default :func:`chunk_size`).
+
+    The process pool forks where that is safe (:func:`start_method`), else spawns; the
+    results are the same either way, and the same as ``jobs=1``'s (``fn`` is pure).
 
     ``on_crash``: on the process pool, a worker process that dies (a crash in a native
-    library, the kernel's out-of-memory kill) breaks the pool; the item it was answering
-    is found by running the earliest unfinished item alone in a fresh process, its answer
-    is ``on_crash(item, error)`` when it dies again, and the other items still run (on a
+    library, the kernel's out-of-memory kill) breaks the pool; the items of the earliest
+    unfinished chunk are then run one by one in a fresh process, the answer of an item whose
+    process dies again is ``on_crash(item, error)``, and the other items still run (on a
     fresh pool). Without ``on_crash`` the error propagates. Items run in this process
     (``jobs=1``) and Ray tasks are not covered."""
     n = default_jobs() if jobs is None else jobs
@@ -81,54 +119,78 @@ def run_ordered(
         raise VerifiedIndexingError(f"--jobs must be at least 1, got {n}")
     if backend not in BACKENDS:
         raise VerifiedIndexingError(f"unknown backend {backend!r} (expected one of {', '.join(BACKENDS)})")
+    if chunk is not None and chunk < 1:
+        raise VerifiedIndexingError(f"chunk must be at least 1, got {chunk}")
     if backend == "ray":
         results = _ray(fn, items, n)
     elif n == 1 or len(items) <= 1:
         results = (fn(x) for x in items)
-    else:
-        results = _processes(fn, items, n, on_crash)
+    else:  # the start method is chosen now, before a progress bar starts its thread
+        size = chunk or chunk_size(len(items), n)
+        results = _processes(fn, items, n, on_crash, size, start_method())
     return progress(results, len(items), what) if what else results
 
 
+def _run_chunk(fn: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
+    """The unit of work of a pool task: ``fn`` over a chunk of items, in order."""
+    return [fn(x) for x in chunk]
+
+
 def _processes(
-    fn: Callable[[T], R], items: Sequence[T], jobs: int, on_crash: Callable[[T, BaseException], R] | None
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    jobs: int,
+    on_crash: Callable[[T, BaseException], R] | None,
+    size: int,
+    method: str,
 ) -> Iterator[R]:
     from concurrent.futures.process import BrokenProcessPool
 
     from verified_indexing.engines import points
 
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context(method)
     # a spawned worker starts with the module defaults: it takes the parent's engine switch
     enumerate_small = (points.enabled(),)
+
+    def pool_of(workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=points.set_enabled,
+                                   initargs=enumerate_small)
+
     start = 0
     while start < len(items):
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(items) - start), mp_context=context,
-                                   initializer=points.set_enabled, initargs=enumerate_small)
+        rest = items[start:]
+        chunks = [rest[k:k + size] for k in range(0, len(rest), size)]
+        pool = pool_of(min(jobs, len(chunks)))
         broken = False
         try:
-            futures = [pool.submit(fn, x) for x in items[start:]]
+            futures = [pool.submit(_run_chunk, fn, c) for c in chunks]
             for future in futures:
                 try:
-                    result = future.result()
+                    results = future.result()
                 except BrokenProcessPool:
                     if on_crash is None:
                         raise
                     broken = True
                     break
-                start += 1
-                yield result
+                start += len(results)
+                yield from results
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        if broken:  # which item killed its worker: the earliest unfinished one, alone
-            with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=points.set_enabled,
-                                     initargs=enumerate_small) as solo:
-                try:
-                    result = solo.submit(fn, items[start]).result()
-                except BrokenProcessPool as exc:
-                    assert on_crash is not None
-                    result = on_crash(items[start], exc)
-            start += 1
-            yield result
+        if broken:  # which item killed its worker: the earliest unfinished chunk's, one by one, alone
+            solo = pool_of(1)
+            try:
+                for item in items[start:start + size]:
+                    try:
+                        result = solo.submit(fn, item).result()
+                    except BrokenProcessPool as exc:
+                        assert on_crash is not None
+                        result = on_crash(item, exc)
+                        solo.shutdown(wait=True)
+                        solo = pool_of(1)
+                    start += 1
+                    yield result
+            finally:
+                solo.shutdown(wait=True, cancel_futures=True)
 
 
 def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:

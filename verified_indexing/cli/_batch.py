@@ -110,7 +110,7 @@ def answer_argv(task: tuple[list[str], str]) -> tuple[int, str]:
     ``--json`` errors are on stdout). A worker whose :func:`versions` differ from
     the caller's (a Ray node with another install) answers with an internal error
     instead of a verdict of other code."""
-    from verified_indexing.cli import main
+    from verified_indexing.cli import build_parser, main
 
     argv, expected = task
     here = versions()
@@ -119,9 +119,15 @@ def answer_argv(task: tuple[list[str], str]) -> tuple[int, str]:
         error = {"schema": SCHEMA_ID, "command": argv[0], "error": error_json("internal", message)}
         return 4, json.dumps(error)
     out, err = io.StringIO(), io.StringIO()
+    if not _PARSER:  # one parser per process, for every question it answers
+        _PARSER.append(build_parser())
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
+        code = main(argv, parser=_PARSER[0])
     return code, out.getvalue()
+
+
+_PARSER: list[argparse.ArgumentParser] = []
+"""The command-line parser :func:`answer_argv` reuses (argparse keeps no state between parses)."""
 
 
 def worker_died(task: tuple[list[str], str], exc: BaseException) -> tuple[int, str]:
