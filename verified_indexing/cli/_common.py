@@ -367,10 +367,12 @@ def error_json(kind: str, message: str, exc: BaseException | None = None) -> dic
 
 
 def print_json(value: Any, file: TextIO | None = None) -> None:
-    """Print a command's JSON result (see :func:`envelope`), indented."""
+    """Print a command's JSON result (see :func:`envelope`), indented: through
+    :func:`verified_indexing.serialize.json_text`, the one serializer Python's results use too."""
+    from verified_indexing.serialize import json_text
+
     out = file if file is not None else sys.stdout
-    json.dump(envelope(value), out, indent=2, sort_keys=False)
-    out.write("\n")
+    out.write(json_text(value, None))
 
 
 def json_line(value: dict[str, Any]) -> str:

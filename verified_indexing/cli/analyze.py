@@ -312,10 +312,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "xla":
         sys.stdout.write(_xla_text(modules, work, args.instruction, results))
     elif args.json:
-        report = results_to_json(results, seconds)
-        if not_reached:
-            report["not_reached"] = not_reached
-        print_json(report)
+        from verified_indexing.serialize import analyze_json
+
+        print_json(analyze_json(results, seconds, not_reached))
     else:
         if results:
             print(format_results(results))

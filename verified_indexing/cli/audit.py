@@ -97,7 +97,9 @@ def run_kernels(args: argparse.Namespace) -> int:
 
     results = audit_dump(args.dump)
     if args.json:
-        print_json({"kernels": [r.to_json() for r in results]})
+        from verified_indexing.serialize import json_value
+
+        print_json(json_value(results, "audit-kernels"))
     else:
         print(format_kernel_results(results))
     return exit_code({r.status for r in results})
@@ -118,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
     module = load_hlo(text, source)
     results = audit(module, parse_claims(ctext, csource))
     if args.json:
-        print_json({"results": [r.to_json() for r in results]})
+        from verified_indexing.serialize import json_value
+
+        print_json(json_value(results, "audit"))
     else:
         print(format_audit(results))
     return exit_code({r.status for r in results})

@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
                           timeout=min(10.0, args.timeout))
     tally = Counter(c.outcome for c in checks)
     if args.json:
-        print_json({"cache": str(cache.path), "tally": dict(tally), "rows": [c.to_json() for c in checks]})
+        from verified_indexing.serialize import verify_cache_json
+
+        print_json(verify_cache_json(cache.path, checks))
     else:
         for c in checks:
             if c.outcome != "confirmed":

@@ -261,15 +261,14 @@ def _inline_head(rep: InlineReport) -> str:
 
 
 def _run_inline_all(program: Stmt, args: argparse.Namespace, text: str = "") -> int:
-    from verified_indexing.legality.cinn_ir import format_program
     from verified_indexing.legality.inline import inline_all
 
     final, reports = inline_all(program, outputs=args.output)
-    inlined = [r.block for r in reports if r.status == "inlined"]
     when = list(dict.fromkeys(r.when for r in reports if r.status == "inlined" and r.when))
     if args.json:
-        print_json({"inlined": inlined, "legal_when": " and ".join(when) or None,
-                    "steps": [r.to_json() for r in reports], "program": format_program(final)})
+        from verified_indexing.serialize import inline_all_json
+
+        print_json(inline_all_json(final, reports))
     else:
         for r in reports:
             print(_inline_head(r))
@@ -336,28 +335,17 @@ def run_reverse_inline(args: argparse.Namespace) -> int:
 def run_invert(args: argparse.Namespace) -> int:
     from verified_indexing.affine_map import AffineMap
     from verified_indexing.legality.inverse import inverse
-    from verified_indexing.legality.permutation import inverse_permutation, is_permutation
-    from verified_indexing.serialize import indexing_map_to_affine_map
+    from verified_indexing.serialize import invert_json, invert_mlir
     from verified_indexing.syntax import parse_map
 
     ((text, source),) = read_inputs(args, looks_like_map)
     m = parse_map(text, source)
-    am = m if isinstance(m, AffineMap) else None
-    if am is None:
-        assert not isinstance(m, AffineMap)
-        try:
-            am = indexing_map_to_affine_map(m) if m.state == "ok" and not m.num_rt_vars else None
-        except VerifiedIndexingError:
-            am = None
-    mlir = None
-    if am is not None and not am.num_symbols:
-        inv_p = inverse_permutation(am)
-        mlir = {"is_permutation": is_permutation(am), "inverse_permutation": str(inv_p) if inv_p else None}
+    mlir = invert_mlir(m)
     if isinstance(m, AffineMap):
         if mlir is None:
             raise UnsupportedError("MLIR's inversePermutation needs a map without symbols")
         if args.json:
-            print_json({"map": str(m), "mlir": mlir})
+            print_json(invert_json(m))
         else:
             print(f"map: {m}")
             print(f"MLIR isPermutation: {str(mlir['is_permutation']).lower()}")
@@ -367,9 +355,7 @@ def run_invert(args: argparse.Namespace) -> int:
     res = inverse(m)
     code = {"proved": 0, "refuted": 1, "unknown": 2, "error": 4}[res.status]
     if args.json:
-        data = res.to_json()
-        data["mlir"] = mlir
-        print_json(data)
+        print_json(invert_json(m, res))
         return code
     print(f"map: {m.format(one_line=True)}")
     if mlir is not None:

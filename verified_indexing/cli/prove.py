@@ -271,10 +271,9 @@ def run(args: argparse.Namespace) -> int:
     if args.domain is None and (bindings_a or bindings_b):
         extra = _compare_bindings(bindings_a, bindings_b, args.engine, args.timeout, cache)
     if args.json:
-        data = verdict.to_json()
-        if extra:
-            data["runtime_variables"] = [{"binding": t, "verdict": v.to_json()} for t, v in extra]
-        print_json(data)
+        from verified_indexing.serialize import verdict_json
+
+        print_json(verdict_json(verdict, extra))
     else:
         print(verdict)
         for text, v in extra:

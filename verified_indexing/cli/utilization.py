@@ -122,7 +122,9 @@ def run_utilization(args: argparse.Namespace) -> int:
         module = load_hlo(text, source)
         entries += operand_utilization(module, computation=args.computation, verify=not args.no_verify)
     if args.json:
-        print_json({"operands": [e.to_json() for e in entries]})
+        from verified_indexing.serialize import json_value
+
+        print_json(json_value(entries, "utilization"))
     else:
         for e in entries:
             print(e.format())
@@ -143,8 +145,9 @@ def run_tile(args: argparse.Namespace) -> int:
         module, args.offsets, args.sizes, args.strides, computation=args.computation, output_index=args.output
     )
     if args.json:
-        print_json({"tile": {"offsets": args.offsets, "sizes": args.sizes, "strides": args.strides},
-                    "operands": [r.to_json() for r in reads]})
+        from verified_indexing.serialize import tile_json
+
+        print_json(tile_json(reads, args.offsets, args.sizes, args.strides))
     else:
         for r in reads:
             print(r.format())
@@ -160,8 +163,9 @@ def run_coalescing(args: argparse.Namespace) -> int:
     results = coalescing(module, computation=args.computation, vector_size=args.vector_size,
                          warp_size=args.warp_size)
     if args.json:
-        print_json({"vector_size": args.vector_size, "warp_size": args.warp_size,
-                    "operands": [r.to_json() for r in results]})
+        from verified_indexing.serialize import coalescing_json
+
+        print_json(coalescing_json(results, args.vector_size, args.warp_size))
     else:
         several = len({r.computation for r in results}) > 1
         for k, r in enumerate(results):
