@@ -31,7 +31,7 @@ from verified_indexing.legality.linalg import (
     fusion_candidates,
     results_used_elsewhere,
 )
-from verified_indexing.legality.linalg_ir import LinalgModule, parse_linalg_module
+from verified_indexing.legality.linalg_ir import LinalgModule, defined_values, parse_linalg_module
 
 
 def _iree_opt() -> str | None:
@@ -287,7 +287,8 @@ def test_every_fused_op_parses_in_mlir() -> None:
     assert len(back) == len(chunks)
     for (name, fused, module), out in zip(chunks, back):
         # As MLIR printed it back, the module has one op more, structured as our fused op.
-        (ours,) = parse_linalg_module(fused, name, strict=True).ops
+        # read alone, strictly: the values it captures are defined in the module around it
+        (ours,) = parse_linalg_module(fused, name, strict=True, context=defined_values(module)).ops
         before = _ops(parse_linalg_module(module, name))
         after = _ops(parse_linalg_module(out, name))
         assert after == before and _ops(LinalgModule((ours,), ()))[0] in after, name

@@ -233,10 +233,11 @@ def test_f32_fill_into_f16_keeps_the_conversion() -> None:
     with pytest.raises(ParseError, match=r"fill value type \(f32\) does not match the output element type \(f16\)"):
         parse_linalg(FILL16, strict=True)
     # Against the interpreter (which rounds to f16): 0.1 is not an f16, the pair adds the rounded value.
-    env = {"%cst": 0.1, "%e": np.zeros((4, 8)), "%arg0": np.arange(32.0).reshape(4, 8) / 8}
+    arg0 = np.arange(32.0).reshape(4, 8) / 8
+    env = {"%cst": 0.1, "%e": np.zeros((4, 8)), "%arg0": arg0}
     want = run_ops([fill, gen], dict(env))["%1"]
     got = run_ops([fop], dict(env))["%fused"]
-    assert np.array_equal(want, got) and not np.array_equal(want, 0.1 + env["%arg0"])
+    assert np.array_equal(want, got) and not np.array_equal(want, 0.1 + arg0)
     # The fused op as it was printed before: ill-typed, rejected by the strict reader.
     old = fused.replace("  %p_cast_0 = arith.truncf %fa0 : f32 to f16\n", "").replace("%p_cast_0", "%fa0")
     parse_linalg(old)  # the lenient reader reads it...
@@ -405,3 +406,60 @@ def test_named_ops_in_the_generic_form_read_as_in_the_pretty_form(name: str) -> 
         verdicts.append([(r.status, r.condition) for r in reps])
         assert all(r.second_check is None or r.second_check.verdict.proved for r in reps)
     assert verdicts[0] == verdicts[1]
+
+
+CAPTURE = """func.func @f(%a: tensor<4xf32>, %e: tensor<4xf32>) -> tensor<4xf32> {
+  %cst = arith.constant 2.0 : f32
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.mulf %x, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%1 : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+"""
+
+
+def test_strict_reader_rejects_a_payload_use_of_a_value_defined_nowhere() -> None:
+    """Issue 24: MLIR rejects a use of an undefined value ("use of undeclared SSA
+    value name"); the strict reader does too, with its position; a captured value of
+    the function (%cst) is defined, and the lenient reader reads both."""
+    from verified_indexing.legality.linalg_ir import captured_values
+
+    mod = parse_linalg_module(CAPTURE, strict=True)
+    assert captured_values(mod.ops[0]) == {"%cst"} and captured_values(mod.ops[1]) == set()
+    bad = CAPTURE.replace("arith.addf %x, %x", "arith.addf %x, %nowhere")
+    parse_linalg_module(bad)  # lenient
+    with pytest.raises(ParseError) as err:
+        parse_linalg_module(bad, "<bad>", strict=True)
+    msg = str(err.value)
+    assert "use of undefined value %nowhere" in msg and "<bad>:14:25:" in msg
+    # the constant's definition removed: the capture is undefined too
+    with pytest.raises(ParseError, match="undefined value %cst"):
+        parse_linalg_module(CAPTURE.replace("  %cst = arith.constant 2.0 : f32\n", ""), strict=True)
+
+
+def test_the_fused_op_is_read_back_with_the_values_it_captures() -> None:
+    """The fused op, read alone, captures %cst: strict readback needs the enclosing
+    context (check_fusion passes the pair's captured values), and is legal."""
+    from verified_indexing.legality.linalg_ir import defined_values
+
+    ops = parse_linalg(CAPTURE)
+    rep = check_fusion(ops[0], ops[1])
+    assert rep.status == "legal", rep.reason
+    fused = fused_generic_text(rep)
+    assert fused is not None and "%cst" in fused
+    with pytest.raises(ParseError, match="undefined value %cst"):
+        parse_linalg(fused, strict=True)
+    (fop,) = parse_linalg(fused, strict=True, context={"%cst"})
+    assert fop.num_loops == 1
+    assert "%cst" in defined_values(CAPTURE)

@@ -69,7 +69,7 @@ from verified_indexing.legality._mlir_text import parse_type
 from verified_indexing.legality._proofs import now as _now
 from verified_indexing.legality._proofs import reads_inside as _reads_inside
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
-from verified_indexing.legality.linalg_ir import GenericOp, Operand, loop_bounds, parse_linalg
+from verified_indexing.legality.linalg_ir import GenericOp, Operand, captured_values, loop_bounds, parse_linalg
 from verified_indexing.legality.linalg_semantics import FusionSemantics, prove_fused_equivalent
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.syntax import format_affine_map
@@ -1207,7 +1207,8 @@ def _check_fusion(
         return done(replace(rep, reason=f"no whole-op proof: {why}"))
     try:
         # Strict: what MLIR's parser and verifier reject (ins( : ), an ill-typed op) never reads back.
-        (fop,) = parse_linalg(text, strict=True)
+        # The payloads' captured values (constants of the enclosing function) are defined around the fused op.
+        (fop,) = parse_linalg(text, strict=True, context=captured_values(producer) | captured_values(consumer))
     except (VerifiedIndexingError, ValueError) as exc:
         return done(replace(rep, reason=f"the fused op we printed does not read back: {exc}"))
     mismatch = _loop_size_mismatch(fop, consumer, sm)

@@ -56,7 +56,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from verified_indexing.affine_map import AffineMap
@@ -69,7 +69,7 @@ from verified_indexing.syntax.limits import check_limits
 
 __all__ = [
     "Operand", "GenericOp", "LinalgModule", "SkippedOp", "Region", "parse_linalg", "parse_linalg_module", "loop_bounds",
-    "regions", "scope_of",
+    "regions", "scope_of", "defined_values", "captured_values",
 ]
 
 _ALIAS_RE = re.compile(r"^[ \t]*#([\w.$-]+)[ \t]*=[ \t]*(?=affine_map\s*<)", re.MULTILINE)
@@ -732,7 +732,8 @@ _INNER = ("yield", "index")
 _STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
-def parse_linalg_module(text: str, source: str = "<input>", *, strict: bool = False) -> LinalgModule:
+def parse_linalg_module(text: str, source: str = "<input>", *, strict: bool = False,
+                        context: Iterable[str] = ()) -> LinalgModule:
     """Every ``linalg`` op of ``text`` (see the module docstring): generics and the
     named ops with a fixed definition, read as their equivalent generics; other
     ``linalg`` ops are listed in ``skipped`` with the reason. ``//`` comments and
@@ -742,7 +743,11 @@ def parse_linalg_module(text: str, source: str = "<input>", *, strict: bool = Fa
     the first isolated-from-above one (:func:`regions`): SSA names are resolved
     there only, as MLIR resolves them. ``strict``: reject what MLIR's parser or
     verifier rejects and the lenient reader lets through (``ins( : )``, an empty
-    ``ins()``, and ill-typed ops: :func:`verified_indexing.legality.linalg_types.type_errors`).
+    ``ins()``, ill-typed ops: :func:`verified_indexing.legality.linalg_types.type_errors`,
+    and a ``linalg.generic`` payload using a value defined nowhere: neither in the
+    payload nor anywhere in ``text`` -- an op result, a function or block argument
+    -- nor in ``context``, the values of the enclosing function visible to an op
+    read alone, e.g. a fused op whose payload captures a constant).
     """
     check_limits(text, source)
     masked = mask_mlir_noise(text)
@@ -758,7 +763,64 @@ def parse_linalg_module(text: str, source: str = "<input>", *, strict: bool = Fa
             if errs:
                 raise ParseError(f"{op.kind} {op.name} is ill-typed: {errs[0]}", text, op.offset,
                                  len(op.kind), source)
+        known = defined_values(masked) | {v.split("#")[0] for v in context}
+        for op in mod.ops:
+            at = masked.find(op.payload, op.offset) if op.kind == "linalg.generic" and op.payload else -1
+            if at < 0:
+                continue  # a named op's payload is built from its definition, not read
+            for name, rel in _payload_free_uses(op):
+                if name.split("#")[0] not in known:
+                    raise ParseError(f"{op.kind} {op.name}: use of undefined value {name} (defined neither in "
+                                     "the payload nor around the op)", text, at + rel, len(name), source)
     return mod
+
+
+_SSA_NAME = r"%[\w$.-]+"
+_DEF_LIST = re.compile(rf"(?:^|[;{{}}])[ \t]*((?:{_SSA_NAME}(?::\d+)?[ \t]*,[ \t]*)*{_SSA_NAME}(?::\d+)?)[ \t]*=",
+                       re.MULTILINE)
+_DEF_BOUND = re.compile(rf"(?:[(,]|\bfor)\s*({_SSA_NAME})\s*=")  # iter_args(%acc = %init), scf.for %i =
+_DEF_TUPLE = re.compile(rf"\(((?:\s*{_SSA_NAME}\s*,)*\s*{_SSA_NAME}\s*)\)\s*(?:=|in\b)")  # forall (%i) in
+_ARG_LIST = re.compile(r"(?:\^[\w.$-]+|@[\w.$-]+|=)\s*\(")  # ^bb0(, @f(, = ( of a region
+_ARG_NAME = re.compile(rf"({_SSA_NAME})\s*:")
+
+
+def defined_values(text: str) -> set[str]:
+    """Every SSA name ``text`` defines (op results, ``%0:2`` as ``%0``; function,
+    block and region arguments; ``iter_args(%acc = %init)``, loop variables),
+    scopes ignored (an over-approximation: a use is only rejected when defined nowhere)."""
+    out: set[str] = set()
+    for m in _DEF_LIST.finditer(text):
+        out.update(n.split(":")[0].strip() for n in m.group(1).split(","))
+    out.update(m.group(1) for m in _DEF_BOUND.finditer(text))
+    for m in _DEF_TUPLE.finditer(text):
+        out.update(n.strip() for n in m.group(1).split(","))
+    for m in _ARG_LIST.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        out.update(a.group(1) for a in _ARG_NAME.finditer(text, m.end(), i))
+    return out
+
+
+def _payload_free_uses(op: GenericOp) -> list[tuple[str, int]]:
+    """The values ``op``'s payload uses without defining them (not its block
+    arguments, not a result of one of its statements, not an argument of a nested
+    block), with their offsets in ``op.payload``: what it captures from outside."""
+    header = _BLOCK_RE.search(op.payload)
+    start = header.end() if header is not None else 0
+    local = defined_values(op.payload) | set(op.block_args)
+    out = []
+    for m in re.finditer(_SSA_NAME + r"(?:#\d+)?", op.payload[start:]):
+        if m.group().split("#")[0] not in local:
+            out.append((m.group(), start + m.start()))
+    return out
+
+
+def captured_values(op: GenericOp) -> set[str]:
+    """The values ``op``'s payload captures from its enclosing region (the
+    ``context`` a fused op built from it needs when read back alone)."""
+    return {n for n, _ in _payload_free_uses(op)}
 
 
 @dataclass(frozen=True)
@@ -937,10 +999,11 @@ def _parse_ops(text: str, source: str, strict: bool = False) -> LinalgModule:
     return LinalgModule(tuple(ops), tuple(skipped))
 
 
-def parse_linalg(text: str, source: str = "<input>", *, strict: bool = False) -> list[GenericOp]:
+def parse_linalg(text: str, source: str = "<input>", *, strict: bool = False,
+                 context: Iterable[str] = ()) -> list[GenericOp]:
     """Every modelled ``linalg`` op of ``text``, in order, as generics (see
-    :func:`parse_linalg_module`, ``strict`` too); a :class:`ParseError` when there is none."""
-    mod = parse_linalg_module(text, source, strict=strict)
+    :func:`parse_linalg_module`, ``strict`` and ``context`` too); a :class:`ParseError` when there is none."""
+    mod = parse_linalg_module(text, source, strict=strict, context=context)
     if not mod.ops:
         extra = "".join(f"; skipped {s.op} at line {s.line}: {s.reason}" for s in mod.skipped)
         raise ParseError(f"no linalg.generic op in the input{extra}", text, 0, 1, source)
