@@ -159,3 +159,57 @@ def test_out_of_context_the_control_function_is_not_decided() -> None:
     assert d is not None and not d.fuses and d.uses == 2
     free = pass_decision(p, c, 0, None)
     assert free.fuses and "not known out of context" in free.why
+
+
+LOOP_SIZE = """func.func @f(%e: tensor<4x8xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
+        iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x8xf32>) {
+      ^bb0(%b: f32):
+        %i = linalg.index 1 : index
+        %c = arith.index_cast %i : index to i64
+        %f = arith.sitofp %c : i64 to f32
+        linalg.yield %f : f32
+      } -> tensor<4x8xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+        iterator_types = ["parallel", "parallel"]}
+        ins(%0 : tensor<4x8xf32>) outs(%o : tensor<4xf32>) {
+      ^bb0(%a: f32, %out: f32):
+        linalg.yield %a : f32
+      } -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+"""
+
+
+def test_a_producer_result_a_loop_needs_for_its_size_is_kept() -> None:
+    """Issue 24 item 3 (MLIR's fusion_different_axes form): only the producer's init
+    gives loop d1 its size; the fused op keeps that result (a second result), as
+    MLIR does, instead of 'unknown'. Oracle: the values written out by hand (the
+    consumer keeps the last write, d1 = 7; the kept result is d1 everywhere)."""
+    import numpy as np
+
+    from verified_indexing.legality.linalg import fused_generic_text
+    from verified_indexing.legality.linalg_interpreter import run_ops
+    from verified_indexing.legality.linalg_ir import parse_linalg
+
+    p, c = parse_linalg(LOOP_SIZE)
+    rep = check_fusion(p, c)
+    assert rep.status == "legal", rep.reason
+    assert [rk for rk, _ in rep.kept] == [0]
+    assert any("a loop of the fused op needs its init for its size" in f.origin for f in rep.fused or ())
+    text = fused_generic_text(rep)
+    assert text is not None and text.startswith("%fused:2 = ")
+    (fop,) = parse_linalg(text, strict=True)
+    env = {"%e": np.full((4, 8), -1.0), "%o": np.full(4, -2.0)}
+    out = run_ops([fop], dict(env))
+    assert np.array_equal(out["%fused#0"], np.full(4, 7.0))
+    assert np.array_equal(out["%fused#1"], np.tile(np.arange(8.0), (4, 1)))
+
+
+@needs_iree
+def test_mlir_keeps_that_result_too_and_its_fused_op_is_proved() -> None:
+    from verified_indexing.mlir_driver import validate_mlir
+
+    r = validate_mlir(LOOP_SIZE)
+    assert "%2:2 = linalg.generic" in r.after or re.search(r"%\w+:2 = linalg\.generic", r.after)
+    assert [f.status for f in r.fused] == ["proved"], [f.reason for f in r.fused]

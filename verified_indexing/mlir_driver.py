@@ -692,8 +692,9 @@ def _unread_inits(a: Any, c: Any, empties: set[str]) -> tuple[Any, list[str]]:
 
     outs = list(a.outputs)
     swapped = []
-    if len(outs) != len(c.outputs):
+    if len(outs) < len(c.outputs):
         return a, []
+    # the consumer's outputs come first (the producer results a fused op keeps follow them)
     for j, (ao, co) in enumerate(zip(a.outputs, c.outputs)):
         distinct = all(isinstance(e, Dim) for e in co.map.results) and len(
             {e.index for e in co.map.results}) == len(co.map.results)
@@ -747,9 +748,11 @@ def _preserved_last(a: Any, c: Any, absorbed: Sequence[Any], empties: set[str], 
         o = a.outputs[i]
         js = [j for j, po in enumerate(p.outputs) if j not in taken and po.value == o.value]
         if not js and o.value in empties:
-            js = [j for j, po in enumerate(p.outputs) if j not in taken and po.value in before_empties
-                  and po.type == o.type and not p.payload_uses(len(p.inputs) + j)
-                  and not a.payload_uses(len(a.inputs) + i)]
+            # an init neither op reads, and either undefined before too or written everywhere (its map's
+            # results are distinct loops): the fresh tensor.empty holds the same values once written
+            js = [j for j, po in enumerate(p.outputs) if j not in taken and po.type == o.type
+                  and (po.value in before_empties or _writes_every_element(po.map))
+                  and not p.payload_uses(len(p.inputs) + j) and not a.payload_uses(len(a.inputs) + i)]
         if len(js) != 1 or js[0] >= len(p.results):
             return None
         taken.add(js[0])
@@ -780,6 +783,14 @@ def _preserved_last(a: Any, c: Any, absorbed: Sequence[Any], empties: set[str], 
     moved = dataclasses.replace(a, outputs=tuple(new_outs), payload=payload, results=results,
                                 result_types=a.result_types[n:] + a.result_types[:n], block_args=tuple(bnames))
     return moved, names
+
+
+def _writes_every_element(m: Any) -> bool:
+    """Whether an output map's results are distinct loops (each of the tensor's
+    dimensions is a loop of its size: every element is written)."""
+    from verified_indexing.expr import Dim
+
+    return all(isinstance(e, Dim) for e in m.results) and len({e.index for e in m.results}) == len(m.results)
 
 
 def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], before: str,

@@ -1158,21 +1158,51 @@ def _check_fusion(
         else:
             fused.append(FusedOperand(o.value, str(o.type), o.map, "consumer output", False))
     kept: list[tuple[int, AffineMap]] = []
+
+    def kept_map(rk: int) -> tuple[IndexingMap, IndexingMap, AffineMap] | None:
+        """The fused op's map of producer result ``rk``'s init (``None``: it depends on the sizes)."""
+        arg = _sizes_first(_on(sm.producer_domain, producer.outputs[rk].map, nk), nk)
+        fm = compose(through, arg)
+        if any(e.uses("d", i) for e in fm.results[nk:] for i in range(nk)):
+            return None
+        return arg, fm, AffineMap(consumer.num_loops, 0, [e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(
+            consumer.num_loops)]) for e in fm.results[nk:]])
+
+    # A loop no operand of the fused op gives a size (MLIR infers loop sizes from the operands): MLIR keeps
+    # the producer result whose init gives it one (getPreservedProducerResults: its init "cannot be dropped",
+    # the fusion_different_axes form), a second result of the fused op; so does the project.
+    keep = list(keep)
+    for_size: list[str] = []
+    missing = set(range(consumer.num_loops)) - {e.index for f in fused for e in f.map.results if isinstance(e, Dim)}
+    for kept_value in keep:
+        rk0 = _result_index(producer, kept_value)
+        km = kept_map(rk0) if rk0 is not None and rk0 < len(producer.outputs) else None
+        if km is not None:
+            missing -= {e.index for e in km[2].results if isinstance(e, Dim)}
+    for ri, value in enumerate(producer.results):
+        if not missing or ri >= len(producer.outputs) or value in keep:
+            continue
+        km = kept_map(ri)
+        gives = {e.index for e in km[2].results if isinstance(e, Dim)} & missing if km is not None else set()
+        if gives:
+            keep.append(value)
+            for_size.append(value)
+            missing -= gives
     for kept_value in keep:
         rk = _result_index(producer, kept_value)
         if rk is None or rk >= len(producer.outputs):
             raise VerifiedIndexingError(f"{kept_value} is not a result of {producer.name}")
         o = producer.outputs[rk]
-        arg = _sizes_first(_on(sm.producer_domain, o.map, nk), nk)
-        fm = compose(through, arg)
-        if any(e.uses("d", i) for e in fm.results[nk:] for i in range(nk)):
+        km = kept_map(rk)
+        if km is None:
             return done(FusionReport(producer, consumer, k, mv, "unknown",
                                      f"the fused map of kept result {kept_value} depends on the sizes",
                                      obligations, inv))
-        am = AffineMap(consumer.num_loops, 0, [e.substitute(dims=[Dim(0)] * nk + [Dim(i) for i in range(
-            consumer.num_loops)]) for e in fm.results[nk:]])
+        arg, fm, am = km
         proof = _relation_proof(read_s, _sizes_first(base, nk), arg, fm)
-        fused.append(FusedOperand(o.value, str(o.type), am, f"kept producer result {kept_value} (used elsewhere)",
+        why_kept = ("a loop of the fused op needs its init for its size, as MLIR keeps it" if kept_value in for_size
+                    else "used elsewhere")
+        fused.append(FusedOperand(o.value, str(o.type), am, f"kept producer result {kept_value} ({why_kept})",
                                   False, proof))
         kept.append((rk, am))
     if kept:
@@ -1429,7 +1459,9 @@ def format_report(rep: FusionReport) -> str:
         for f in rep.fused:
             kind = "ins" if f.is_input else "outs"
             proof = f"  [{f.proof.status}: {f.proof.question} ({f.proof.engine})]" if f.proof else ""
-            lines.append(f"  {kind} {f.value} : {f.type}  {format_affine_map(f.map.num_dims, 0, f.map.results)}{proof}")
+            why = f"  ({f.origin})" if f.origin.startswith("kept producer result") else ""
+            lines.append(f"  {kind} {f.value} : {f.type}  {format_affine_map(f.map.num_dims, 0, f.map.results)}"
+                         f"{proof}{why}")
         if rep.whole_op is not None:
             o = rep.whole_op
             lines.append(f"  [{o.verdict.status}] {o.name} ({o.verdict.engine})")
