@@ -17,6 +17,14 @@ _LAZY = {
     "__version__": "verified_indexing._version",  # from pyproject.toml, read on first use
     "AffineExpr": "verified_indexing.expr",
     "AffineMap": "verified_indexing.affine_map",
+    "Analysis": "verified_indexing.api",
+    "AuditReport": "verified_indexing.api",
+    "Fusions": "verified_indexing.api",
+    "analyze": "verified_indexing.api",
+    "audit": "verified_indexing.api",
+    "check_rule": "verified_indexing.api",
+    "fuse": "verified_indexing.api",
+    "to_json_text": "verified_indexing.serialize",
     "CeilDiv": "verified_indexing.expr",
     "Const": "verified_indexing.expr",
     "Counterexample": "verified_indexing.engines",
@@ -118,6 +126,7 @@ def __getattr__(name: str) -> object:
 if TYPE_CHECKING:
     from verified_indexing._version import __version__
     from verified_indexing.affine_map import AffineMap
+    from verified_indexing.api import Analysis, AuditReport, Fusions, analyze, audit, check_rule, fuse
     from verified_indexing.engines import (
         Counterexample,
         ProofCache,
@@ -195,6 +204,7 @@ if TYPE_CHECKING:
         parse_linalg_module,
         parse_program,
     )
+    from verified_indexing.serialize import to_json_text
 
     # ``simplify`` is the subpackage at run time, callable as the function (a function bound to the
     # name would shadow the subpackage): the type checker sees the function.
@@ -220,6 +230,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "__version__",
+    "analyze",
+    "fuse",
+    "audit",
+    "check_rule",
+    "to_json_text",
+    "Analysis",
+    "Fusions",
+    "AuditReport",
     "RULES",
     "AffineExpr",
     "Counterexample",

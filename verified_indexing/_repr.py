@@ -7,7 +7,10 @@ text) and ``to_json()``.
 
 from __future__ import annotations
 
-__all__ = ["LIMIT", "clip", "short"]
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["LIMIT", "clip", "short", "report_repr"]
 
 LIMIT = 299
 """The longest ``repr`` of a result type."""
@@ -22,3 +25,53 @@ def clip(text: str, width: int) -> str:
 def short(type_name: str, body: str) -> str:
     """``<type_name body>`` within :data:`LIMIT` characters."""
     return clip(f"<{type_name} {body}", LIMIT - 1) + ">"
+
+
+def _name(x: object) -> str:
+    return str(getattr(x, "name", x))
+
+
+def _heads() -> dict[str, Callable[[Any], str]]:
+    return {
+        "FusionReport": lambda r: f"{_name(r.producer)} -> {_name(r.consumer)} (operand {r.operand_index}): {r.status}"
+        + ("" if r.mlir is None else f"; MLIR {'fusable' if r.mlir.fusable else 'refuses'}")
+        + (f"; {r.reason}" if r.reason and r.status != "legal" else ""),
+        "AuditResult": lambda r: f"operand {r.claim.operand} line {r.claim.line}: {r.status}",
+        "OperandUtilization": lambda r: f"{r.fusion or r.computation} operand {r.operand} {r.name}: {r.status}, "
+        f"{r.elements_read} elements read{'' if r.exact else ' (bound)'}",
+        "TileRead": lambda r: f"operand {r.operand} {r.name}: offsets {list(r.offsets)} sizes {list(r.sizes)} strides "
+        f"{list(r.strides)}{', exact' if r.exact else ''}" + (f"; {r.reason}" if r.reason else ""),
+        "CoalescingResult": lambda r: f"{r.computation + ' ' if r.computation else ''}operand {r.operand} {r.name}: "
+        f"{r.status}" + (f"; {r.reason}" if r.reason else ""),
+        "InlineReport": lambda r: f"{r.block}{' into ' + ', '.join(r.consumers) if r.consumers else ''}: {r.status}"
+        + (f" when {r.when}" if getattr(r, "when", "") else "") + (f"; {r.reason}" if r.status != "inlined" else "")
+        + f"; {len(r.checks)} checks",
+        "EpilogueReport": lambda r: f"{r.block} into {r.reduction or '?'}: {r.status}"
+        + (f" ({r.form})" if r.form else "") + (f"; {r.reason}" if r.status != "fused" else "")
+        + f"; {len(r.checks)} checks",
+        "InverseResult": lambda r: f"{r.status}: {r.map.format(one_line=True)}"
+        + (f"; inverse {r.inverse.format(one_line=True)}" if r.inverse is not None else "")
+        + (f"; {r.reason}" if r.reason else ""),
+        "MlirValidation": lambda r: f"{r.pass_name}: {r.pairs} pairs, {len(r.fused)} fused ops ("
+        + ", ".join(f"{sum(1 for f in r.fused if f.status == s)} {s}" for s in ("proved", "refuted", "unknown"))
+        + f"), {len(r.refusals)} refusals",
+        "CacheCheck": lambda r: f"{r.outcome}: {r.question}",
+        "KernelResult": lambda r: f"{r.kernel}: {r.status}" + (f"; {r.reason}" if r.reason else ""),
+        "StepValidation": lambda r: f"{r.primitive}: TVM {r.tvm_status}"
+        + (f"; {r.verdict.status}" if getattr(r.verdict, "status", None) else ""),
+        "EquivalenceReport": lambda r: f"{r.status}" + (f"; {r.reason}" if r.reason else "")
+        + f"; {len(r.checks)} checks",
+    }
+
+
+def report_repr(obj: object) -> str:
+    """The one-line ``repr`` of a result type of the package (a report, a verdict on a fusion...): its type,
+    what it is about, its status, within :data:`LIMIT` characters."""
+    name = type(obj).__name__
+    head = _heads().get(name)
+    if head is None:
+        return short(name, f"status {getattr(obj, 'status', '?')}")
+    try:
+        return short(name, head(obj))
+    except Exception:  # a half-built object: still a short line
+        return short(name, f"status {getattr(obj, 'status', '?')}")
