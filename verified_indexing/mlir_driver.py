@@ -286,6 +286,11 @@ class MlirValidation:
             return 2
         return 0
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {"pass": self.pass_name, "pairs": self.pairs, "fused": [f.to_json() for f in self.fused],
                 "refusals": [r.to_json() for r in self.refusals], "notes": list(self.notes),

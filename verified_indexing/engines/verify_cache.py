@@ -43,6 +43,11 @@ class CacheCheck:
     outcome: str
     detail: str = ""
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "question": self.question, "outcome": self.outcome, "detail": self.detail}
 

@@ -169,6 +169,11 @@ class AuditResult:
     #: The refutation's counterexample (claim = source, analysis = target), confirmed by the evaluator.
     counterexample: Counterexample | None = None
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "claim": self.claim.label(),

@@ -145,6 +145,15 @@ class CoalescingResult:
     computation: str = ""
     """The fused computation (or computation) whose operand this is."""
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
+    def __str__(self) -> str:
+        """The command line's text (:meth:`format`)."""
+        return self.format()
+
     def to_json(self) -> dict[str, Any]:
         return {
             "computation": self.computation,

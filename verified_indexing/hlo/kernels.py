@@ -74,6 +74,11 @@ class KernelResult:
     seconds: float = 0.0
     params: int = 0
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {"kernel": self.kernel, "file": self.file, "status": self.status, "reason": self.reason,
                 "witness": self.witness, "seconds": self.seconds, "parameters": self.params}

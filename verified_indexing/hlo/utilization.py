@@ -144,6 +144,15 @@ class OperandUtilization:
             return None
         return self.elements_read / self.operand_elements
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
+    def __str__(self) -> str:
+        """The command line's text (:meth:`format`)."""
+        return self.format()
+
     def to_json(self) -> dict[str, Any]:
         return {
             "fusion": self.fusion,
@@ -590,6 +599,15 @@ class TileRead:
     @property
     def proved(self) -> bool:
         return bool(self.containment) and all(v.proved for v in self.containment)
+
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
+    def __str__(self) -> str:
+        """The command line's text (:meth:`format`)."""
+        return self.format()
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -158,6 +158,11 @@ class EpilogueReport:
     def exit_code(self) -> int:
         return {"fused": 0, "illegal": 1, "unknown": 2}[self.status]
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "block": self.block,

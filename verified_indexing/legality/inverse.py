@@ -67,6 +67,11 @@ class InverseResult:
     def proved(self) -> bool:
         return self.status == "proved"
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "status": self.status,

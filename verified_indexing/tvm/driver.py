@@ -172,6 +172,11 @@ class StepValidation:
         return {"proved": 0, "refuted": 1, "unknown": 2, "error": 4, "refused": 2,
                 "tvm-too-conservative": 2, "tvm-crashed": 2}[self.outcome]
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         """The validation as JSON-ready data."""
         return {"primitive": self.primitive, "blocks": list(self.blocks), "outcome": self.outcome,

@@ -99,6 +99,11 @@ class EquivalenceReport:
     outputs: tuple[str, ...] = ()
     laws: tuple[str, ...] = field(default=())
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
         return {"status": self.status, "reason": self.reason, "outputs": list(self.outputs),
