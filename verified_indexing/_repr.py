@@ -55,6 +55,12 @@ def _heads() -> dict[str, Callable[[Any], str]]:
         "MlirValidation": lambda r: f"{r.pass_name}: {r.pairs} pairs, {len(r.fused)} fused ops ("
         + ", ".join(f"{sum(1 for f in r.fused if f.status == s)} {s}" for s in ("proved", "refuted", "unknown"))
         + f"), {len(r.refusals)} refusals",
+        "FusedCheck": lambda r: f"{r.op}" + (f" (replaced {', '.join(r.replaced)})" if r.replaced else "")
+        + f": {r.status}; {r.reason}",
+        "Refusal": lambda r: f"{r.producer} -> {r.consumer}: refused by MLIR ({r.why_refused}); project: {r.project}",
+        "Decision": lambda r: f"{r.producer} -> {r.consumer}: predicted {'fuses' if r.predicted else 'refuses'}, "
+        f"MLIR {'fused' if r.fused else 'refused'}" + (f" ({r.decided_by})" if r.decided_by else ""),
+        "Obligation": lambda r: f"{r.name}: {getattr(r.verdict, 'status', r.verdict)}",
         "CacheCheck": lambda r: f"{r.outcome}: {r.question}",
         "KernelResult": lambda r: f"{r.kernel}: {r.status}" + (f"; {r.reason}" if r.reason else ""),
         "StepValidation": lambda r: f"{r.primitive}: TVM {r.tvm_status}"

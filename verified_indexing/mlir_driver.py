@@ -228,6 +228,11 @@ class FusedCheck:
     project: str = ""  # the project's verdict on the (last) pair
     fused_text: str = ""
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "line": self.line, "replaced": list(self.replaced), "status": self.status,
                 "reason": self.reason, "witness": self.witness, "project": self.project}
@@ -241,6 +246,11 @@ class Refusal:
     consumer: str
     why_refused: str
     project: str
+
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
 
     def to_json(self) -> dict[str, Any]:
         return {"producer": self.producer, "consumer": self.consumer, "why_refused": self.why_refused,
@@ -257,6 +267,11 @@ class Decision:
     fused: bool
     why: str
     decided_by: str = ""  # which part of the pass: FoldFillWithGenericOp, areElementwiseOpsFusable, control function
+
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
 
     def to_json(self) -> dict[str, Any]:
         return {"producer": self.producer, "consumer": self.consumer, "predicted": self.predicted,

@@ -155,6 +155,11 @@ class Obligation:
     verdict: Verdict
     witness: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "verdict": self.verdict.to_json(), "witness": self.witness}
 
