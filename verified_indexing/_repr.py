@@ -62,6 +62,12 @@ def _heads() -> dict[str, Callable[[Any], str]]:
         f"MLIR {'fused' if r.fused else 'refused'}" + (f" ({r.decided_by})" if r.decided_by else ""),
         "Obligation": lambda r: f"{r.name}: {getattr(r.verdict, 'status', r.verdict)}",
         "CacheCheck": lambda r: f"{r.outcome}: {r.question}",
+        "Counterexample": lambda r: f"{r.kind}: " + ", ".join(f"{k} = {v}" for k, v in r.values)
+        + (f"; {r.note}" if r.note else ""),
+        "Step": lambda r: f"{r.rule} at {r.where}: {r.before} -> {r.after}",
+        "InlineCheck": lambda r: f"{r.name}: {r.status}" + (f" ({r.engine})" if r.engine else ""),
+        "PassDecision": lambda r: f"{'fuses' if r.fuses else 'refuses'} ({r.decided_by}): {r.why}",
+        "UnsupportedOp": lambda r: f"{r.instruction} ({r.opcode})" + (f": {r.reason}" if r.reason else ""),
         "KernelResult": lambda r: f"{r.kernel}: {r.status}" + (f"; {r.reason}" if r.reason else ""),
         "StepValidation": lambda r: f"{r.primitive}: TVM {r.tvm_status}"
         + (f"; {r.verdict.status}" if getattr(r.verdict, "status", None) else ""),

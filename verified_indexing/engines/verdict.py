@@ -60,6 +60,11 @@ class Counterexample:
     other_values: tuple[tuple[str, int], ...] = ()
     note: str = ""
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (values as ``{name: value}`` objects, in order)."""
         return {

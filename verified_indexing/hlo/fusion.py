@@ -72,6 +72,11 @@ class UnsupportedOp:
     reason: str
     hides: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "instruction": self.instruction,

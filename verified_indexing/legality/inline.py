@@ -110,6 +110,11 @@ class InlineCheck:
     engine: str = ""
     witness: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {"check": self.name, "status": self.status, "detail": self.detail, "engine": self.engine,
                 "witness": self.witness}

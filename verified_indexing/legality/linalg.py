@@ -143,6 +143,11 @@ class PassDecision:
     why: str
     uses: int | None = None
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {"fuses": self.fuses, "decided_by": self.decided_by, "why": self.why, "producer_uses": self.uses}
 

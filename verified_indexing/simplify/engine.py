@@ -50,6 +50,11 @@ class Step:
     after: str
     verdict: Any = None
 
+    def __repr__(self) -> str:
+        from verified_indexing._repr import report_repr
+
+        return report_repr(self)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "rule": self.rule,
