@@ -4,10 +4,10 @@
 one statement per line, ``"id" [attrs];`` for a node and ``"a" -> "b" [attrs];`` for an edge, clusters as
 ``subgraph`` blocks) and lays it out in layers: a node's layer is the length of the longest path reaching it
 (edges point down), nodes of a layer side by side in the order the DOT gives them; edges are straight lines
-with an arrow head, a map edge's label (the map) at its middle, cut to :data:`LABEL_WIDTH` characters with
-the whole text as the edge's tooltip (``<title>``). Colours, dashes and the ``class`` attribute are kept, so
-the marks of ``analyze --svg`` (unsupported, over-approximation, proved...) read the same. Graphviz places
-nodes better; this needs nothing installed.
+with an arrow head, a map edge's label (the map) at its middle, cut to :data:`LABEL_WIDTH` characters, with
+the whole label and the DOT tooltip as the edge's tooltip (``<title>``). Colours, dashes and the ``class``
+attribute are kept, so the marks of ``analyze --svg`` (unsupported, over-approximation, proved...) read the
+same. Graphviz places nodes better; this needs nothing installed.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def dot_to_svg_text(dot: str) -> str:
             ' stroke-dasharray="2,2"' if "dotted" in attrs.get("style", "") else "")
         head = "" if attrs.get("arrowhead") == "none" else ' marker-end="url(#arrow)"'
         label = attrs.get("label", "")
-        title = escape(attrs.get("tooltip", label) or f"{a} -> {b}")
+        title = escape("\n".join(t for t in (label, attrs.get("tooltip", "")) if t) or f"{a} -> {b}")
         out.append(f'<g class="edge {escape(attrs.get("class", ""))}"><title>{title}</title>'
                    f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{escape(color)}"'
                    f'{dash}{head}/>')
