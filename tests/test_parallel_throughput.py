@@ -7,6 +7,7 @@ own ``simplify --json`` command (a fresh parser, in this process), and the ``--j
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import sys
@@ -85,3 +86,15 @@ def test_a_batch_on_two_processes_is_the_one_process_output_and_each_maps_own_an
         code, alone = _cli("simplify", "--json", "--no-timing", "-e", m)
         want = {k: v for k, v in json.loads(alone).items() if k not in ("schema", "command")}
         assert r["exit_code"] == code == 0 and r["result"] == want
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (extra 'distributed')")
+def test_ray_runs_the_same_chunks_in_order() -> None:
+    import ray
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        got = list(run_ordered(abs, list(range(-11, 12)), jobs=2, backend="ray", chunk=4))
+    finally:
+        ray.shutdown()
+    assert got == [abs(x) for x in range(-11, 12)]

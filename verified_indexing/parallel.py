@@ -15,8 +15,8 @@ Backends:
   The persistent proof cache is shared safely: each process opens its own SQLite
   connection to the same file (WAL journal, busy timeout; see
   :mod:`verified_indexing.engines.cache`).
-* ``"ray"``: the same function as a Ray task on the running Ray runtime, or on a
-  local one started with ``num_cpus=jobs`` (extra ``distributed``: ``pip install
+* ``"ray"``: the same function over the same chunks as Ray tasks on the running Ray
+  runtime, or on a local one started with ``num_cpus=jobs`` (extra ``distributed``: ``pip install
   verified-indexing[distributed]``).
 """
 
@@ -122,7 +122,7 @@ def run_ordered(
     if chunk is not None and chunk < 1:
         raise VerifiedIndexingError(f"chunk must be at least 1, got {chunk}")
     if backend == "ray":
-        results = _ray(fn, items, n)
+        results = _ray(fn, items, n, chunk or chunk_size(len(items), n))
     elif n == 1 or len(items) <= 1:
         results = (fn(x) for x in items)
     else:  # the start method is chosen now, before a progress bar starts its thread
@@ -193,7 +193,7 @@ def _processes(
                 solo.shutdown(wait=True, cancel_futures=True)
 
 
-def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
+def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int, size: int) -> Iterator[R]:
     try:
         import ray
     except ImportError:
@@ -202,7 +202,7 @@ def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
         ) from None
     if not ray.is_initialized():
         ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    remote: Any = ray.remote(fn)
-    refs = [remote.remote(x) for x in items]
+    remote: Any = ray.remote(_run_chunk)
+    refs = [remote.remote(fn, items[k:k + size]) for k in range(0, len(items), size)]  # chunks, as the pool
     for ref in refs:
-        yield ray.get(ref)
+        yield from ray.get(ref)
