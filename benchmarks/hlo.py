@@ -144,22 +144,23 @@ import contextlib, json, os, resource, sys, time
 from verified_indexing.cli import main
 t = time.perf_counter()
 with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
-    code = main(["analyze", sys.argv[1]])
+    code = main(["analyze", *sys.argv[1:]])
 seconds = time.perf_counter() - t
 print(json.dumps({"code": code, "seconds": seconds,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), file=sys.stderr)
 """
 
 
-def _measure(path: Path) -> dict[str, float]:
-    """``verified-indexing analyze PATH`` in a fresh process, its report discarded: the command's own
+def _measure(path: Path, *extra: str) -> dict[str, float]:
+    """``verified-indexing analyze PATH EXTRA...`` in a fresh process, its report discarded: the command's own
     seconds (reading, parsing, analysis, printing; interpreter start-up apart), the process's wall
     seconds and peak resident memory, and the exit code."""
     import json
     import subprocess
 
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(path), *extra], capture_output=True, text=True,
+                          timeout=900)
     wall = time.perf_counter() - t
     try:
         found = json.loads(proc.stderr.strip().splitlines()[-1])
@@ -180,11 +181,12 @@ def _slope(xs: list[float], ys: list[float]) -> float:
 
 
 def real_models(sizes: list[int] | None = None) -> list[str]:
-    """A llama-style decoder and a mixture-of-experts stack written in JAX (``benchmarks/hlo_models.py``),
-    generated in a subprocess at each size, unoptimized (no fusions: the default answer is each instruction
-    one op deep) and optimized (XLA:CPU's fusions) at 1 MB and above; each analyzed by the command in a fresh
-    process. Prints seconds and peak memory against the goals (< 60 s, < 1 GB) and the growth exponent of the
-    command's time against the file size over the unoptimized sizes (goal <= 1.1)."""
+    """A llama-style decoder, a mixture-of-experts stack and a training step whose layers run in ``while``
+    loops, written in JAX (``benchmarks/hlo_models.py``), generated in a subprocess at each size, unoptimized
+    (no fusions: the default answer is each instruction one op deep; at 1 MB and above also ``--computation
+    ENTRY``, the entry composed) and optimized (XLA:CPU's fusions) at 1 MB and above; each analyzed by the
+    command in a fresh process. Prints seconds and peak memory against the goals (< 60 s, < 1 GB) and the
+    growth exponent of the command's time against the file size over the unoptimized sizes (goal <= 1.1)."""
     import importlib.util
     import subprocess
 
@@ -194,7 +196,7 @@ def real_models(sizes: list[int] | None = None) -> list[str]:
     lines = ["real-model-sized HLO (benchmarks/hlo_models.py; analyze in a fresh process, report discarded):"]
     worst_s, worst_mb = 0.0, 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("llama", "moe"):
+        for kind in ("llama", "moe", "train"):
             xs: list[float] = []
             ys: list[float] = []
             for optimized in (False, True):
@@ -222,6 +224,14 @@ def real_models(sizes: list[int] | None = None) -> list[str]:
                         f"{nbytes / 1e6:6.2f} MB: command {m['seconds']:6.2f} s, process {m['wall']:6.2f} s, "
                         f"peak {m['peak_mb']:6.0f} MB, exit {int(m['code'])}"
                     )
+                    if not optimized and size >= (1 << 20):  # the entry composed: the explicit choice
+                        e = _measure(path, "--computation", "ENTRY")
+                        worst_s, worst_mb = max(worst_s, e["wall"]), max(worst_mb, e["peak_mb"])
+                        lines.append(
+                            f"  {kind:<5} {'--computation ENTRY':<23} {nbytes / 1e6:6.2f} MB: command "
+                            f"{e['seconds']:6.2f} s, process {e['wall']:6.2f} s, peak {e['peak_mb']:6.0f} MB, "
+                            f"exit {int(e['code'])}"
+                        )
                     path.unlink()
             if len(xs) >= 2:
                 lines.append(f"  {kind}: growth exponent of the command's time against file size, unoptimized "

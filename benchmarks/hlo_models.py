@@ -6,7 +6,11 @@ Two programs written in JAX, in the style of the models whose HLO users analyze:
   causal mask, SwiGLU MLP), ``layers`` layers unrolled in Python (as ``jax.jit`` of a model
   without ``scan`` traces them);
 * ``moe``: a mixture-of-experts layer stack (a router, top-k gating by ``jax.lax.top_k``, each
-  expert's SwiGLU MLP weighted by its gate, a residual), ``layers`` layers unrolled.
+  expert's SwiGLU MLP weighted by its gate, a residual), ``layers`` layers unrolled;
+* ``train``: a training step of a decoder whose layers are stacked and run by ``jax.lax.scan`` (the
+  forward pass and, through ``jax.grad``, the backward pass are each a ``while`` loop over the layers), a
+  mean-squared loss and an SGD update, repeated by ``jax.lax.fori_loop`` (a ``while`` around the loops); its
+  size grows with the scan's ``unroll`` (``layers`` copies of the layer in each loop body).
 
 :func:`generate` writes each, unoptimized (``jax.jit(f).lower(...).as_text(dialect='hlo')``: no
 fusions) and optimized (``.compile().as_text()``: XLA:CPU's fusions), with the number of layers
@@ -22,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-KINDS = ("llama", "moe")
+KINDS = ("llama", "moe", "train")
 
 
 def _spec(shape: tuple[int, ...]) -> Any:
@@ -104,11 +108,51 @@ def _moe(layers: int) -> tuple[Callable[..., Any], list[Any]]:
     return model, [_spec((tokens, dim)), ws]
 
 
+def _train(layers: int) -> tuple[Callable[..., Any], list[Any]]:
+    import jax
+    import jax.numpy as jnp
+
+    seq, dim, hidden, steps = 16, 64, 128, 2
+    depth = 2 * layers  # stacked layers, two trips of the scan, whose body holds ``layers`` of them (unroll)
+
+    def rms(x: Any, w: Any) -> Any:
+        return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6) * w
+
+    def layer(x: Any, w: dict[str, Any]) -> tuple[Any, None]:
+        h = rms(x, w["n1"])
+        q, k, v = h @ w["q"], h @ w["k"], h @ w["v"]
+        s = (q @ k.T) / jnp.sqrt(dim)
+        s = jnp.where(jnp.tril(jnp.ones((seq, seq), bool)), s, -1e9)
+        x = x + (jax.nn.softmax(s, axis=-1) @ v) @ w["o"]
+        h = rms(x, w["n2"])
+        return x + (jax.nn.silu(h @ w["g"]) * (h @ w["u"])) @ w["d"], None
+
+    def loss(ws: dict[str, Any], x: Any, y: Any) -> Any:
+        out, _ = jax.lax.scan(layer, x, ws, unroll=layers)
+        return jnp.mean((out - y) ** 2)
+
+    def train(ws: dict[str, Any], x: Any, y: Any) -> Any:
+        def step(_: Any, ws: dict[str, Any]) -> dict[str, Any]:
+            grads = jax.grad(loss)(ws, x, y)
+            return jax.tree_util.tree_map(lambda w, g: w - 1e-3 * g, ws, grads)
+
+        return jax.lax.fori_loop(0, steps, step, ws)
+
+    shapes = {"n1": (dim,), "q": (dim, dim), "k": (dim, dim), "v": (dim, dim), "o": (dim, dim), "n2": (dim,),
+              "g": (dim, hidden), "u": (dim, hidden), "d": (hidden, dim)}
+    ws = {k: _spec((depth, *s)) for k, s in shapes.items()}
+    return train, [ws, _spec((seq, dim)), _spec((seq, dim))]
+
+
+_MODELS = {"llama": _llama, "moe": _moe, "train": _train}
+
+
 def hlo_text(kind: str, layers: int, optimized: bool) -> str:
-    """The HLO text of model ``kind`` with ``layers`` layers, unoptimized or XLA:CPU-optimized."""
+    """The HLO text of model ``kind`` with ``layers`` layers (``train``: layers per loop body), unoptimized
+    or XLA:CPU-optimized."""
     import jax
 
-    f, args = (_llama if kind == "llama" else _moe)(layers)
+    f, args = _MODELS[kind](layers)
     lowered = jax.jit(f).lower(*args)
     if optimized:
         return str(lowered.compile().as_text())
@@ -122,7 +166,12 @@ def sized(kind: str, size: int, optimized: bool) -> tuple[str, int]:
     two = len(hlo_text(kind, 2, optimized))
     per = max(two - one, 1)
     layers = max(1, round((size - (one - per)) / per))
-    return hlo_text(kind, layers, optimized), layers
+    text = hlo_text(kind, layers, optimized)
+    if layers > 2 and abs(len(text) - size) > size // 8:  # not linear in the layers: one secant step more
+        per = max((len(text) - one) / (layers - 1), 1.0)
+        layers = max(1, round(1 + (size - one) / per))
+        text = hlo_text(kind, layers, optimized)
+    return text, layers
 
 
 def generate(out: Path, sizes: tuple[int, ...] = (1 << 20, 2 << 20, 4 << 20)) -> list[Path]:
