@@ -59,3 +59,39 @@ def test_a_users_type_checker_sees_the_function(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
     assert len(errors) == 1 and "user.py:5:" in errors[0] and 'expression has type "IndexingMap"' in errors[0], errors
+
+
+def test_the_commands_functions_are_at_the_top() -> None:
+    """analyze, fuse, audit, check_rule and to_json_text are the package's functions (verified_indexing.api,
+    verified_indexing.serialize), listed in __all__, and give what the command gives (check_rule's verdict is
+    the command line's: its text is check-rule's output)."""
+    import contextlib
+    import io
+
+    import verified_indexing
+    from verified_indexing import analyze, audit, check_rule, fuse, to_json_text
+    from verified_indexing._timing import set_show_timing
+    from verified_indexing.api import analyze as api_analyze
+    from verified_indexing.cli import main
+
+    assert analyze is api_analyze and fuse.__module__ == audit.__module__ == "verified_indexing.api"
+    assert to_json_text.__module__ == "verified_indexing.serialize"
+    for name in ("analyze", "fuse", "audit", "check_rule", "to_json_text", "simplify"):
+        assert name in verified_indexing.__all__
+    rule = "(x floordiv c0) floordiv c1 -> x floordiv (c0 * c1)"
+    v = check_rule(rule, where="c0 > 0, c1 > 0")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["check-rule", rule, "--where", "c0 > 0, c1 > 0", "--no-timing"])
+    before = set_show_timing(False)
+    try:
+        assert v.proved and (code, str(v) + "\n") == (0, out.getvalue())
+    finally:
+        set_show_timing(before)
+
+
+def test_importing_the_package_loads_none_of_the_functions_modules() -> None:
+    code = ("import sys, verified_indexing\nprint(sorted(m for m in ('verified_indexing.api', "
+            "'verified_indexing.serialize', 'z3', 'islpy', 'numpy', 'msgspec') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
