@@ -50,7 +50,7 @@ import shutil
 import subprocess
 import sys
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -360,13 +360,23 @@ def _inputs(texts: Sequence[str], seed: int) -> tuple[dict[str, Any], list[str]]
     return env, notes
 
 
-def _run(ops: Sequence[Any], env: dict[str, Any]) -> dict[str, Any]:
+def _run(ops: Sequence[Any], env: dict[str, Any], reshapes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every op whose operands are known, in order; the others (and ops the
-    interpreter does not model) leave their results unbound."""
+    interpreter does not model) leave their results unbound. ``reshapes``: the
+    text's static ``tensor.expand_shape`` values
+    (:func:`verified_indexing.legality.linalg_reshape.expand_shape_facts`), computed
+    as numpy's row-major reshape once their source is known."""
     from verified_indexing.legality.linalg_interpreter import run_generic
 
     env = dict(env)
+
+    def reshape() -> None:
+        for v, f in (reshapes or {}).items():
+            if v not in env and f.source in env and getattr(env[f.source], "shape", None) == f.source_shape:
+                env[v] = env[f.source].reshape(f.shape)
+
     for op in sorted(ops, key=lambda o: o.offset):
+        reshape()
         if any(o.value not in env for o in op.operands):
             continue
         try:
@@ -375,6 +385,7 @@ def _run(ops: Sequence[Any], env: dict[str, Any]) -> dict[str, Any]:
             continue
         for name, arr in zip(op.results, outs):
             env[name] = arr
+    reshape()
     return env
 
 
@@ -436,6 +447,9 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     a_names = {op.name for op in aops}
     vanished = {op.name for op in bops if op.name not in a_names}
 
+    from verified_indexing.legality.linalg_reshape import expand_shape_facts
+
+    bexp, aexp = expand_shape_facts(before), expand_shape_facts(after)
     # the interpreter oracle: every value both modules compute
     empties = {m.group(1) for m in _EMPTY_ANY.finditer(after)}
     consts = {**_scalar_constants(before), **_scalar_constants(after)}
@@ -453,7 +467,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             for n in notes:
                 if n not in res.notes:
                     res.notes.append(n)
-            eb, ea = _run(bops, env), _run(aops, env)
+            eb, ea = _run(bops, env, bexp), _run(aops, env, aexp)
             res.oracle_runs += 1
             # the returned values, matched by the return's location, position by position
             for loc, avals in returns_a.items():
@@ -472,7 +486,8 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
                                            "before": d[1], "after": d[2]}
             for op in aops:
                 for r in op.results:
-                    if r in eb and r in ea and r not in env and r.split("#")[0] not in observable:
+                    if (r in eb and r in ea and r not in env and r.split("#")[0] not in observable
+                            and getattr(eb[r], "shape", ()) == getattr(ea[r], "shape", ())):
                         d = _first_difference(eb[r], ea[r])
                         if d is not None and not any(n.startswith(f"{r} (not returned)") for n in res.notes):
                             res.notes.append(
@@ -484,6 +499,34 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     lines = {n: int(m.group(1)) for loc, ns in _defs_by_loc(before).items() for n in ns
              if (m := re.search(r'":(\d+):\d+\s*$', loc)) is not None}
+    # reshape propagation (FoldReshapeWithGenericOpByExpansion): an op the pass rewrote over an expanded
+    # iteration space (its result types changed) is checked to compute its original's expand_shape; a fused
+    # op reading such a result reads the input's expand_shape of the original (renamed to it, when proven)
+    from verified_indexing.legality.linalg_reshape import check_expanded
+
+    facts = dict(aexp)
+    reshaped: set[str] = set()
+    for a in aops:
+        b = b_by_name.get(a.name)
+        if (b is None or len(a.result_types) != len(b.result_types) or a.num_loops <= b.num_loops
+                or [str(t) for t in a.result_types] == [str(t) for t in b.result_types]):
+            continue  # not the op rewritten over more loops, with other result shapes
+        reshaped.add(a.name)
+        st, why, outs = check_expanded(a, b, facts)
+        if st == "proved":
+            facts.update({o.value: o for o in outs})
+        res.fused.append(FusedCheck(a.name, lines.get(a.name, b.line), (), st,
+                                    f"reshape propagation by expansion: {why}"))
+    before_expands = {(f.source, f.groups, f.shape): v for v, f in bexp.items()}
+
+    def through_reshapes(a: Any) -> Any:
+        ops_ = [dataclasses.replace(o, value=before_expands.get((facts[o.value].source, facts[o.value].groups,
+                                                                  facts[o.value].shape), o.value))
+                if o.value in facts and o.value not in a.results else o for o in a.operands]
+        if [o.value for o in ops_] == [o.value for o in a.operands]:
+            return a
+        return dataclasses.replace(a, inputs=tuple(ops_[:len(a.inputs)]), outputs=tuple(ops_[len(a.inputs):]))
+
     kept_same: set[str] = set()
     for a in aops:
         if a.name not in b_by_name:
@@ -493,6 +536,9 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
                 kept_same.add(a.name)
     for a in aops:
         c = b_by_name.get(a.name)
+        if a.name in reshaped:
+            continue
+        a = through_reshapes(a)
         if c is None:
             if a.name in kept_same:
                 continue
@@ -645,7 +691,9 @@ def _recheck(w: dict[str, Any], a: Any, c: Any, absorbed: Sequence[Any], bdef: d
     """Re-run the replaced ops and the fused op alone on the witness's inputs; the
     witness stands when they differ at its element again."""
     env, _ = _inputs([before, after], int(w["seed"]))
-    full = _run(list(bdef.values()), env)
+    from verified_indexing.legality.linalg_reshape import expand_shape_facts
+
+    full = _run(list(bdef.values()), env, expand_shape_facts(before))
     local = {o.value: full[o.value] for op in (*absorbed, c, a) for o in op.operands if o.value in full}
     eb = _run([*sorted(absorbed, key=lambda o: o.offset), c], dict(local))
     ea = _run([a], dict(local))

@@ -1,0 +1,147 @@
+"""Reshape propagation by expansion (issue 24 item 2): an op MLIR's
+``linalg-fuse-elementwise-ops`` rewrote over an expanded iteration space
+(``FoldReshapeWithGenericOpByExpansion``: a ``tensor.expand_shape`` of its result
+moved above it) is proven to compute its original's ``expand_shape``, and the op
+fused through the reshape is decided.
+
+Oracles: numpy's row-major reshape of the original's values, computed by the
+Linalg interpreter, against the expanded op's values; and iree-opt's real pass
+(skipped without IREE), with a planted wrong output refuted by the interpreter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verified_indexing.legality.linalg_interpreter import run_ops
+from verified_indexing.legality.linalg_ir import parse_linalg
+from verified_indexing.legality.linalg_reshape import check_expanded, expand_shape_facts
+from verified_indexing.mlir_driver import PRINT_FLAGS, find_iree_opt, run_iree_opt, validate_mlir, validate_output
+
+np = pytest.importorskip("numpy")
+ROOT = Path(__file__).resolve().parent.parent
+needs_iree = pytest.mark.skipif(find_iree_opt() is None, reason="iree-opt (iree-base-compiler) is not installed")
+
+BEFORE = """
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+       iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%i : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+"""
+# as MLIR's pass prints it (names as validate-mlir renames them)
+AFTER = """
+  %ex = tensor.expand_shape %x [[0, 1], [2]] output_shape [4, 1, 8] : tensor<4x8xf32> into tensor<4x1x8xf32>
+  %ei = tensor.expand_shape %i [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+       affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+       ins(%ex : tensor<4x1x8xf32>) outs(%ei : tensor<4x1xf32>) {
+  ^bb0(%h_in: f32, %h_out: f32):
+    %h_s = arith.addf %h_out, %h_in : f32
+    linalg.yield %h_s : f32
+  } -> tensor<4x1xf32>
+"""
+
+
+def _check(after: str) -> tuple[str, str]:
+    (b,) = parse_linalg(BEFORE)
+    (a,) = parse_linalg(after)
+    st, why, _ = check_expanded(a, b, expand_shape_facts(after))
+    return st, why
+
+
+def test_the_expanded_reduction_computes_the_expanded_original() -> None:
+    st, why = _check(AFTER)
+    assert st == "proved", why
+    assert "d0 -> (d0, d1), d1 -> (d2)" in why
+    # numpy: the original's result, reshaped row-major, is the expanded op's result
+    (b,) = parse_linalg(BEFORE)
+    (a,) = parse_linalg(AFTER)
+    rng = np.random.default_rng(0)
+    x, i = rng.integers(-3, 4, (4, 8)).astype(float), rng.integers(-3, 4, 4).astype(float)
+    want = run_ops([b], {"%x": x, "%i": i})["%2"].reshape(4, 1)
+    got = run_ops([a], {"%ex": x.reshape(4, 1, 8), "%ei": i.reshape(4, 1)})["%2"]
+    assert np.array_equal(want, got)
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (("arith.addf %h_out, %h_in", "arith.mulf %h_out, %h_in"), "payload is not"),
+    (("affine_map<(d0, d1, d2) -> (d0, d1, d2)>,", "affine_map<(d0, d1, d2) -> (d1, d0, d2)>,"), "loop sizes"),
+    (("affine_map<(d0, d1, d2) -> (d0, d1, d2)>,", "affine_map<(d0, d1, d2) -> (d0, d1, 7 - d2)>,"), "loop sizes"),
+    (("ins(%ex :", "ins(%x :"), "not shown"),
+])
+def test_what_is_not_the_expansion_is_unknown(change: tuple[str, str], reason: str) -> None:
+    after = AFTER.replace(*change)
+    assert after != AFTER
+    st, why = _check(after)
+    assert st == "unknown" and reason in why, why
+
+
+def test_the_check_is_semantic_a_unit_dimension_may_group_either_way() -> None:
+    # 4x8 into 4x1x8 by [[0], [1, 2]] is the same reshape as by [[0, 1], [2]] (the unit dimension)
+    st, why = _check(AFTER.replace("[[0, 1], [2]] output_shape [4, 1, 8]", "[[0], [1, 2]] output_shape [4, 1, 8]"))
+    assert st == "proved", why
+
+
+@needs_iree
+def test_validate_mlir_decides_the_fusion_through_an_expand_shape() -> None:
+    """The layer-norm shape JAX gives (a row mean, expand_shape to 4x1, broadcast,
+    subtract): MLIR propagates the expand_shape above the fill and the reduction
+    and fuses the chain; every op is proved (the fused op was unknown)."""
+    r = validate_mlir((ROOT / "examples" / "mlir" / "validate_mlir_reshape.mlir").read_text())
+    assert [f.status for f in r.fused] == ["proved"] * 3, [f.reason for f in r.fused]
+    assert sum("reshape propagation by expansion" in f.reason for f in r.fused) == 2
+    assert any(f.replaced for f in r.fused) and r.oracle_runs == 3 and r.exit_code == 0
+
+
+@needs_iree
+def test_a_wrong_expanded_op_is_not_proved_and_its_value_is_refuted() -> None:
+    text = (ROOT / "examples" / "mlir" / "validate_mlir_reshape.mlir").read_text()
+    from verified_indexing.mlir_driver import _per_function
+
+    before = _per_function(run_iree_opt(text, PRINT_FLAGS))
+    after = _per_function(run_iree_opt(before, ["--linalg-fuse-elementwise-ops", *PRINT_FLAGS]))
+    bad = after.replace("arith.addf %out_f1, %in_f1", "arith.mulf %out_f1, %in_f1", 1)
+    assert bad != after
+    r = validate_output(before, bad)
+    st = {f.op: f.status for f in r.fused}
+    assert st["%2"] == "unknown" and "refuted" in st.values() and r.exit_code == 1
+    w = next(f.witness for f in r.fused if f.status == "refuted")
+    assert w is not None and w["before"] != w["after"]
+
+
+def test_a_transposed_read_of_the_expanded_operand_is_not_the_expansion() -> None:
+    """16 elements expanded to 4x4: reading the expansion transposed is another
+    element at most points (checked point by point: no grouping fits)."""
+    b_text = """
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+       iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%o : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.negf %in : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+"""
+    a_text = """
+  %ex = tensor.expand_shape %x [[0, 1]] output_shape [4, 4] : tensor<16xf32> into tensor<4x4xf32>
+  %eo = tensor.expand_shape %o [[0, 1]] output_shape [4, 4] : tensor<16xf32> into tensor<4x4xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (MAP)>, affine_map<(d0, d1) -> (d0, d1)>],
+       iterator_types = ["parallel", "parallel"]} ins(%ex : tensor<4x4xf32>) outs(%eo : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.negf %a : f32
+    linalg.yield %t : f32
+  } -> tensor<4x4xf32>
+"""
+    (b,) = parse_linalg(b_text)
+    for m, want in (("d0, d1", "proved"), ("d1, d0", "unknown")):
+        text = a_text.replace("MAP", m)
+        (a,) = parse_linalg(text)
+        st, why, _ = check_expanded(a, b, expand_shape_facts(text))
+        assert st == want, why
+        # numpy agrees: the expanded op's values are the original's reshaped exactly when proved
+        x, o = np.arange(16.0), np.zeros(16)
+        same = np.array_equal(run_ops([a], {"%ex": x.reshape(4, 4), "%eo": o.reshape(4, 4)})["%2"],
+                              run_ops([b], {"%x": x, "%o": o})["%2"].reshape(4, 4))
+        assert same == (want == "proved")
