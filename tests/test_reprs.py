@@ -235,3 +235,20 @@ def test_str_of_the_top_level_results_is_the_command_lines_text() -> None:
         assert "".join(f"{e}\n" for e in entries) == _cli_text("utilization", str(GATHER))
     finally:
         set_show_timing(before)
+
+
+def test_str_of_an_inverse_an_epilogue_and_a_validation_is_the_command_lines_text() -> None:
+    from verified_indexing import inverse
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.mlir_driver import find_iree_opt, validate_mlir
+
+    for text in (INVERTIBLE, LONG, INVERTIBLE.replace("d0 + d1, d0", "d0 + d1")):
+        assert str(inverse(parse_indexing_map(text))) + "\n" == _cli_text("invert", "-e", text)
+    path = ROOT / "examples" / "cinn" / "matmul_sub.txt"
+    assert str(fuse_reduction_epilogue(_program("matmul_sub.txt"), "D")) + "\n" == _cli_text(
+        "fuse-epilogue", str(path), "--block", "D")
+    if find_iree_opt() is not None:
+        for name in ("validate_mlir_outs_reduction.mlir", "validate_mlir_chain.mlir"):
+            mlir = ROOT / "examples" / "mlir" / name
+            v = validate_mlir(mlir.read_text(encoding="utf-8"), str(mlir), timeout=30.0)
+            assert str(v) + "\n" == _cli_text("validate-mlir", str(mlir))

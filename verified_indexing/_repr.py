@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LIMIT", "clip", "short", "report_repr"]
+__all__ = ["LIMIT", "clip", "short", "report_repr", "report_str"]
 
 LIMIT = 299
 """The longest ``repr`` of a result type."""
@@ -87,3 +87,21 @@ def report_repr(obj: object) -> str:
         return short(name, head(obj))
     except Exception:  # a half-built object: still a short line
         return short(name, f"status {getattr(obj, 'status', '?')}")
+
+
+def report_str(obj: object) -> str:
+    """The command line's text for a result whose class has no text method of its own
+    (:mod:`verified_indexing._text`): an InverseResult (``invert``), an EpilogueReport (``fuse-epilogue``), a
+    MlirValidation (``validate-mlir``)."""
+    from verified_indexing._text import epilogue_text, invert_text, validate_mlir_text
+
+    name = type(obj).__name__
+    if name == "InverseResult":
+        from verified_indexing.serialize import invert_mlir
+
+        return invert_text(obj, invert_mlir(obj.map))  # type: ignore[attr-defined]
+    if name == "EpilogueReport":
+        return epilogue_text(obj)
+    if name == "MlirValidation":
+        return validate_mlir_text(obj)
+    return repr(obj)

@@ -301,6 +301,12 @@ class MlirValidation:
             return 2
         return 0
 
+    def __str__(self) -> str:
+        """The command line's text (see :func:`verified_indexing._repr.report_str`)."""
+        from verified_indexing._repr import report_str
+
+        return report_str(self)
+
     def __repr__(self) -> str:
         from verified_indexing._repr import report_repr
 

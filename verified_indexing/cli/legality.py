@@ -300,18 +300,9 @@ def run_fuse_epilogue(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rep.to_json())
         return rep.exit_code
-    how = {"fold": "folded into the init", "last": "applied on the last reduction iteration"}.get(rep.form, "")
-    head = f"fuse-epilogue {rep.block} into {rep.reduction or '?'}: {rep.status}"
-    if rep.status == "fused":
-        head += f" ({how})" if args.fused is None else " (the given fused program)"
-    else:
-        head += f": {rep.reason}"
-    print(head)
-    if rep.laws:
-        print(f"  laws assumed: {', '.join(rep.laws)}")
-    _print_checks(rep.checks)
-    if rep.program is not None and rep.status == "fused" and args.fused is None:
-        print(format_like_input(rep.program, text))
+    from verified_indexing._text import epilogue_text
+
+    print(epilogue_text(rep, given_fused=args.fused is not None, fmt=lambda p: format_like_input(p, text)))
     return rep.exit_code
 
 
@@ -357,23 +348,9 @@ def run_invert(args: argparse.Namespace) -> int:
     if args.json:
         print_json(invert_json(m, res))
         return code
-    print(f"map: {m.format(one_line=True)}")
-    if mlir is not None:
-        print(f"MLIR inversePermutation: {mlir['inverse_permutation'] or 'null'}")
-    print(f"injective: {res.injectivity.status} ({res.injectivity.engine})")
-    if res.collision is not None:
-        a, b, img = res.collision
-        print(f"  counterexample: {_point(a)} and {_point(b)} both map to ({', '.join(map(str, img))})")
-    if res.status == "proved" and res.inverse is not None:
-        print(f"inverse: {res.inverse.format(one_line=True)}")
-        assert res.left_identity is not None and res.right_identity is not None
-        left, right = res.left_identity, res.right_identity
-        print(f"  inverse . map = id on the map's domain: {left.status} ({left.engine})")
-        print(f"  map . inverse = id on the inverse's domain: {right.status} ({right.engine})")
-    elif res.status != "refuted":
-        print(f"inverse: {res.status}: {res.reason}")
+    from verified_indexing._text import invert_text
+
+    print(invert_text(res, mlir))
     return code
 
 
-def _point(p: tuple[int, ...]) -> str:
-    return "(" + ", ".join(f"d{i} = {v}" for i, v in enumerate(p)) + ")"

@@ -64,29 +64,9 @@ def run_validate_mlir(args: argparse.Namespace) -> int:
     if args.json:
         print_json(r.to_json())
         return r.exit_code
-    counts = {s: sum(1 for f in r.fused if f.status == s) for s in ("proved", "refuted", "unknown")}
-    print(f"validate-mlir {r.pass_name}: {r.pairs} producer-consumer pair(s) in the input, {len(r.fused)} fused "
-          f"op(s) checked: {counts['proved']} proved, {counts['refuted']} refuted, {counts['unknown']} unknown")
-    for f in r.fused:
-        what = f" (replaced {', '.join(f.replaced)})" if f.replaced else ""
-        print(f"  {f.op} at line {f.line}{what}: {f.status.upper() if f.status == 'refuted' else f.status}")
-        print(f"    {f.reason}")
-        if f.status == "refuted":
-            print("    found by the Linalg interpreter running the input and the pass's output on the same inputs "
-                  "(for a fused op whose own result is returned: re-run on the replaced ops and the fused op alone)")
-    for rf in r.refusals:
-        print(f"  the pass left {rf.producer} -> {rf.consumer} unfused ({rf.why_refused}); the project proves it "
-              "legal")
-    wrong = [d for d in r.decisions if d.predicted != d.fused]
-    print(f"  the model of the pass's decision (areElementwiseOpsFusable, the one-use control function, fill "
-          f"folding) agrees with the pass on {len(r.decisions) - len(wrong)} of {len(r.decisions)} pair(s)")
-    for d in wrong:
-        print(f"    {d.producer} -> {d.consumer}: the model says {'fuse' if d.predicted else 'keep'} ({d.why}), the "
-              f"pass {'fused' if d.fused else 'kept'} it")
-    for n in r.notes:
-        print(f"  note: {n}")
-    if not r.fused:
-        print("  the pass fused nothing")
+    from verified_indexing._text import validate_mlir_text
+
+    print(validate_mlir_text(r))
     if args.show_output:
         print("the pass's output:")
         print(r.after.rstrip())

@@ -158,6 +158,12 @@ class EpilogueReport:
     def exit_code(self) -> int:
         return {"fused": 0, "illegal": 1, "unknown": 2}[self.status]
 
+    def __str__(self) -> str:
+        """The command line's text (see :func:`verified_indexing._repr.report_str`)."""
+        from verified_indexing._repr import report_str
+
+        return report_str(self)
+
     def __repr__(self) -> str:
         from verified_indexing._repr import report_repr
 
