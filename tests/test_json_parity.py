@@ -260,6 +260,9 @@ def test_python_writes_the_command_lines_bytes(name: str) -> None:
     data = json.loads(cli)
     assert data["command"] == name.split()[0] and "error" not in data, cli[:500]
     assert python == cli
+    from test_cli_io import assert_valid  # the generated schema (jsonschema) and its types (msgspec, strict)
+
+    assert_valid(data)
 
 
 def test_every_command_with_json_is_here() -> None:
