@@ -11,6 +11,7 @@ Linalg interpreter, against the expanded op's values; and iree-opt's real pass
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,49 @@ def test_a_transposed_read_of_the_expanded_operand_is_not_the_expansion() -> Non
         same = np.array_equal(run_ops([a], {"%ex": x.reshape(4, 4), "%eo": o.reshape(4, 4)})["%2"],
                               run_ops([b], {"%x": x, "%o": o})["%2"].reshape(4, 4))
         assert same == (want == "proved")
+
+
+RMS = """func.func @rms(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4x8xf32>) outs(%0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %2 = tensor.empty() : tensor<4xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<4xf32>) -> tensor<4xf32>
+  %4 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%1 : tensor<4x8xf32>) outs(%3 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %expanded = tensor.expand_shape %4 [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %5 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%arg0, %expanded : tensor<4x8xf32>, tensor<4x1xf32>) outs(%0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.divf %in, %in_1 : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  return %5 : tensor<4x8xf32>
+}
+"""
+
+
+@needs_iree
+def test_an_expanded_op_that_also_absorbed_a_producer_is_proved() -> None:
+    """x*x fused into the row sum and the sum expanded (the RMS shape JAX gives):
+    the expanded op is the project's own fused op of the pair, expanded."""
+    r = validate_mlir(RMS)
+    st = {f.op: (f.status, f.reason) for f in r.fused}
+    assert st["%4"][0] == "proved" and "the project's fused op of %1 into %4" in st["%4"][1], st
+    assert all(s == "proved" for s, _ in st.values()) and r.oracle_runs == 3 and r.exit_code == 0
+    # the interpreter oracle compared the returned value: a planted change in the expanded op is refuted
+    from verified_indexing.mlir_driver import _per_function
+
+    before = _per_function(run_iree_opt(RMS, PRINT_FLAGS))
+    after = _per_function(run_iree_opt(before, ["--linalg-fuse-elementwise-ops", *PRINT_FLAGS]))
+    m = re.search(r"arith\.mulf (%[\w]+), %[\w]+", after)
+    assert m is not None
+    bad = after.replace(m.group(), f"arith.addf {m.group(1)}, {m.group(1)}", 1)
+    r2 = validate_output(before, bad)
+    assert r2.exit_code == 1 and any(f.status == "refuted" for f in r2.fused)

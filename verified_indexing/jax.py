@@ -274,17 +274,19 @@ class JaxAnalysis:
         return to_dot(self.module, self.results)
 
     def _repr_svg_(self) -> str | None:
-        """The fusion graph drawn as SVG for a notebook (Graphviz's ``dot`` program; ``None`` without it,
-        and the notebook shows the ``repr``)."""
+        """The fusion graph drawn as SVG for a notebook: by Graphviz's ``dot`` program when installed, else
+        laid out in pure Python (:func:`verified_indexing._svg.dot_to_svg_text`, as ``Analysis._repr_svg_``)."""
         import shutil
         import subprocess
 
+        from verified_indexing._svg import dot_to_svg_text
+
         exe = shutil.which("dot")
         if exe is None:
-            return None
+            return dot_to_svg_text(self.to_dot())
         done = subprocess.run([exe, "-Tsvg"], input=self.to_dot(), text=True, capture_output=True, timeout=300,
                               check=False)
-        return done.stdout if done.returncode == 0 else None
+        return done.stdout if done.returncode == 0 else dot_to_svg_text(self.to_dot())
 
     def __repr__(self) -> str:
         maps = sum(len(t.maps) for r in self.results for t in r.targets)

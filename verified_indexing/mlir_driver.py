@@ -519,6 +519,18 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             continue  # not the op rewritten over more loops, with other result shapes
         reshaped.add(a.name)
         st, why, outs = check_expanded(a, b, facts)
+        absorbed = _absorbed(b, bdef, vanished)
+        if st != "proved" and absorbed:
+            # the pass also fused producers into it: its original is the project's own fused op of that chain
+            folded, note = _folded_chain(b, absorbed, before, timeout)
+            if folded is not None:
+                st2, why2, outs2 = check_expanded(a, folded, facts)
+                if st2 == "proved":
+                    st, why, outs = st2, f"{why2}; {note}", outs2
+                else:
+                    why = f"{why} (and against {note}: {why2})"
+            else:
+                why = f"{why} (the producers it absorbed, {', '.join(p.name for p in absorbed)}: {note})"
         if st == "proved":
             facts.update({o.value: o for o in outs})
         res.fused.append(FusedCheck(a.name, lines.get(a.name, b.line), (), st,
@@ -857,6 +869,38 @@ def _preserved_last(a: Any, c: Any, absorbed: Sequence[Any], empties: set[str], 
     moved = dataclasses.replace(a, outputs=tuple(new_outs), payload=payload, results=results,
                                 result_types=a.result_types[n:] + a.result_types[:n], block_args=tuple(bnames))
     return moved, names
+
+
+def _folded_chain(c: Any, absorbed: Sequence[Any], before: str, timeout: float) -> tuple[Any | None, str]:
+    """The project's fused op of the chain ``absorbed`` -> ``c`` (each step proven
+    legal by the project: every value of the chain, every size), named as ``c``;
+    ``None`` and why when a step is not legal."""
+    from verified_indexing.legality.linalg import check_fusion, fused_generic_text, results_used_elsewhere
+    from verified_indexing.legality.linalg_ir import parse_linalg
+
+    current = c
+    remaining = list(absorbed)
+    while remaining:
+        p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
+        if p is None:
+            return None, "the absorbed producers do not form a chain into it"
+        k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
+        if sum(1 for o in current.operands if o.value in p.results) == 1:
+            remaining.remove(p)
+        keep = results_used_elsewhere(before, p, c, k) if current is c else ()
+        if keep:
+            return None, f"{p.name} has other uses"
+        try:
+            rep = check_fusion(p, current, operand_index=k, timeout=timeout)
+        except VerifiedIndexingError as exc:
+            return None, f"the pair {p.name} -> {current.name}: {exc}"
+        text = fused_generic_text(rep) if rep.condition in (None, "every size") else None
+        if text is None:
+            return None, f"the project does not prove fusing {p.name} into {current.name} legal ({rep.reason})"
+        (fop,) = parse_linalg(text)
+        current = dataclasses.replace(fop, results=c.results, name=c.name)
+    return current, (f"the project's fused op of {', '.join(p.name for p in absorbed)} into {c.name} (proven to "
+                     "compute what they compute, every size)")
 
 
 def _writes_every_element(m: Any) -> bool:
