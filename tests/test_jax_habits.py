@@ -118,9 +118,8 @@ def test_a_notebook_shows_a_summary_the_cli_text_and_the_graph() -> None:
     assert len(clusters) >= len({r.fusion for r in a.results}), clusters
     svg = a._repr_svg_()  # Graphviz when installed, else the pure-Python layout (verified_indexing._svg)
     assert svg is not None and "<svg" in svg
-    if shutil.which("dot") is None:
-        assert svg.count("<g class=\"node") == len(graph.get_nodes()) + sum(
-            len(g.get_nodes()) for g in graph.get_subgraphs())
+    if shutil.which("dot") is None:  # every fusion cluster's nodes are drawn (tests/test_notebook.py checks more)
+        assert all(f"<title>{r.fusion}/" in svg for r in a.results)
 
 
 def test_cli_takes_several_argument_shapes_in_one_args() -> None:
