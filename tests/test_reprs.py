@@ -252,3 +252,18 @@ def test_str_of_an_inverse_an_epilogue_and_a_validation_is_the_command_lines_tex
             mlir = ROOT / "examples" / "mlir" / name
             v = validate_mlir(mlir.read_text(encoding="utf-8"), str(mlir), timeout=30.0)
             assert str(v) + "\n" == _cli_text("validate-mlir", str(mlir))
+
+
+def test_str_of_an_inline_report_is_inline_or_reverse_inlines_text() -> None:
+    from verified_indexing import compute_inline
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+
+    cinn = ROOT / "examples" / "cinn"
+    for name in ("collision.txt", "reduction.txt"):
+        blocks = [None] if name == "collision.txt" else ["B"]
+        for block in blocks:
+            argv = ["inline", str(cinn / name)] + ([] if block is None else ["--block", block])
+            assert str(compute_inline(_program(name), block)) + "\n" == _cli_text(*argv)
+    rep = reverse_compute_inline(_program("reverse_inline.txt"), "D")
+    assert rep.kind == "reverse-inline" and str(rep).startswith("reverse-inline D into ")
+    assert str(rep) + "\n" == _cli_text("reverse-inline", str(cinn / "reverse_inline.txt"), "--block", "D")

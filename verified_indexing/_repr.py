@@ -93,7 +93,7 @@ def report_str(obj: object) -> str:
     """The command line's text for a result whose class has no text method of its own
     (:mod:`verified_indexing._text`): an InverseResult (``invert``), an EpilogueReport (``fuse-epilogue``), a
     MlirValidation (``validate-mlir``)."""
-    from verified_indexing._text import epilogue_text, invert_text, validate_mlir_text
+    from verified_indexing._text import epilogue_text, inline_text, invert_text, validate_mlir_text
 
     name = type(obj).__name__
     if name == "InverseResult":
@@ -104,4 +104,6 @@ def report_str(obj: object) -> str:
         return epilogue_text(obj)
     if name == "MlirValidation":
         return validate_mlir_text(obj)
+    if name == "InlineReport":
+        return inline_text(obj)
     return repr(obj)

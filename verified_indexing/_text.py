@@ -1,13 +1,13 @@
 """The command line's text for results whose text is not a method of their own class: written once, used by
-the command (``invert``, ``fuse-epilogue``, ``validate-mlir``) and by the result's ``str()``, so the two
-cannot drift apart (tests/test_reprs.py compares them)."""
+the command (``invert``, ``fuse-epilogue``, ``validate-mlir``, ``inline``, ``reverse-inline``) and by the
+result's ``str()``, so the two cannot drift apart (tests/test_reprs.py compares them)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["invert_text", "epilogue_text", "validate_mlir_text", "checks_text"]
+__all__ = ["invert_text", "epilogue_text", "validate_mlir_text", "checks_text", "inline_head", "inline_text"]
 
 
 def _point(p: tuple[int, ...]) -> str:
@@ -91,4 +91,33 @@ def validate_mlir_text(r: Any) -> str:
     lines += [f"  note: {n}" for n in r.notes]
     if not r.fused:
         lines.append("  the pass fused nothing")
+    return "\n".join(lines)
+
+
+def inline_head(rep: Any) -> str:
+    """``inline B: inlined when N <= 2`` (the condition whenever there is one) or ``inline B: refused: why``."""
+    if rep.status != "inlined":
+        return f"inline {rep.block}: {rep.status}: {rep.reason}"
+    if rep.when:
+        return f"inline {rep.block}: inlined when {rep.when}"
+    every = rep.reason.removeprefix("all checks proved ")
+    return f"inline {rep.block}: inlined" + (f" {every}" if every.startswith("for every") else "")
+
+
+def inline_text(rep: Any, fmt: Callable[[Any], str] | None = None) -> str:
+    """``verified-indexing inline``'s text (``reverse-inline``'s for a report of
+    :func:`~verified_indexing.legality.reverse_inline.reverse_compute_inline`): the head, the checks, the new
+    program (``fmt``: how it is printed, by default as CINN IR)."""
+    from verified_indexing.legality.cinn_ir import format_program
+
+    if getattr(rep, "kind", "inline") == "reverse-inline":
+        into = f" into {rep.consumers[0]}" if rep.consumers else ""
+        lines = [f"reverse-inline {rep.block}{into}: {rep.status}"
+                 + ("" if rep.status == "inlined" else f": {rep.reason}"), *checks_text(rep.checks)]
+    else:
+        lines = [inline_head(rep)]
+        lines += [f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else "")
+                  for c in rep.checks]
+    if rep.program is not None:
+        lines.append((fmt or format_program)(rep.program))
     return "\n".join(lines)

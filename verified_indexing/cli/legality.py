@@ -241,23 +241,17 @@ def run_inline(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rep.to_json())
         return rep.exit_code
-    print(_inline_head(rep))
-    for c in rep.checks:
-        line = f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else "")
-        print(line)
-    if rep.program is not None:
-        print(format_like_input(rep.program, text))
+    from verified_indexing._text import inline_text
+
+    print(inline_text(rep, lambda p: format_like_input(p, text)))
     return rep.exit_code
 
 
 def _inline_head(rep: InlineReport) -> str:
     """``inline B: inlined when N <= 2`` (the condition whenever there is one) or ``inline B: refused: why``."""
-    if rep.status != "inlined":
-        return f"inline {rep.block}: {rep.status}: {rep.reason}"
-    if rep.when:
-        return f"inline {rep.block}: inlined when {rep.when}"
-    every = rep.reason.removeprefix("all checks proved ")
-    return f"inline {rep.block}: inlined" + (f" {every}" if every.startswith("for every") else "")
+    from verified_indexing._text import inline_head
+
+    return inline_head(rep)
 
 
 def _run_inline_all(program: Stmt, args: argparse.Namespace, text: str = "") -> int:
@@ -315,11 +309,9 @@ def run_reverse_inline(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rep.to_json())
         return rep.exit_code
-    into = f" into {rep.consumers[0]}" if rep.consumers else ""
-    print(f"reverse-inline {rep.block}{into}: {rep.status}" + ("" if rep.status == "inlined" else f": {rep.reason}"))
-    _print_checks(rep.checks)
-    if rep.program is not None:
-        print(format_like_input(rep.program, text))
+    from verified_indexing._text import inline_text
+
+    print(inline_text(rep, lambda p: format_like_input(p, text)))
     return rep.exit_code
 
 

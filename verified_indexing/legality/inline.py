@@ -138,10 +138,19 @@ class InlineReport:
     #: ``program`` is then valid under it and guarded by it); ``""`` for every size.
     when: str = ""
     condition: Any = field(default=None, compare=False, repr=False)
+    #: ``"inline"`` (:func:`compute_inline`) or ``"reverse-inline"`` (:func:`~verified_indexing.legality.
+    #: reverse_inline.reverse_compute_inline`): which command's text ``str()`` is.
+    kind: str = field(default="inline", compare=False)
 
     @property
     def exit_code(self) -> int:
         return {"inlined": 0, "refused": 1, "unknown": 2}[self.status]
+
+    def __str__(self) -> str:
+        """The command line's text (see :func:`verified_indexing._repr.report_str`)."""
+        from verified_indexing._repr import report_str
+
+        return report_str(self)
 
     def __repr__(self) -> str:
         from verified_indexing._repr import report_repr

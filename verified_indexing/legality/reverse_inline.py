@@ -106,7 +106,7 @@ def reverse_compute_inline(
     producer's name. Raises :class:`VerifiedIndexingError` when there is no such block."""
     original = program
     program, fits = int64_guard(program)
-    rep = _reverse_compute_inline(program, block, outputs, timeout)
+    rep = replace(_reverse_compute_inline(program, block, outputs, timeout), kind="reverse-inline")
     if rep.program is None or not fits:
         return rep
     return replace(rep, program=_strip_guard(rep, fits).program) if original is not program else rep
