@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from verified_indexing.cli._common import add_inputs, add_timeout, looks_like_map, print_json, read_input, read_inputs
@@ -17,7 +16,7 @@ from verified_indexing.errors import UnsupportedError, VerifiedIndexingError
 
 if TYPE_CHECKING:  # the legality modules load when a command runs (a fast --help)
     from verified_indexing.legality.cinn_ir import Stmt
-    from verified_indexing.legality.inline import InlineCheck, InlineReport
+    from verified_indexing.legality.inline import InlineReport
 
 FUSE_EXAMPLES = """examples:
   verified-indexing fuse examples/mlir/transpose.mlir
@@ -272,13 +271,6 @@ def _run_inline_all(program: Stmt, args: argparse.Namespace, text: str = "") -> 
     if any(r.status == "unknown" for r in reports):
         return 2
     return 0
-
-
-def _print_checks(checks: Sequence[InlineCheck]) -> None:
-    for c in checks:
-        print(f"  [{c.status}] {c.name}" + (f" ({c.engine})" if c.engine and c.engine != "syntax" else ""))
-        if c.status != "proved" and c.detail:
-            print(f"    {c.detail}")
 
 
 def run_fuse_epilogue(args: argparse.Namespace) -> int:
