@@ -289,3 +289,25 @@ def test_the_command_is_found_from_the_type_or_asked_for() -> None:
         to_json_text([])
     with pytest.raises(ValueError, match="no command prints a int"):
         to_json_text(3)
+
+
+def test_python_values_are_the_command_lines_json_read_back() -> None:
+    """to_json_data (and an analysis's to_json()) is json.loads of the command's output: null, never ""."""
+    from verified_indexing import analyze, check_rule, to_json_data
+
+    def no_empty(v: object) -> bool:
+        if isinstance(v, dict):
+            return all(no_empty(x) for x in v.values())
+        if isinstance(v, list):
+            return all(no_empty(x) for x in v)
+        return v != ""
+
+    v = check_rule(RULE, where="c0 > 0, c1 > 0")
+    cli = json.loads(_cli("check-rule", RULE, "--where", "c0 > 0, c1 > 0"))
+    data = to_json_data(v, "check-rule", no_timing=True)
+    assert data == {k: x for k, x in cli.items() if k not in ("schema", "command")} and data["reason"] is None
+    a = analyze(SOFTMAX)
+    cli = json.loads(_cli("analyze", str(SOFTMAX)))
+    assert to_json_data(list(a), "analyze", no_timing=True) == {k: x for k, x in cli.items()
+                                                                 if k not in ("schema", "command")}
+    assert no_empty(a.to_json()) and not no_empty([r.to_json() for r in a])  # a result's own to_json() has ""

@@ -24,6 +24,7 @@ _LAZY = {
     "audit": "verified_indexing.api",
     "check_rule": "verified_indexing.api",
     "fuse": "verified_indexing.api",
+    "to_json_data": "verified_indexing.serialize",
     "to_json_text": "verified_indexing.serialize",
     "CeilDiv": "verified_indexing.expr",
     "Const": "verified_indexing.expr",
@@ -204,7 +205,7 @@ if TYPE_CHECKING:
         parse_linalg_module,
         parse_program,
     )
-    from verified_indexing.serialize import to_json_text
+    from verified_indexing.serialize import to_json_data, to_json_text
 
     # ``simplify`` is the subpackage at run time, callable as the function (a function bound to the
     # name would shadow the subpackage): the type checker sees the function.
@@ -235,6 +236,7 @@ __all__ = [
     "audit",
     "check_rule",
     "to_json_text",
+    "to_json_data",
     "Analysis",
     "Fusions",
     "AuditReport",

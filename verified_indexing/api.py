@@ -103,10 +103,10 @@ class Analysis(Sequence["ComputationIndexing"]):
         return f"{format_results(self.results)}\n\n{line}" if self.results else line
 
     def to_json(self) -> dict[str, Any]:
-        """The fields of ``analyze --json`` (without ``schema`` and ``command``)."""
-        from verified_indexing.serialize import analyze_json
+        """The fields of ``analyze --json`` (without ``schema`` and ``command``; absent values None)."""
+        from verified_indexing.serialize import analyze_json, to_json_data
 
-        return analyze_json(self.results, self.seconds, self.not_reached)
+        return to_json_data(analyze_json(self.results, self.seconds, self.not_reached), "analyze")
 
     def to_json_text(self, *, no_timing: bool = False) -> str:
         """The bytes ``verified-indexing analyze FILE --json`` prints (``no_timing``: as with ``--no-timing``)."""
@@ -202,10 +202,10 @@ class Fusions(Sequence["FusionReport"]):
         return head + "\n\n".join(format_report(r) for r in self.reports)
 
     def to_json(self) -> dict[str, Any]:
-        """The fields of ``fuse --json`` (one pair's report, or several under ``results``)."""
-        from verified_indexing.serialize import json_value
+        """The fields of ``fuse --json`` (one pair's report, or several under ``results``; absent values None)."""
+        from verified_indexing.serialize import to_json_data
 
-        return json_value(self.reports, "fuse", note=self.nothing)
+        return to_json_data(self.reports, "fuse", note=self.nothing)
 
     def to_json_text(self, *, no_timing: bool = False) -> str:
         """The bytes ``verified-indexing fuse FILE --json`` prints."""
@@ -284,10 +284,10 @@ class AuditReport(Sequence["AuditResult"]):
         return format_audit(self.results)
 
     def to_json(self) -> dict[str, Any]:
-        """The fields of ``audit --json``."""
-        from verified_indexing.serialize import json_value
+        """The fields of ``audit --json`` (absent values None)."""
+        from verified_indexing.serialize import to_json_data
 
-        return json_value(self.results, "audit")
+        return to_json_data(self.results, "audit")
 
     def to_json_text(self, *, no_timing: bool = False) -> str:
         """The bytes ``verified-indexing audit MODULE CLAIMS --json`` prints."""

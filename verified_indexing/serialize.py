@@ -22,6 +22,7 @@ __all__ = [
     "affine_map_to_json",
     "indexing_map_to_affine_map",
     "to_json_text",
+    "to_json_data",
     "json_value",
     "json_text",
     "command_of",
@@ -246,6 +247,18 @@ def json_text(value: Any, command: str | None, *, no_timing: bool | None = None)
     from verified_indexing.cli._common import envelope
 
     return json.dumps(envelope(value, command=command, no_timing=no_timing), indent=2) + "\n"
+
+
+def to_json_data(result: Any, command: str | None = None, *, no_timing: bool = False, **context: Any) -> dict[str, Any]:
+    """What ``verified-indexing COMMAND --json`` prints for ``result``, as Python values (``json.loads`` of
+    :func:`to_json_text` without ``schema`` and ``command``): an absent value is None (the command's
+    ``null``; a result's own ``to_json()`` may hold ``""``), a non-finite number its text."""
+    from verified_indexing.cli._common import envelope
+
+    command = command or command_of(result)
+    data = envelope(json_value(result, command, **context), command=command, no_timing=no_timing)
+    del data["schema"], data["command"]
+    return data
 
 
 def to_json_text(result: Any, command: str | None = None, *, no_timing: bool = False, **context: Any) -> str:
