@@ -310,4 +310,4 @@ def test_python_values_are_the_command_lines_json_read_back() -> None:
     cli = json.loads(_cli("analyze", str(SOFTMAX)))
     assert to_json_data(list(a), "analyze", no_timing=True) == {k: x for k, x in cli.items()
                                                                  if k not in ("schema", "command")}
-    assert no_empty(a.to_json()) and not no_empty([r.to_json() for r in a])  # a result's own to_json() has ""
+    assert no_empty(a.to_json())
