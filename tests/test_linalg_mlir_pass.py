@@ -213,3 +213,21 @@ def test_mlir_keeps_that_result_too_and_its_fused_op_is_proved() -> None:
     r = validate_mlir(LOOP_SIZE)
     assert "%2:2 = linalg.generic" in r.after or re.search(r"%\w+:2 = linalg\.generic", r.after)
     assert [f.status for f in r.fused] == ["proved"], [f.reason for f in r.fused]
+
+
+@needs_iree
+@pytest.mark.parametrize("case", ["fill", "fill with another use"])
+def test_the_op_the_fill_was_folded_into_is_proved(case: str) -> None:
+    """FoldFillWithGenericOp puts the fill's constant into the consumer's payload:
+    validate-mlir reads the fill's constant scalar as that constant (it was an
+    unknown operand, so the whole-op proof was 'refuted' and the op unknown)."""
+    from verified_indexing.mlir_driver import validate_mlir
+
+    # the fill read second: MLIR's constant stays on the right (the whole-op proof assumes no commutativity)
+    text = CASES[case][0].replace('ins(%f, %y : ', 'ins(%y, %f : ')
+    assert text != CASES[case][0]
+    r = validate_mlir(text)
+    assert [f.status for f in r.fused] == ["proved"], [f.reason for f in r.fused]
+    assert r.oracle_runs == 3 and r.exit_code == 0
+    # the decision observed: the fill was folded (also when it stays for its other use)
+    assert [(d.predicted, d.fused, d.decided_by) for d in r.decisions] == [(True, True, "FoldFillWithGenericOp")]

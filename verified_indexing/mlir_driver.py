@@ -545,6 +545,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             return a
         return dataclasses.replace(a, inputs=tuple(ops_[:len(a.inputs)]), outputs=tuple(ops_[len(a.inputs):]))
 
+    folded_pairs: set[tuple[str, str]] = set()
     kept_same: set[str] = set()
     for a in aops:
         if a.name not in b_by_name:
@@ -565,7 +566,9 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
                                             "an op of the pass's output with no counterpart in the input (its "
                                             "location matches no op)"))
             continue
-        absorbed = _absorbed(c, bdef, vanished)
+        folded = _folded_fills(a, c, bdef, vanished)
+        folded_pairs.update((q.name, c.name) for q in folded)
+        absorbed = _absorbed(c, bdef, vanished) + folded
         if not absorbed:
             w = refuted_at.get(a.name)
             if w is not None:  # an op the pass kept computes something else: report it too
@@ -585,8 +588,9 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
                         "init, or its map does not write every element"))
             continue
         chk = _check_fused(_with_constants(a, consts), _with_constants(c, consts),
-                           [_with_constants(p, consts) for p in absorbed], bdef, before, timeout, empties,
-                           {m.group(1) for m in _EMPTY_ANY.finditer(before)})
+                           [_constant_scalars(_with_constants(p, consts), consts) for p in absorbed], bdef, before,
+                           timeout, empties, {m.group(1) for m in _EMPTY_ANY.finditer(before)},
+                           folded={q.name for q in folded})
         w = refuted_at.get(a.name) or next((refuted_at[r] for r in a.results if r in refuted_at), None)
         if w is not None:
             w = _recheck(w, a, c, absorbed, bdef, before, after)
@@ -634,7 +638,8 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     for p, c, k in cands:
         dec = pass_decision(p, c, k, producer_uses(before, p, bops))
-        res.decisions.append(Decision(p.name, c.name, dec.fuses, p.name in absorbed_all, dec.why, dec.decided_by))
+        observed = p.name in absorbed_all or (p.name, c.name) in folded_pairs
+        res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
 
     # pairs the pass left alone that the project proves legal
     for p, c, k in cands:
@@ -814,6 +819,35 @@ def _with_constants(op: Any, consts: dict[str, str]) -> Any:
     return dataclasses.replace(op, payload=op.payload[:header.end()] + lines + body)
 
 
+def _constant_scalars(op: Any, consts: dict[str, str]) -> Any:
+    """``op`` with each scalar input that is a scalar ``arith.constant`` of the
+    function (a ``linalg.fill``'s value, say) defined in its payload instead of
+    read as an operand: the pass's fused op holds the constant itself
+    (``FoldFillWithGenericOp`` then constant folding), and the whole-op proof
+    treats an operand as an unknown value."""
+    from verified_indexing.legality.linalg_ir import _BLOCK_RE
+
+    header = _BLOCK_RE.search(op.payload)
+    if header is None or len(op.block_args) != len(op.operands):
+        return op
+    drop = [i for i, o in enumerate(op.inputs) if o.type.kind == "scalar" and o.value in consts]
+    if not drop:
+        return op
+    body = op.payload[header.end():]
+    defs = ""
+    for i in drop:
+        fresh = f"%h_k{i}"
+        body = re.sub(re.escape(op.block_args[i]) + r"(?![\w$.-])", fresh, body)
+        defs += f"\n    {fresh} = {consts[op.inputs[i].value]}"
+    keep = [i for i in range(len(op.operands)) if i not in drop]
+    names = [op.block_args[i] for i in keep]
+    types = [op.operands[i].type.element for i in keep]
+    hdr = "^bb0(" + ", ".join(f"{n}: {t}" for n, t in zip(names, types)) + "):"
+    payload = op.payload[:header.start()] + hdr + defs + body
+    inputs = tuple(o for i, o in enumerate(op.inputs) if i not in drop)
+    return dataclasses.replace(op, inputs=inputs, payload=payload, block_args=tuple(names))
+
+
 def _preserved_last(a: Any, c: Any, absorbed: Sequence[Any], empties: set[str], before_empties: set[str]
                     ) -> tuple[Any, list[str]] | None:
     """MLIR's fused op returns the producer results it preserves first; the
@@ -903,6 +937,19 @@ def _folded_chain(c: Any, absorbed: Sequence[Any], before: str, timeout: float) 
                      "compute what they compute, every size)")
 
 
+def _folded_fills(a: Any, c: Any, bdef: dict[str, Any], vanished: set[str]) -> list[Any]:
+    """The ``linalg.fill``s the input op ``c`` reads as inputs that the pass's op
+    ``a`` (same location) no longer reads, though they stay (another use):
+    ``FoldFillWithGenericOp`` folded them into ``a``."""
+    out: list[Any] = []
+    for o in c.inputs:
+        p = bdef.get(o.value)
+        if (p is not None and p.kind == "linalg.fill" and p.name not in vanished and all(p is not q for q in out)
+                and not any(x.value in p.results for x in a.operands)):
+            out.append(p)
+    return out
+
+
 def _writes_every_element(m: Any) -> bool:
     """Whether an output map's results are distinct loops (each of the tensor's
     dimensions is a loop of its size: every element is written)."""
@@ -913,8 +960,11 @@ def _writes_every_element(m: Any) -> bool:
 
 def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], before: str,
                  timeout: float, empties: set[str] = frozenset(),  # type: ignore[assignment]
-                 before_empties: set[str] = frozenset()) -> FusedCheck:  # type: ignore[assignment]
-    """The proof of MLIR's fused op ``a`` against ``c`` and the producers it absorbed."""
+                 before_empties: set[str] = frozenset(),  # type: ignore[assignment]
+                 folded: set[str] = frozenset()) -> FusedCheck:  # type: ignore[assignment]
+    """The proof of MLIR's fused op ``a`` against ``c`` and the producers it absorbed
+    (``folded``: fills folded into it that stay for their other uses: nothing of
+    theirs is returned by ``a``)."""
     from verified_indexing.legality.linalg import check_fusion, fused_generic_text, results_used_elsewhere, semantics
     from verified_indexing.legality.linalg_ir import parse_linalg
     from verified_indexing.legality.linalg_semantics import prove_fused_equivalent
@@ -941,7 +991,7 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
         k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
         if sum(1 for o in current.operands if o.value in p.results) == 1:
             remaining.remove(p)  # else: fused again through its next operand, as the pass does
-        keep = results_used_elsewhere(before, p, c, k) if current is c else ()
+        keep = results_used_elsewhere(before, p, c, k) if current is c and p.name not in folded else ()
         if preserved and not remaining:
             keep = tuple(preserved)
         try:
