@@ -143,8 +143,12 @@ _CHILD = """
 import contextlib, json, os, resource, sys, time
 from verified_indexing.cli import main
 t = time.perf_counter()
+sys.argv = ["verified-indexing", "analyze", *sys.argv[1:]]  # the command line's own entry point
 with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
-    code = main(["analyze", *sys.argv[1:]])
+    try:
+        code = main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
 seconds = time.perf_counter() - t
 print(json.dumps({"code": code, "seconds": seconds,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), file=sys.stderr)
@@ -178,6 +182,16 @@ def _slope(xs: list[float], ys: list[float]) -> float:
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
     den = sum((x - mx) ** 2 for x in lx)
     return sum((x - mx) * (y - my) for x, y in zip(lx, ly)) / den if den else float("nan")
+
+
+_LIVE: list[bool] = []
+"""Set by ``--real``: each line of :func:`real_models` is printed as soon as it is measured."""
+
+
+def _say(lines: list[str], line: str) -> None:
+    lines.append(line)
+    if _LIVE:
+        print(line, flush=True)
 
 
 def real_models(sizes: list[int] | None = None) -> list[str]:
@@ -219,7 +233,7 @@ def real_models(sizes: list[int] | None = None) -> list[str]:
                     if not optimized:
                         xs.append(nbytes)
                         ys.append(m["seconds"])
-                    lines.append(
+                    _say(lines,
                         f"  {kind:<5} {'optimized' if optimized else 'unoptimized':<11} {layers:>4} layers "
                         f"{nbytes / 1e6:6.2f} MB: command {m['seconds']:6.2f} s, process {m['wall']:6.2f} s, "
                         f"peak {m['peak_mb']:6.0f} MB, exit {int(m['code'])}"
@@ -227,7 +241,7 @@ def real_models(sizes: list[int] | None = None) -> list[str]:
                     if not optimized and size >= (1 << 20):  # the entry composed: the explicit choice
                         e = _measure(path, "--computation", "ENTRY")
                         worst_s, worst_mb = max(worst_s, e["wall"]), max(worst_mb, e["peak_mb"])
-                        lines.append(
+                        _say(lines,
                             f"  {kind:<5} {'--computation ENTRY':<23} {nbytes / 1e6:6.2f} MB: command "
                             f"{e['seconds']:6.2f} s, process {e['wall']:6.2f} s, peak {e['peak_mb']:6.0f} MB, "
                             f"exit {int(e['code'])}"
@@ -405,8 +419,12 @@ def _nesting() -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--real":  # only the real-model-sized modules (sizes in KB)
-        for line in real_models([int(x) << 10 for x in sys.argv[2].split(",") if x]):
-            print(line, flush=True)
+        _LIVE.append(True)
+        found = real_models([int(x) << 10 for x in sys.argv[2].split(",") if x])
+        for line in found:
+            if "growth exponent" in line or "the same from" in line or "worst:" in line or "skipped" in line \
+                    or "failed" in line or line.startswith("real-model"):
+                print(line, flush=True)
         sys.exit(0)
     if len(sys.argv) > 2 and sys.argv[1] == "--llama":
         LLAMA_LAYERS = [int(x) for x in sys.argv[2].split(",") if x]

@@ -142,6 +142,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+GC_THRESHOLDS = (50_000, 10, 10)
+"""The cyclic garbage collector's thresholds in a command-line process (Python's: 700, 10, 10). A
+large input (an HLO module of millions of objects, all alive until the command ends) made the default
+collections scan the whole heap again and again: ``analyze`` of a 4.5 MB unoptimized module spent
+a third of its time in the collector and its time grew as size^1.4 from 1 MB up; with these, 3.7 s
+instead of 5.4 s, linear, the same peak memory (225 MB)."""
+
+
+def _tune_gc() -> None:
+    """:data:`GC_THRESHOLDS` for this process (the command line's entry point only: a library caller
+    keeps its own)."""
+    import gc
+
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def main(argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None) -> int:
     """Run the command line; returns the exit code (also used as the entry point). ``parser``: one
     :func:`build_parser` made earlier (a batch worker answers many questions with one; building it costs
@@ -149,6 +165,8 @@ def main(argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser |
     from verified_indexing.cli._common import OUTPUT, OutputOptions
 
     parser = build_parser() if parser is None else parser
+    if argv is None:
+        _tune_gc()
     tokens = list(sys.argv[1:] if argv is None else argv)
     _TOKENS[:] = [tokens]
     try:
