@@ -192,3 +192,63 @@ def test_an_expanded_op_that_also_absorbed_a_producer_is_proved() -> None:
     bad = after.replace(m.group(), f"arith.addf {m.group(1)}, {m.group(1)}", 1)
     r2 = validate_output(before, bad)
     assert r2.exit_code == 1 and any(f.status == "refuted" for f in r2.fused)
+
+
+THROUGH = """func.func @f(%x: tensor<8xf32>, %y: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+       iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32> loc("p")
+  %ex = tensor.expand_shape %1 [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+       affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+       ins(%ex, %y : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32> loc("c")
+  return %2 : tensor<2x4xf32>
+}
+"""
+
+
+def test_fuse_finds_and_decides_the_pair_through_an_expand_shape() -> None:
+    """Issue 24 item 2: the pair %1 -> tensor.expand_shape -> %2 is found (it was
+    'no producer-consumer pair') and decided: legal, the fused op reading %x through
+    the linearized map. Oracle: numpy (x*x reshaped, minus y) against the fused op
+    run by the interpreter."""
+    import json
+
+    from tests.test_cli_io import assert_valid, run
+
+    code, out, err = run("fuse", "-", "--json", stdin=THROUGH)
+    assert code == 0, err
+    data = json.loads(out)
+    assert_valid(data)
+    assert data["through_reshape"] == "%ex" and data["status"] == "legal"
+    assert data["mlir"]["pass"]["decided_by"] == "reshape propagation" and data["mlir"]["pass"]["fuses"]
+    (fop,) = parse_linalg(data["fused"]["mlir"], strict=True)
+    (xin,) = [o for o in fop.inputs if o.value == "%x"]
+    assert "d0 * 4 + d1" in str(xin.map), xin.map
+    x, y = np.arange(8.0) - 3, np.arange(8.0).reshape(2, 4) * 2
+    got = run_ops([fop], {"%x": x, "%y": y, "%e2": np.zeros((2, 4))})["%fused"]
+    assert np.array_equal(got, (x * x).reshape(2, 4) - y)
+    code, out, _ = run("fuse", "-", stdin=THROUGH)
+    assert "(operand #0: %1 through tensor.expand_shape %ex)" in out
+
+
+@needs_iree
+def test_the_pass_fuses_the_pair_through_the_expand_shape_too() -> None:
+    """MLIR's pass propagates the reshape above %1 and fuses: one op is left, at the
+    consumer's location, reading %x's expansion (the decision the column states)."""
+    after = run_iree_opt(THROUGH, ["--linalg-fuse-elementwise-ops", "--mlir-print-debuginfo",
+                                   "--mlir-print-local-scope"])
+    assert after.count("linalg.generic") == 1 and 'loc("c")' in after and 'loc("p")' not in after.split(
+        "linalg.generic", 1)[1].split("->", 1)[0]
+    r = validate_mlir(THROUGH)
+    assert [f.status for f in r.fused] == ["proved"] and r.fused[0].replaced, [f.reason for f in r.fused]
+    assert [(d.predicted, d.fused, d.decided_by) for d in r.decisions] == [(True, True, "reshape propagation")]

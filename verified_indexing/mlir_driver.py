@@ -447,7 +447,10 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     from verified_indexing.legality.linalg import fusion_candidates
 
     cands = fusion_candidates(bops)
-    res.pairs = len({(id(p), id(c)) for p, c, _ in cands})
+    from verified_indexing.legality.linalg import reshape_candidates
+
+    through = reshape_candidates(before, bops)  # pairs through a tensor.expand_shape
+    res.pairs = len({(id(p), id(c)) for p, c, _ in cands}) + len({(id(p), c.name) for p, c, _, _ in through})
     bdef = {r: op for op in bops for r in op.results}
     b_by_name = {op.name: op for op in bops}
     a_names = {op.name for op in aops}
@@ -546,6 +549,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
         return dataclasses.replace(a, inputs=tuple(ops_[:len(a.inputs)]), outputs=tuple(ops_[len(a.inputs):]))
 
     folded_pairs: set[tuple[str, str]] = set()
+    reshaped_values = {r for a in aops if a.name in reshaped for r in a.results}
     kept_same: set[str] = set()
     for a in aops:
         if a.name not in b_by_name:
@@ -568,6 +572,10 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             continue
         folded = _folded_fills(a, c, bdef, vanished)
         folded_pairs.update((q.name, c.name) for q in folded)
+        # a producer the pass fused through a tensor.expand_shape: the input op and the pass's op both read
+        # through the collapsed maps (exact rewrites), so the pair is checked as any other
+        c, a, via = _read_through_reshapes(c, a, bdef, vanished, bexp, aexp, reshaped_values)
+        folded_pairs.update(via)
         absorbed = _absorbed(c, bdef, vanished) + folded
         if not absorbed:
             w = refuted_at.get(a.name)
@@ -639,6 +647,12 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     for p, c, k in cands:
         dec = pass_decision(p, c, k, producer_uses(before, p, bops))
         observed = p.name in absorbed_all or (p.name, c.name) in folded_pairs
+        res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
+    from verified_indexing.legality.linalg import reshape_decision
+
+    for p, c, k, _ in through:
+        dec = reshape_decision(p, c, k, producer_uses(before, p, bops))
+        observed = (p.name, c.name) in folded_pairs
         res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
 
     # pairs the pass left alone that the project proves legal
@@ -935,6 +949,34 @@ def _folded_chain(c: Any, absorbed: Sequence[Any], before: str, timeout: float) 
         current = dataclasses.replace(fop, results=c.results, name=c.name)
     return current, (f"the project's fused op of {', '.join(p.name for p in absorbed)} into {c.name} (proven to "
                      "compute what they compute, every size)")
+
+
+def _read_through_reshapes(c: Any, a: Any, bdef: dict[str, Any], vanished: set[str], bexp: Mapping[str, Any],
+                           aexp: Mapping[str, Any], reshaped_values: set[str]) -> tuple[Any, Any, set[tuple[str, str]]]:
+    """``c`` reading each ``tensor.expand_shape`` of a vanished producer's result
+    through the collapsed map instead, and ``a`` reading each ``expand_shape`` of
+    the pass's output whose source is a value of the input (not an op the pass
+    rewrote over other shapes) the same way (:func:`~verified_indexing.legality.linalg_reshape.read_through`);
+    and the (producer, consumer) pairs so joined."""
+    from verified_indexing.legality.linalg_reshape import read_through
+
+    via: set[tuple[str, str]] = set()
+    if any(o.value in bexp for o in c.operands):
+        for k, o in enumerate(c.operands):
+            f = bexp.get(o.value)
+            p = bdef.get(f.source) if f is not None else None
+            if f is None or p is None or p.name not in vanished:
+                continue
+            ri = p.results.index(f.source)
+            if ri < len(p.result_types) and tuple(p.result_types[ri].shape) == f.source_shape:
+                c = read_through(c, k, f, p.result_types[ri])
+                via.add((p.name, c.name))
+    if via:
+        for k, o in enumerate(a.operands):
+            f = aexp.get(o.value)
+            if f is not None and f.source not in reshaped_values:
+                a = read_through(a, k, f)
+    return c, a, via
 
 
 def _folded_fills(a: Any, c: Any, bdef: dict[str, Any], vanished: set[str]) -> list[Any]:

@@ -54,7 +54,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "printed fused op, read back, computes what the pair computed. Named ops (transpose, broadcast, matmul...) "
         "are read as their equivalent generics; other linalg ops are listed as skipped. MLIR's pass's whole decision "
         "in the function ('MLIR's pass in this function', JSON mlir.pass) names what decided: the canonicalization "
-        "dropping an unread input, FoldFillWithGenericOp, areElementwiseOpsFusable, or the one-use control function. "
+        "dropping an unread input, FoldFillWithGenericOp, areElementwiseOpsFusable, the one-use control function, or "
+        "reshape propagation for a pair through a tensor.expand_shape (also checked: the consumer reads the "
+        "producer's result through the collapsed map). "
         "Without "
         "--producer/--consumer every producer-consumer pair of the file is checked, each consumer operand that "
         "reads the producer separately; SSA names are resolved as MLIR scopes them (each function and each "
@@ -173,11 +175,16 @@ def _name(s: str | None) -> str | None:
 
 
 def run_fuse(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from verified_indexing.legality.linalg import (
         check_fusion,
         format_report,
         fusion_candidates,
         in_context,
+        producer_uses,
+        reshape_candidates,
+        reshape_decision,
         results_used_elsewhere,
     )
     from verified_indexing.legality.linalg_ir import parse_linalg_module
@@ -194,11 +201,14 @@ def run_fuse(args: argparse.Namespace) -> int:
     for n in (prod, cons):
         if n is not None and n not in by_name:
             raise VerifiedIndexingError(f"no linalg op named {n} (ops: {', '.join(by_name)})")
-    cands = [
-        (p, c, k)
-        for p, c, k in fusion_candidates(ops)
-        if (prod is None or p.name == prod) and (cons is None or c.name == cons)
-    ]
+    # direct pairs, and pairs through a tensor.expand_shape (the consumer reading the producer's result
+    # through the collapsed map), in program order
+    every = [(p, c, k, "") for p, c, k in fusion_candidates(ops)] + reshape_candidates(text, ops)
+    cands = sorted(
+        ((p, c, k, via) for p, c, k, via in every
+         if (prod is None or p.name == prod) and (cons is None or c.name == cons)),
+        key=lambda t: (t[1].offset, t[0].offset, t[2]),
+    )
     if not cands and (prod is not None or cons is not None):
         raise VerifiedIndexingError("no producer-consumer pair of linalg ops matches")
     if not cands:
@@ -215,8 +225,15 @@ def run_fuse(args: argparse.Namespace) -> int:
         else:
             print("\n".join([*notes, line]))
         return 2 if module.skipped else 0
-    reports = [in_context(check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k)), text, ops)
-               for p, c, k in cands]
+    reports = []
+    for p, c, k, via in cands:
+        rep = check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k))
+        if via:
+            rep = replace(rep, through_reshape=via,
+                          pass_decision=reshape_decision(p, c, k, producer_uses(text, p, ops)))
+        else:
+            rep = in_context(rep, text, ops)
+        reports.append(rep)
     if args.json:
         for n in notes:
             print(f"note: {n}", file=sys.stderr)

@@ -85,6 +85,8 @@ __all__ = [
     "pass_decision",
     "producer_uses",
     "in_context",
+    "reshape_candidates",
+    "reshape_decision",
     "check_fusion",
     "fusion_pairs",
     "fusion_candidates",
@@ -127,7 +129,8 @@ class MlirVerdict:
         return next((c.name for c in self.checks if not c.ok), None)
 
 
-PassStep = Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function"]
+PassStep = Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function",
+                   "reshape propagation"]
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,7 @@ class FusionReport:
     condition_constraints: tuple[tuple[AffineExpr, Interval], ...] = ()
     second_check: Obligation | None = None
     pass_decision: PassDecision | None = None
+    through_reshape: str | None = None  # the tensor.expand_shape the consumer reads the producer's result through
 
     def holds_at(self, sizes: Sequence[int]) -> bool:
         """Whether concrete sizes (in ``sizes.names`` order) satisfy the condition."""
@@ -230,6 +234,7 @@ class FusionReport:
             "consumer": self.consumer.name,
             "consumer_op": self.consumer.kind,
             "scope": self.consumer.function or None,
+            "through_reshape": self.through_reshape,
             "fused_operand": self.operand_index,
             "mlir": {
                 "fusable": self.mlir.fusable,
@@ -455,6 +460,83 @@ def in_context(rep: FusionReport, text: str, ops: Sequence[GenericOp] = ()) -> F
     of ``text``, the module its ops (``ops``, see :func:`producer_uses`) were read from."""
     return replace(rep, pass_decision=pass_decision(rep.producer, rep.consumer, rep.operand_index,
                                                     producer_uses(text, rep.producer, ops)))
+
+
+def reshape_candidates(text: str, ops: Sequence[GenericOp]) -> list[tuple[GenericOp, GenericOp, int, str]]:
+    """The pairs through a static ``tensor.expand_shape`` (issue 24 item 2): a
+    consumer operand reading ``%e = tensor.expand_shape %r`` of a producer result
+    ``%r``. Each is ``(producer, consumer', k, %e)`` where ``consumer'`` is the
+    consumer reading ``%r`` itself through the collapsed map (``%e[y]`` is
+    ``%r[lin(y)]``, ``lin`` the row-major linearization of each reassociation
+    group: an exact rewrite, so the pair is decided as any other)."""
+    from verified_indexing.legality._scanner import mask_mlir_noise
+    from verified_indexing.legality.linalg_ir import regions, scope_of
+    from verified_indexing.legality.linalg_reshape import expand_shapes, read_through
+
+    masked = mask_mlir_noise(text)
+    facts = expand_shapes(masked)
+    if not facts:
+        return []
+    regs = regions(masked)
+    scopes = [scope_of(regs, f.offset)[0] for f in facts]
+    out = []
+    for c in ops:
+        for k, o in enumerate(c.operands):
+            # the expand_shape c sees under that name: the last one before c in a region enclosing c
+            seen = [f for f, sc in zip(facts, scopes) if f.value == o.value and f.offset < c.offset
+                    and (sc[0] in c.scope if sc and c.scope else not c.scope)]
+            f = seen[-1] if seen else None
+            p = next((q for q in reversed(ops) if f is not None and f.source in q.results and q.offset < f.offset
+                      and c.sees(q)), None)
+            if f is None or p is None or p is c:
+                continue
+            ri = p.results.index(f.source)
+            if ri >= len(p.result_types) or tuple(p.result_types[ri].shape) != f.source_shape:
+                continue
+            cp = read_through(c, k, f, p.result_types[ri])
+            out.append((p, cp, k, o.value))
+    return out
+
+
+def reshape_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None
+                     ) -> PassDecision:
+    """MLIR's decision on a pair through a ``tensor.expand_shape``
+    (:func:`reshape_candidates`; ``consumer`` reads the producer's result through
+    the collapsed map): ``FoldReshapeWithGenericOpByExpansion`` moves the reshape
+    above the producer when the producer is a ``linalg.generic`` on tensors whose
+    maps are all projected permutations, the reshaped result's map has results,
+    all of them parallel loops, and the control function accepts (the producer
+    has one use: the reshape); the expanded producer then fuses into the consumer
+    when ``areElementwiseOpsFusable`` holds (checked here on the collapsed form,
+    an approximation: the expanded op's maps are not built)."""
+    operand = consumer.operands[operand_index]
+    r = producer.results.index(operand.value)
+    rmap = producer.outputs[r].map if r < len(producer.outputs) else None
+    ok = (producer.kind == "linalg.generic" and producer.has_pure_tensor_semantics and rmap is not None
+          and rmap.num_results > 0
+          and all(_is_projected_permutation(o.map) for o in producer.operands)
+          and all(isinstance(e, Dim) and producer.iterator_types[e.index] == "parallel" for e in rmap.results))
+    if not ok:
+        return PassDecision(False, "reshape propagation",
+                            "FoldReshapeWithGenericOpByExpansion does not apply (the producer is not a generic on "
+                            "tensors with projected-permutation maps whose reshaped result is indexed by parallel "
+                            "loops)", uses)
+    if uses is not None and uses != 1:
+        return PassDecision(False, "control function",
+                            f"the pass's control function moves a reshape above a producer with one use; "
+                            f"{producer.name} has {uses}", uses)
+    d = pass_decision(producer, consumer, operand_index, 1)
+    if not d.fuses:
+        return replace(d, why=f"the reshape is propagated, then {d.why}", uses=uses)
+    return PassDecision(True, "reshape propagation",
+                        "FoldReshapeWithGenericOpByExpansion moves the tensor.expand_shape above the producer "
+                        "(expanded iteration space), which then fuses into the consumer", uses)
+
+
+def _is_projected_permutation(m: AffineMap) -> bool:
+    """MLIR's ``AffineMap::isProjectedPermutation()`` (no zero results allowed): distinct dims only."""
+    dims = [e.index for e in m.results if isinstance(e, Dim)]
+    return len(dims) == len(m.results) and len(set(dims)) == len(dims)
 
 
 # ---------------------------------------------------------------------------
@@ -1436,7 +1518,9 @@ def format_report(rep: FusionReport) -> str:
     """The human-readable report printed by ``verified-indexing fuse``."""
     op = rep.consumer.operands[rep.operand_index]
     where = f" in {rep.consumer.function}" if rep.consumer.function else ""
-    lines = [f"fuse {rep.producer.name} into {rep.consumer.name}{where} (operand #{rep.operand_index}: {op.value})"]
+    through = f" through tensor.expand_shape {rep.through_reshape}" if rep.through_reshape else ""
+    lines = [f"fuse {rep.producer.name} into {rep.consumer.name}{where} (operand #{rep.operand_index}: {op.value}"
+             f"{through})"]
     if rep.mlir.fusable:
         lines.append("MLIR: fusable")
     else:

@@ -35,12 +35,13 @@ import itertools
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from verified_indexing.errors import MapError, VerifiedIndexingError
+from verified_indexing.legality._mlir_text import ShapedType
 from verified_indexing.legality.linalg_ir import _BLOCK_RE, GenericOp, loop_bounds
 
-__all__ = ["Expansion", "expand_shape_facts", "check_expanded", "ENUMERATION_LIMIT"]
+__all__ = ["Expansion", "expand_shape_facts", "expand_shapes", "check_expanded", "read_through", "ENUMERATION_LIMIT"]
 
 ENUMERATION_LIMIT = 50_000
 """The most iteration points :func:`check_expanded` enumerates."""
@@ -60,6 +61,7 @@ class Expansion:
     groups: tuple[tuple[int, ...], ...]
     shape: tuple[int, ...]  # the expanded shape (value's)
     source_shape: tuple[int, ...]
+    offset: int = -1  # where the expand_shape is in its text
 
     def collapse(self, y: Sequence[int]) -> tuple[int, ...]:
         """The source element of expanded element ``y``."""
@@ -81,8 +83,15 @@ def _shape(t: str) -> tuple[int, ...] | None:
 
 
 def expand_shape_facts(text: str) -> dict[str, Expansion]:
-    """Every static ``tensor.expand_shape`` of ``text``: its value -> :class:`Expansion`."""
-    out: dict[str, Expansion] = {}
+    """Every static ``tensor.expand_shape`` of ``text``: its value -> :class:`Expansion`
+    (values unique in the text, as ``iree-opt --mlir-print-unique-ssa-ids`` prints
+    them; a name defined twice keeps its last definition: see :func:`expand_shapes`)."""
+    return {f.value: f for f in expand_shapes(text)}
+
+
+def expand_shapes(text: str) -> list[Expansion]:
+    """Every static ``tensor.expand_shape`` of ``text``, in order, with its offset."""
+    out: list[Expansion] = []
     for m in _EXPAND.finditer(text):
         try:
             groups = tuple(tuple(int(d) for d in g) for g in json.loads(m.group(3)))
@@ -95,7 +104,7 @@ def expand_shape_facts(text: str) -> dict[str, Expansion]:
             continue
         if any(_prod(dst[d] for d in g) != s for g, s in zip(groups, src)):
             continue
-        out[m.group(1)] = Expansion(m.group(1), m.group(2), groups, dst, src)
+        out.append(Expansion(m.group(1), m.group(2), groups, dst, src, m.start(1)))
     return out
 
 
@@ -207,3 +216,24 @@ def _holds(a: GenericOp, b: GenericOp, rel: Sequence[Expansion | None], groups: 
             if (f.collapse(ya) if f is not None else ya) != yb:
                 return False
     return True
+
+
+def read_through(op: GenericOp, k: int, fact: Expansion, source_type: ShapedType | None = None) -> GenericOp:
+    """``op`` with operand ``k`` (which reads ``fact.value``, an ``expand_shape``)
+    reading ``fact.source`` instead, through the collapsed map: ``value[y]`` is
+    ``source[lin(y)]`` with ``lin`` the row-major linearization of each group, so
+    the op reads the same elements (an exact rewrite)."""
+    from verified_indexing.affine_map import AffineMap
+    from verified_indexing.expr import AffineExpr, Const
+    o = op.operands[k]
+    results: list[AffineExpr] = []
+    for g in fact.groups:
+        e: AffineExpr = Const(0)
+        for d in g:
+            e = e * fact.shape[d] + o.map.results[d]
+        results.append(e)
+    t = source_type if source_type is not None else ShapedType(o.type.kind, fact.source_shape, o.type.element)
+    new = replace(o, value=fact.source, type=t, map=AffineMap(o.map.num_dims, o.map.num_symbols, results))
+    ops = list(op.operands)
+    ops[k] = new
+    return replace(op, inputs=tuple(ops[:len(op.inputs)]), outputs=tuple(ops[len(op.inputs):]))

@@ -371,7 +371,8 @@ class PassDecision(_S, kw_only=True):
     function)."""
 
     fuses: bool
-    decided_by: Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function"]
+    decided_by: Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function",
+                        "reshape propagation"]
     why: str
     producer_uses: int | None
 
@@ -435,6 +436,11 @@ class FuseReport(_S, kw_only=True):
         Meta(description="The function or isolated region holding the pair (@f, or 'flow.dispatch.workgroups "
              "at line 12')."),
     ] | UnsetType = UNSET
+    through_reshape: Annotated[
+        str | None,
+        Meta(description="The tensor.expand_shape the consumer reads the producer's result through (the pair "
+             "is decided with the consumer reading the result through the collapsed map), or null."),
+    ] | UnsetType = UNSET
     fused_operand: int
     mlir: MlirVerdict
     status: str
@@ -464,6 +470,7 @@ class Fuse(_S, kw_only=True):
     consumer: str | UnsetType = UNSET
     consumer_op: str | UnsetType = UNSET
     scope: str | UnsetType | None = UNSET
+    through_reshape: str | UnsetType | None = UNSET
     fused_operand: int | UnsetType = UNSET
     mlir: MlirVerdict | UnsetType = UNSET
     status: str | UnsetType = UNSET
