@@ -1128,6 +1128,8 @@ def _operand_steps(
     if inst.opcode == "get-tuple-element":
         _check_get_tuple_element(inst, comp)
         assert inst.tuple_index is not None
+        if inst.shape.is_tuple:  # an element of a tuple of tuples: not one array of the operand's elements
+            raise UnsupportedError("a tuple of tuples")
         return [(inst.operands[0], inst.tuple_index, IndexingMap.identity(inst.shape.dims), "", ())]
     if inst.opcode == "opt-barrier" and inst.shape.is_tuple:
         # An optimization barrier passes its tuple operand through unchanged, element by element.

@@ -118,12 +118,23 @@ _NOT_HLO: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+_COMMENT_LINE_RE = re.compile(r"^[ \t]*//[^\n]*", re.MULTILINE)
+
+
+def _without_comment_lines(text: str) -> str:
+    """The text with every line that is a ``//`` comment blanked (a lit test's ``RUN:`` and ``CHECK:``
+    lines quote MLIR, ``%0 = mhlo.add ...``, that the HLO around them is not)."""
+    return _COMMENT_LINE_RE.sub("", text)
+
+
 def not_hlo_reason(text: str) -> str | None:
-    """What the text is when it is recognizably not HLO text (None otherwise)."""
-    if re.match(r"\s*HloModule\b", text):
+    """What the text is when it is recognizably not HLO text (None otherwise). Comment lines are not
+    looked at (XLA's lit tests of HLO quote the MLIR they expect in ``// CHECK:`` lines)."""
+    head = _without_comment_lines(text[:65536])
+    if re.match(r"\s*HloModule\b", head):
         return None
     for pattern, reason in _NOT_HLO:
-        if pattern.search(text[:4096]):
+        if pattern.search(head[:4096]):
             return reason
     return None
 
@@ -195,6 +206,8 @@ def is_stablehlo(text: str) -> bool:
     MHLO or CHLO ops, and no Linalg ops (which the ``legality`` commands read). HLO
     text never starts that way, even when an attribute mentions ``mhlo.``."""
     head = text[:65536]
+    if re.match(r"\s*HloModule\b", _without_comment_lines(head)):
+        return False
     return (
         _MLIR_START_RE.match(text) is not None
         and _STABLEHLO_RE.search(head) is not None
