@@ -125,8 +125,8 @@ def test_comments_and_locations_keep_error_positions() -> None:
 
 def test_no_modelled_op_names_the_skipped_ones() -> None:
     with pytest.raises(ParseError) as info:
-        parse_linalg("%0 = linalg.conv_2d ins(%a, %b : tensor<4x4xf32>, tensor<2x2xf32>) outs(%c : tensor<3x3xf32>)")
-    assert "skipped linalg.conv_2d at line 1" in info.value.message
+        parse_linalg("%0 = linalg.mmt4d ins(%a, %b : tensor<4x4xf32>, tensor<2x2xf32>) outs(%c : tensor<3x3xf32>)")
+    assert "skipped linalg.mmt4d at line 1" in info.value.message
     # The generic form of linalg.generic is read now (examples/mlir/generic_form.mlir);
     # one without its attributes is a positioned error, other quoted linalg ops are skipped.
     with pytest.raises(ParseError) as info:
@@ -135,7 +135,7 @@ def test_no_modelled_op_names_the_skipped_ones() -> None:
     # Named ops in the generic form are read too (tests/test_linalg_mlir_reading.py); a malformed one is positioned.
     with pytest.raises(ParseError, match="3 operands but 1 operand types"):
         parse_linalg_module('%0 = "linalg.matmul"(%a, %b, %c) ({\n}) : (tensor<4x4xf32>) -> tensor<4x4xf32>\n')
-    mod = parse_linalg_module('%0 = "linalg.pooling_nhwc_sum"(%a, %b, %c) ({\n}) : (tensor<4x4xf32>) -> '
+    mod = parse_linalg_module('%0 = "linalg.mmt4d"(%a, %b, %c) ({\n}) : (tensor<4x4xf32>) -> '
                               'tensor<4x4xf32>\n')
     assert mod.ops == () and "quoted" in mod.skipped[0].reason
 

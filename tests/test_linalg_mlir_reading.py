@@ -194,7 +194,7 @@ def test_single_op_chunks_are_answered(tmp_path: Path, capsys: pytest.CaptureFix
     assert "no producer-consumer pair of linalg ops (1 linalg op read): nothing to fuse" in out
     assert "ours: legal" in out
     # A pair through an op that is not modelled is not decided: unknown, not "nothing to fuse".
-    path.write_text(one + "  %9 = linalg.conv_2d ins(%1, %k : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) "
+    path.write_text(one + "  %9 = linalg.mmt4d ins(%1, %k : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) "
                     "-> tensor<4xf32>\n")
     assert main(["fuse", str(path)]) == 2
     # Naming an op that does not exist stays bad input.
