@@ -68,6 +68,27 @@ SUM_REDUCE = """  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (
   } -> tensor<4xf32> loc("1")
 """
 
+DEAD_FIRST = """#m3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @f(%a0: tensor<3x3x3xf32>, %a1: tensor<3x3xf32>, %a2: tensor<3x3x3xf32>) -> tensor<3x3x3xf32> {
+  %e1 = tensor.empty() : tensor<3x3x3xf32>
+  %1:2 = linalg.generic {indexing_maps = [#m3, affine_map<(d0, d1, d2) -> (d1, d2)>, #m3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a0 : tensor<3x3x3xf32>) outs(%a1, %e1 : tensor<3x3xf32>, tensor<3x3x3xf32>) {
+  ^bb0(%b0: f32, %b1: f32, %b2: f32):
+    %v2 = arith.negf %b0 : f32
+    %v5 = arith.mulf %b0, %b0 : f32
+    linalg.yield %v2, %v5 : f32, f32
+  } -> (tensor<3x3xf32>, tensor<3x3x3xf32>) loc("1")
+  %2 = linalg.generic {indexing_maps = [#m3, #m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%1#1, %a2 : tensor<3x3x3xf32>, tensor<3x3x3xf32>) outs(%e1 : tensor<3x3x3xf32>) {
+  ^bb0(%b0: f32, %b1: f32, %b2: f32):
+    %v8 = arith.mulf %b0, %b1 : f32
+    linalg.yield %v8 : f32
+  } -> tensor<3x3x3xf32> loc("2")
+  return %2 : tensor<3x3x3xf32>
+}
+"""
+
 # (the function, producer, consumer, the part of the pass that decides, whether it rewrites the pair)
 CASES = {
     "one use": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y")), "%1", "%2", "control function", True),
@@ -90,6 +111,12 @@ CASES = {
                                       + _binary("%2", "%1", "%t")), "%1", "%2", "control function", False),
     "reduction producer": (_func(SUM_REDUCE + _binary("%2", "%1", "%y")), "%1", "%2", "areElementwiseOpsFusable",
                            False),
+    # the first result (a projection, not a permutation) is unused: the canonicalization erases it, then fuses
+    "unused first result": (DEAD_FIRST, "%1", "%2", "control function", True),
+    "unused first result kept": (DEAD_FIRST.replace("return %2 : tensor<3x3x3xf32>", "return %2, %1#0 : "
+                                                    "tensor<3x3x3xf32>, tensor<3x3xf32>").replace(
+        "-> tensor<3x3x3xf32> {", "-> (tensor<3x3x3xf32>, tensor<3x3xf32>) {"), "%1", "%2",
+        "areElementwiseOpsFusable", False),
     "fill": (_func(FILL + _binary("%2", "%f", "%y")), "%f", "%2", "FoldFillWithGenericOp", True),
     "fill with another use": (_func(FILL + _binary("%2", "%f", "%y"), "%2, %f", 2), "%f", "%2",
                               "FoldFillWithGenericOp", True),

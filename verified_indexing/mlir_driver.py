@@ -642,10 +642,10 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     # the pass's whole decision, modelled (pass_decision), against what it did
     absorbed_all = {q.name for a in aops if a.name in b_by_name for q in _absorbed(b_by_name[a.name], bdef, vanished)}
-    from verified_indexing.legality.linalg import pass_decision, producer_uses
+    from verified_indexing.legality.linalg import pass_decision, producer_uses, unused_results
 
     for p, c, k in cands:
-        dec = pass_decision(p, c, k, producer_uses(before, p, bops))
+        dec = pass_decision(p, c, k, producer_uses(before, p, bops), unused_results(before, p))
         observed = p.name in absorbed_all or (p.name, c.name) in folded_pairs
         res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
     from verified_indexing.legality.linalg import reshape_decision
@@ -1079,9 +1079,15 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
 
 def _refusal(p: Any, c: Any, k: int, bops: Sequence[Any], before: str, timeout: float) -> tuple[str, str]:
     """Why the pass would not fuse ``p`` into ``c`` (the pass's whole decision), and the project's status."""
-    from verified_indexing.legality.linalg import check_fusion, pass_decision, producer_uses, results_used_elsewhere
+    from verified_indexing.legality.linalg import (
+        check_fusion,
+        pass_decision,
+        producer_uses,
+        results_used_elsewhere,
+        unused_results,
+    )
 
-    d = pass_decision(p, c, k, producer_uses(before, p, bops))
+    d = pass_decision(p, c, k, producer_uses(before, p, bops), unused_results(before, p))
     fuse, why = d.fuses, d.why
     if fuse:
         why = f"not explained by the model of the pass, which predicts a rewrite ({why})"

@@ -85,6 +85,7 @@ __all__ = [
     "pass_decision",
     "producer_uses",
     "in_context",
+    "unused_results",
     "reshape_candidates",
     "reshape_decision",
     "check_fusion",
@@ -383,7 +384,8 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
     return MlirVerdict(True, tuple(checks), producer_maps)
 
 
-def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None) -> PassDecision:
+def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None,
+                  unused_results: Sequence[int] = ()) -> PassDecision:
     """Whether MLIR's ``linalg-fuse-elementwise-ops`` rewrites consumer operand
     ``operand_index`` read from ``producer``, and which part of the pass decides
     (issue 24 item 3; MLIR's ``ElementwiseOpFusion.cpp``):
@@ -400,6 +402,9 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
       producer, the consumer's included, a second operand of the same consumer
       and returns counted) is exactly 1. ``uses=None`` is a pair out of context:
       the control function is not decided (the pair is assumed to be the only use).
+      ``unused_results``: the producer's results nothing uses (:func:`unused_results`),
+      which the generic's canonicalization erases before (their init unread, every
+      loop still sized): ``areElementwiseOpsFusable`` is then checked without them.
 
     Not modelled here: reshape propagation (``tensor.expand_shape`` /
     ``collapse_shape``) and what an earlier rewrite changes in the function.
@@ -416,8 +421,20 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                             "value converted to the fill's element type; no control function: other uses of the "
                             "fill do not prevent it)", uses)
     mv = mlir_fusable(producer, consumer, operand_index)
+    erased = ""
+    if not mv.fusable and unused_results:
+        # linalg.generic's canonicalization erases results nothing uses first (their init unread, the other
+        # operands still giving every loop a size): areElementwiseOpsFusable then sees the op without them
+        trimmed = _without_results(producer, unused_results)
+        if trimmed is not None:
+            mv2 = mlir_fusable(trimmed, consumer, operand_index)
+            if mv2.fusable or mv2.rejected_by != mv.rejected_by:
+                mv = mv2
+                erased = (f" (after the canonicalization erased the unused result(s) "
+                          f"{', '.join(producer.results[i] for i in sorted(unused_results))})")
     if not mv.fusable:
-        return PassDecision(False, "areElementwiseOpsFusable", f"areElementwiseOpsFusable: {mv.rejected_by}", uses)
+        return PassDecision(False, "areElementwiseOpsFusable", f"areElementwiseOpsFusable: {mv.rejected_by}{erased}",
+                            uses)
     if uses is not None and uses != 1:
         return PassDecision(False, "control function",
                             f"the pass's default control function fuses a producer with exactly one use "
@@ -427,7 +444,23 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                             "areElementwiseOpsFusable holds (the producer's other uses, which the control function "
                             "counts, are not known out of context)", uses)
     return PassDecision(True, "control function", "areElementwiseOpsFusable holds and the producer has one use "
-                        "(the pass's default control function accepts)", uses)
+                        f"(the pass's default control function accepts){erased}", uses)
+
+
+def _without_results(op: GenericOp, drop: Sequence[int]) -> GenericOp | None:
+    """``op`` without the results ``drop`` (and their inits), as MLIR's canonicalization
+    erases unused results whose init the payload does not read; ``None`` when that
+    would leave a loop without a size (MLIR keeps such a result)."""
+    drop = [i for i in drop if i < len(op.outputs) and not op.payload_uses(len(op.inputs) + i)]
+    if not drop or len(drop) >= len(op.outputs):
+        return None
+    outs = tuple(o for i, o in enumerate(op.outputs) if i not in drop)
+    sized = {e.index for o in (*op.inputs, *outs) for e in o.map.results if isinstance(e, Dim)}
+    if len(sized) < op.num_loops:
+        return None
+    results = tuple(r for i, r in enumerate(op.results) if i not in drop)
+    rtypes = tuple(t for i, t in enumerate(op.result_types) if i not in drop)
+    return replace(op, outputs=outs, results=results, result_types=rtypes, block_args=(), payload="")
 
 
 def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ()) -> int:
@@ -455,11 +488,17 @@ def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ())
     return n
 
 
+def unused_results(text: str, producer: GenericOp) -> tuple[int, ...]:
+    """The indices of the producer's results ``text`` never uses (in its region)."""
+    return tuple(i for i, r in enumerate(producer.results) if not _use_offsets(text, producer, r))
+
+
 def in_context(rep: FusionReport, text: str, ops: Sequence[GenericOp] = ()) -> FusionReport:
     """``rep`` with the pass's whole decision (:func:`pass_decision`) in the context
     of ``text``, the module its ops (``ops``, see :func:`producer_uses`) were read from."""
     return replace(rep, pass_decision=pass_decision(rep.producer, rep.consumer, rep.operand_index,
-                                                    producer_uses(text, rep.producer, ops)))
+                                                    producer_uses(text, rep.producer, ops),
+                                                    unused_results(text, rep.producer)))
 
 
 def reshape_candidates(text: str, ops: Sequence[GenericOp]) -> list[tuple[GenericOp, GenericOp, int, str]]:
