@@ -286,8 +286,20 @@ def read_hlo_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
     given = input_args(args)
     one = given[0] if len(given) == 1 else None
     if args.input_dirs and isinstance(one, str) and one != "-" and os.path.isdir(one):
-        return [_read_file(f) for f in dump_directory_files(one)]
+        return [read_hlo_file(f) for f in dump_directory_files(one)]
+    if isinstance(one, str) and one != "-" and os.path.isfile(one):
+        return [read_hlo_file(one)]
     return read_inputs(args, _looks_like_hlo)
+
+
+def read_hlo_file(path: str) -> tuple[str, str]:
+    """``(text, path)`` of an HLO file: a text file, or a serialized ``HloModuleProto`` (``*.hlo.pb``) read
+    through jaxlib (:func:`verified_indexing.hlo.loader.read_hlo_proto`)."""
+    from verified_indexing.hlo.loader import is_hlo_proto_path, read_hlo_proto
+
+    if is_hlo_proto_path(path):
+        return read_hlo_proto(path), path
+    return _read_file(path)
 
 
 def _looks_like_hlo(text: str) -> bool:

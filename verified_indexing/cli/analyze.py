@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -82,6 +83,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "unsupported and over-approximating ops marked",
     )
     p.add_argument("--svg", metavar="FILE", help="also draw the fusion graph as SVG (needs Graphviz's dot program)")
+    p.add_argument("--module", metavar="PATTERN", help=MODULE_HELP)
     p.add_argument("--computation", metavar="NAME",
                    help="analyze this computation (fused or not), composed from its root to every parameter; "
                    "ENTRY: the entry computation (the default of a module without fusions is each instruction "
@@ -130,6 +132,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_timeout(p, math.inf)
     p.set_defaults(run=run)
 
+
+MODULE_HELP = (
+    "only the modules whose file name or HloModule name matches PATTERN, a shell-style glob ('*' any text, "
+    "'?' one character, [seq]; case-sensitive; quote it): 'jit_f', '*softmax*', 'module_0004.*'; in a dump "
+    "directory a pattern no after-optimization file matches is tried on the before-optimization ones "
+    "('*before_optimizations*'); no match is bad input (exit 3) listing the modules there are"
+)
+"""The ``--help`` of ``--module`` (the rules are :func:`verified_indexing.hlo.dumps.select_modules`'s)."""
 
 POOL_FROM = 4
 """Without ``--jobs``, an input of this many modules or more is analyzed on a pool of the cores."""
@@ -204,6 +214,7 @@ def _bar(what: str) -> Callable[[list[T]], Iterable[T]]:
 
 def run(args: argparse.Namespace) -> int:
     from verified_indexing.engines.deadline import BudgetExpired, remaining
+    from verified_indexing.hlo.dumps import format_named, module_source
     from verified_indexing.hlo.fusion import analyze_module
     from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
     from verified_indexing.parallel import default_jobs, run_ordered
@@ -228,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
         specs = [shape_spec(a, f"--args {a}") for given in args.jax_args for a in split_shapes(given)]
         inputs = [(compiled_hlo(load_function(args.jax), *specs), f"<jax {args.jax}>")]
     else:
-        inputs = read_hlo_inputs(args)
+        inputs = _selected(args, read_hlo_inputs(args))
     notes: list[str] = []
     try:
         modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
@@ -242,6 +253,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
+    named = len(modules) > 1 or _is_directory(args)  # each module's results say which module and file
+    if args.module is not None and len(inputs) == 1 and not _is_directory(args):  # one file's modules
+        from verified_indexing.hlo.dumps import module_matches, no_module_matches
+
+        if not any(module_matches(args.module, m) for m in modules):
+            raise no_module_matches(args.module, modules)
+        modules = [m for m in modules if module_matches(args.module, m)]
     work: list[tuple[int, Module, str | None]] = []
     for index, module in enumerate(modules):
         computation = args.computation
@@ -286,6 +304,9 @@ def run(args: argparse.Namespace) -> int:
             for r in found:
                 r.module = f"{index}:{module.name}"  # two modules may share computation names
             missed = [f"{index}:{module.name}: {name}" for name in missed]
+        if named:
+            for r in found:
+                r.module_name, r.file = module.name, module_source(module)
         results += found
         not_reached += missed
         drawn.append((module, found))
@@ -294,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dot or args.svg:
         from verified_indexing.hlo.graph import dot_to_svg, to_dot
 
-        text = "".join(to_dot(m, found) for m, found in drawn)
+        text = "".join(to_dot(m, found, module_source(m) if named else None) for m, found in drawn)
         if args.dot and args.dot != "-":  # written first: a failing --svg leaves the DOT file
             try:
                 with open(args.dot, "w", encoding="utf-8") as f:
@@ -316,7 +337,10 @@ def run(args: argparse.Namespace) -> int:
 
         print_json(analyze_json(results, seconds, not_reached))
     else:
-        if results:
+        if named:
+            print(format_named(drawn))
+            print()
+        elif results:
             print(format_results(results))
             print()
         print(summary_line(results, seconds))
@@ -325,6 +349,27 @@ def run(args: argparse.Namespace) -> int:
         print(not_reached_line(not_reached, args.timeout), file=sys.stderr)
         return max(code, 2)
     return code
+
+
+def _is_directory(args: argparse.Namespace) -> bool:
+    """The input is a dump directory."""
+    given = input_args(args)
+    return len(given) == 1 and isinstance(given[0], str) and given[0] != "-" and os.path.isdir(given[0])
+
+
+def _selected(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The inputs ``--module PATTERN`` keeps (see :func:`verified_indexing.hlo.dumps.select_modules`): in a
+    dump directory, a pattern matching none of the after-optimization files is tried on every module file."""
+    if args.module is None or (len(inputs) == 1 and not _is_directory(args)):
+        return inputs  # one file: its modules are filtered once read
+    from verified_indexing.cli._common import read_hlo_file
+    from verified_indexing.hlo.dumps import select_modules
+    from verified_indexing.hlo.loader import dump_candidates
+
+    picked = {source for _, source in inputs}
+    others = [read_hlo_file(f) for f in dump_candidates(input_args(args)[0])  # type: ignore[arg-type]
+              if f not in picked] if _is_directory(args) else []
+    return select_modules(inputs, args.module, others)
 
 
 def _disarm_backstop() -> None:

@@ -166,6 +166,8 @@ class ComputationIndexing:
     fusion: str | None = None  # the fusion instruction calling the computation, if any
     merge_proofs: list[Verdict] = field(default_factory=list)  # every merge of two paths, anywhere
     module: str | None = None  # which module of several (a dump directory, a split file), for the counts
+    module_name: str | None = None  # the HloModule's name, when the input names its modules (a dump directory)
+    file: str | None = None  # the file the module was read from, likewise
 
     @property
     def num_maps(self) -> int:
@@ -202,6 +204,7 @@ class ComputationIndexing:
             "unsupported": [u.to_json() for u in self.unsupported],
             "merge_proofs": len(self.merge_proofs),
             "seconds": self.seconds,
+            **({"module": self.module_name, "file": self.file} if self.file is not None else {}),
         }
 
 

@@ -95,9 +95,10 @@ def _split_path(text: str, default_comp: str) -> tuple[str, str]:
     return (parts[-2] if len(parts) > 1 else default_comp), parts[-1]
 
 
-def to_dot(module: Module, results: Sequence[ComputationIndexing]) -> str:
+def to_dot(module: Module, results: Sequence[ComputationIndexing], source: str | None = None) -> str:
     """The DOT text of the fusion graph of ``module`` with the maps of ``results``
-    (what :func:`~verified_indexing.hlo.fusion.analyze_module` returned for it)."""
+    (what :func:`~verified_indexing.hlo.fusion.analyze_module` returned for it); ``source``, the file the
+    module was read from, is named in the graph's label and comment (a dump directory's modules)."""
     fused: dict[str, list[ComputationIndexing]] = {}  # fusion instruction -> its analyses
     whole: dict[str, list[ComputationIndexing]] = {}  # computation analyzed as a whole -> its analyses
     for r in results:
@@ -131,7 +132,11 @@ def to_dot(module: Module, results: Sequence[ComputationIndexing]) -> str:
             marks[(r.computation, u.instruction)] = ("unsupported", f"{u.instruction} ({u.opcode}): {u.reason}")
 
     lines = [f"digraph {_q(module.name)} {{"]
-    legend = "\\l".join(_q(x)[1:-1] for x in (f"verified-indexing analyze: {module.name}", *LEGEND)) + "\\l"
+    named = (f"verified-indexing analyze: module {module.name}", f"file: {source}") if source is not None \
+        else (f"verified-indexing analyze: {module.name}",)
+    if source is not None:
+        lines.append(f"  comment={_q(f'module {module.name} from {source}')};")
+    legend = "\\l".join(_q(x)[1:-1] for x in (*named, *LEGEND)) + "\\l"
     lines.append(f'  graph [rankdir="TB", labelloc="b", labeljust="l", fontname="Helvetica", label="{legend}"];')
 
     def node(comp: Computation, inst: Instruction, indent: str, fusion_node: bool = False, fusion: str = "") -> None:

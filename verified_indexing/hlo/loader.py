@@ -34,6 +34,9 @@ __all__ = [
     "is_stablehlo",
     "stablehlo_to_hlo",
     "UNOPTIMIZED_NOTE",
+    "dump_candidates",
+    "is_hlo_proto_path",
+    "read_hlo_proto",
 ]
 
 _SEPARATOR_RE = re.compile(r"^[ \t]*//[ \t]*-----[ \t]*$", re.MULTILINE)
@@ -147,23 +150,33 @@ class DumpSelection:
     note: str
 
 
-_AFTER_RE = re.compile(r"after_optimizations\.txt$")
-_BEFORE_RE = re.compile(r"before_optimizations\.txt$")
+_AFTER_RE = re.compile(r"after_optimizations\.(txt|hlo\.pb)$")
+_BEFORE_RE = re.compile(r"before_optimizations\.(txt|hlo\.pb)$")
+
+
+def _prefer_text(names: list[str]) -> list[str]:
+    """The names, a ``.hlo.pb`` left out when the same module is there as ``.txt`` (XLA writes both with
+    ``--xla_dump_hlo_as_text --xla_dump_hlo_as_proto``: the same module)."""
+    present = set(names)
+    return [n for n in names if not (n.endswith(".hlo.pb") and n[: -len(".hlo.pb")] + ".txt" in present)]
 
 
 def dump_modules(directory: str) -> DumpSelection:
     """The modules of an ``--xla_dump_to`` directory: the ``*after_optimizations.txt``
     files (the optimized modules XLA runs; fusions are there), else the
     ``*before_optimizations.txt`` ones, else every ``*.hlo``/``*.txt`` holding an
-    ``HloModule``."""
+    ``HloModule``. A module dumped only as an ``HloModuleProto`` (``*.hlo.pb``,
+    ``--xla_dump_hlo_as_proto``) is picked like its text (read by :func:`read_hlo_proto`)."""
     try:
         names = sorted(os.listdir(directory))
     except OSError as exc:
         raise VerifiedIndexingError(f"{directory}: cannot read the directory: {exc}") from None
-    after = [n for n in names if _AFTER_RE.search(n)]
-    before = [n for n in names if _BEFORE_RE.search(n)]
+    after = _prefer_text([n for n in names if _AFTER_RE.search(n)])
+    before = _prefer_text([n for n in names if _BEFORE_RE.search(n)])
     if after:
         picked, note = after, f"{len(after)} after-optimization modules (*after_optimizations.txt)"
+        if any(n.endswith(".pb") for n in after):
+            note = f"{len(after)} after-optimization modules (*after_optimizations.txt, .hlo.pb)"
         if before:
             note += f"; {len(before)} before-optimization modules not read"
     elif before:
@@ -185,6 +198,111 @@ def dump_modules(directory: str) -> DumpSelection:
             f"{directory}: no HLO module in the directory (expected an XLA dump: *after_optimizations.txt files)"
         )
     return DumpSelection(tuple(os.path.join(directory, n) for n in picked), f"{directory}: {note}")
+
+
+def dump_candidates(directory: str) -> list[str]:
+    """Every HLO module file of a dump directory (after and before optimization, text and proto), for a
+    ``--module`` pattern that names modules the default selection leaves out."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    picked = _prefer_text([n for n in names if _AFTER_RE.search(n) or _BEFORE_RE.search(n)])
+    return [os.path.join(directory, n) for n in picked]
+
+
+PROTO_SUFFIXES = (".hlo.pb", ".pb")
+"""File names read as a serialized ``HloModuleProto``."""
+
+
+def is_hlo_proto_path(path: str) -> bool:
+    """True for a file named as XLA names an ``HloModuleProto`` dump (``*.hlo.pb``), or any ``*.pb`` that
+    is not a memory-usage report."""
+    return path.endswith(PROTO_SUFFIXES) and "memory-usage-report" not in os.path.basename(path)
+
+
+def read_hlo_proto(path: str) -> str:
+    """The HLO text of a serialized ``HloModuleProto`` file (``--xla_dump_hlo_as_proto`` writes
+    ``*.hlo.pb``), printed by XLA itself through jaxlib (``HloModule.from_serialized_hlo_module_proto``,
+    ``to_string``). Raises :class:`VerifiedIndexingError` naming the ``jax`` extra when jaxlib is not
+    installed, and naming the file when it is not such a proto."""
+    import importlib
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise VerifiedIndexingError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        hlo: Any = importlib.import_module("jaxlib._hlo")
+    except ImportError:
+        raise VerifiedIndexingError(
+            f"{path}: an HloModuleProto (binary); reading it needs jaxlib, installed with jax "
+            f"({JAX_INSTALL_HINT}); or dump text: XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text'"
+        ) from None
+    failure: Exception | None = None
+    for candidate in _proto_candidates(data):
+        try:
+            with _quiet_stderr():  # jaxlib's C++ logging writes protobuf's complaints to the process's stderr
+                module = hlo.HloModule.from_serialized_hlo_module_proto(candidate)
+            text: str = module.to_string()
+            return text
+        except Exception as exc:  # jaxlib raises RuntimeError (INVALID_ARGUMENT) on a bad proto
+            failure = failure or exc
+    why = failure or ValueError("empty file")
+    first = (str(why).strip().splitlines() or [type(why).__name__])[0]
+    raise VerifiedIndexingError(
+        f"{path}: not a serialized HloModuleProto ({len(data)} bytes; jaxlib: {first}); an XLA dump's "
+        "module protos are named *.hlo.pb"
+    )
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while at < len(data):
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, at
+    raise ValueError("truncated varint")
+
+
+def _proto_candidates(data: bytes) -> list[bytes]:
+    """The bytes to read as an ``HloModuleProto``: XLA's dumps write an ``HloProto`` (the module in field
+    1, the buffer assignment in field 3), so field 1 of a well-formed wrapper comes first, then the whole."""
+    try:
+        key, at = _varint(data, 0)
+        if key == (1 << 3) | 2:  # field 1, length-delimited
+            size, at = _varint(data, at)
+            if at + size <= len(data):
+                return [data[at: at + size], data]
+    except ValueError:
+        pass
+    return [data]
+
+
+class _quiet_stderr:
+    """File descriptor 2 sent to /dev/null for the duration (C++ code writes there directly)."""
+
+    def __enter__(self) -> None:
+        import sys
+
+        self.saved: int | None = None
+        try:
+            sys.stderr.flush()
+            self.saved = os.dup(2)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            os.close(devnull)
+        except OSError:
+            self.saved = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is not None:
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
 
 
 _MLIR_START_RE = re.compile(r"\A\s*((#loc\d*\s*=|//)[^\n]*\n\s*)*(module\b|func\.func\b|\"builtin\.module\")")
