@@ -34,6 +34,13 @@ ELEMENTWISE_FOR_ORACLE = {
     "map", "reduce-precision", "rng",
     # domain marks a sharding boundary: each element passes through.
     "domain",
+    # the rest of XLA's elementwise opcodes (operation_semantics: "Element-wise unary/binary functions"):
+    # output element x is computed from element x of each operand (a scalar operand: its one element)
+    "abs", "and", "atan2", "ceil", "clz", "count-leading-zeros", "complex", "cosine", "divide",
+    "exponential-minus-one", "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum",
+    "minimum", "not", "or", "popcnt", "power", "real", "remainder", "round-nearest-afz", "round-nearest-even",
+    "rsqrt", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
+    "stochastic-convert", "subtract", "tanh", "xor",
 }
 
 

@@ -62,6 +62,9 @@ class KernelRead:
     pending: bool = False  # (after XLA's passes) not yet attributed to the element written
     used: bool = False  # (after XLA's passes) attributed to at least one write
     attributed: bool = False  # (after XLA's passes) a copy attributed to one write
+    #: (after XLA's passes) an integer read of an index array whose value is a runtime value: when the read
+    #: is attributed to a write, (its index, the linear index written, its constraints) go to ``_State.raw_post``
+    raw_key: bool = False
 
 
 @dataclass
@@ -87,7 +90,7 @@ class KernelResult:
 # -- reading the MLIR (the subset the emitters write) -----------------------------------------------
 
 _FUNC_RE = re.compile(
-    r"^\s*func\.func\s+(?:private\s+)?@\"?([\w.$\-]+)\"?\((.*)\)\s*(?:->\s*(.*?))?\s*(?:attributes\s*\{(.*)\})?\s*\{\s*$"
+    r"^\s*(?:func\.func|xtile\.entry_func)\s+(?:private\s+)?@\"?([\w.$\-]+)\"?\((.*)\)\s*(?:->\s*(.*?))?\s*(?:attributes\s*\{(.*)\})?\s*\{\s*$"
 )
 _ASSIGN_RE = re.compile(r"^\s*((?:%[\w.$\-]+(?::\d+)?\s*,\s*)*%[\w.$\-]+(?::\d+)?)\s*=\s*(.*)$")
 _MAP_RE = re.compile(r'#xla\.indexing_map<"(.*?)">')
@@ -99,6 +102,9 @@ class _Func:
     args: list[tuple[str, str]]  # (name, type)
     body: list[str]
     entry: bool
+    #: XLA:CPU's tiled emitter (``xtile.entry_func``): the number of tiles (its last argument, the tile id, ranges
+    #: over them); None for a ``func.func``.
+    tiles: int | None = None
 
 
 def _split_args(text: str) -> list[tuple[str, str]]:
@@ -140,7 +146,10 @@ def _functions(text: str) -> dict[str, _Func]:
             if depth > 0:
                 body.append(ln)
             j += 1
-        funcs[m.group(1)] = _Func(m.group(1), _split_args(m.group(2)), body, "xla.entry" in (m.group(4) or ""))
+        tm = re.search(r"tile_count\s*:\s*(\d+)", lines[i])
+        xtile = "xtile.entry_func" in lines[i]
+        funcs[m.group(1)] = _Func(m.group(1), _split_args(m.group(2)), body, xtile or "xla.entry" in (m.group(4) or ""),
+                                  int(tm.group(1)) if xtile and tm else None)
         i = j
     return funcs
 
@@ -173,6 +182,11 @@ class _State:
     #: For an integer array read element by element (a gather's indices): the element, as expressions
     #: of the output element's coordinates (``Dim(i)``: coordinate i), one element per argument.
     raw_at: dict[int, tuple[AffineExpr, ...]] = field(default_factory=dict)
+    #: After XLA's passes, an integer array read element by element: per argument, every (element read, linear
+    #: output index written, constraints) over the loops' variables; :func:`audit_kernel` states the element
+    #: as expressions of the output element's coordinates (through the output shape's layout, with isl).
+    raw_post: dict[int, list[tuple[list[AffineExpr], list[AffineExpr], list[tuple[AffineExpr, Interval]]]]] = \
+        field(default_factory=dict)
 
 
 def _index_value(env: dict[str, Any], name: str) -> AffineExpr:
@@ -395,7 +409,10 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
             key = at if at is not None else ()
             if st.raw_at.setdefault(tensor[1], key) != key:
                 raise _Unknown(f"two elements of the index array {tm.group(1)} read for one output element")
-        if tym is not None and (not idx or at is not None):
+        post_key = st.post and tym is not None and bool(idx)
+        if post_key:  # after XLA's passes: the element read is stated against the output when it is written
+            st.reads[-1].raw_key = True
+        if tym is not None and (not idx or at is not None or post_key):
             if tensor[1] not in st.raw:
                 bits = int(tym.group(2))
                 lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if tym.group(1) == "i" else (0, (1 << bits) - 1)
@@ -414,6 +431,8 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
             for k, rd in enumerate(list(st.reads)):
                 if rd.pending:
                     st.reads.append(KernelRead(rd.arg, list(written), rd.index, rd.constraints, attributed=True))
+                    if rd.raw_key:
+                        st.raw_post.setdefault(rd.arg, []).append((rd.index, list(written), rd.constraints))
                     rd.used = True
                     if k >= st.mark:
                         rd.pending = False
@@ -457,6 +476,7 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
 #: The runtime values of the last :func:`kernel_reads` (argument -> (variable, bits)), for its caller.
 _LAST_RAW: dict[int, tuple[int, int]] = {}
 _LAST_RAW_AT: dict[int, tuple[AffineExpr, ...]] = {}
+_LAST_RAW_POST: dict[int, list[tuple[list[AffineExpr], list[AffineExpr], list[tuple[AffineExpr, Interval]]]]] = {}
 
 
 def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[str, str]], list[Interval],
@@ -473,9 +493,12 @@ def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[s
     st = _State([], [], [], funcs)
     _LAST_RAW.clear()
     _LAST_RAW_AT.clear()
-    st.raw, st.raw_at = _LAST_RAW, _LAST_RAW_AT
+    _LAST_RAW_POST.clear()
+    st.raw, st.raw_at, st.raw_post = _LAST_RAW, _LAST_RAW_AT, _LAST_RAW_POST
     env: dict[str, Any] = {name: ("arg", k) for k, (name, _) in enumerate(entry.args)}
     lines = entry.body
+    if entry.tiles is not None or "xtile.entry_func" in text:
+        return _xtile(st, entry, env)
     loops = [k for k, ln in enumerate(lines) if "xla.loop" in ln]
     if not loops:  # after XLA's passes: scf.for loops over linear (flattened) buffers
         st.post = True
@@ -501,6 +524,138 @@ def kernel_reads(text: str, source: str = "<kernel>") -> tuple[str, list[tuple[s
     rank = 0
     for at in loops:
         rank = _loop(st, lines, at, dict(env))
+    return entry.name, entry.args, st.bounds, st.reads, rank
+
+
+_Tile = tuple[tuple[int, ...], list[tuple[int, Any]]]  # (shape, [(argument, tile element -> (index, constraints))])
+_DIMS_RE = r"(?:memref|tensor)<((?:\d+x)*)[a-z]\w*>"
+
+
+#: StableHLO ops on tiles that the tiled emitter writes element by element (element t of each operand).
+_STABLEHLO_ELEMENTWISE = frozenset("stablehlo." + n for n in (
+    "abs add and atan2 cbrt ceil clamp compare complex convert cosine count_leading_zeros divide exponential "
+    "exponential_minus_one floor imag is_finite log log_plus_one logistic maximum minimum multiply negate not or "
+    "popcnt power real remainder round_nearest_afz round_nearest_even rsqrt select shift_left "
+    "shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor bitcast_convert").split())
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", text)]
+
+
+def _xtile(st: _State, entry: _Func, env: dict[str, Any]) -> tuple[str, list[tuple[str, str]], list[Interval],
+                                                                    list[KernelRead], int]:
+    """A kernel of XLA:CPU's tiled emitter (``xtile.entry_func``; its last argument the
+    tile id, in ``[0, tile_count - 1]``): ``xtile.extract`` of a tile of an argument
+    (offsets, static sizes and strides; only the elements inside the argument are
+    read), elementwise ``math``/``arith`` ops on tiles (element t of each operand),
+    ``stablehlo.transpose`` (a permutation of the tile element), constant tiles, and
+    ``xtile.insert`` (tile element t writes offset + t * stride, where inside the
+    output). Anything else on a tile is unknown, named."""
+    if entry.tiles is None or not entry.args or entry.args[-1][1] != "index":
+        raise _Unknown("an xtile.entry_func without its tile count or tile id")
+    st.bounds.append(Interval(0, entry.tiles - 1))
+    env[entry.args[-1][0]] = Dim(len(st.bounds) - 1)
+    rank = 0
+    for raw_line in entry.body:
+        ln = raw_line.strip()
+        if not ln or ln.startswith("//") or ln == "xtile.return":
+            continue
+        if ln.endswith("{"):
+            raise _Unknown(f"an op with a region in a tiled kernel: {ln.split()[0]}")
+        m = _ASSIGN_RE.match(ln)
+        names = [n.strip().split(":")[0] for n in m.group(1).split(",")] if m else []
+        op = m.group(2) if m else ln
+        head = op.split()[0]
+        if head in ("xtile.extract", "xtile.insert"):
+            xm = re.match(r"xtile\.(?:extract\s+(%[\w.$\-]+)|insert\s+(%[\w.$\-]+)\s+into\s+(%[\w.$\-]+))\s*"
+                          r"\[([^\]]*)\]\s*\[([^\]]*)\]\s*\[([^\]]*)\]\s*:\s*(\S+)\s*->\s*(\S+)\s*$", op)
+            if xm is None:
+                raise _Unknown(f"an {head} the interpreter does not read: {op}")
+            extract = head == "xtile.extract"
+            target = env.get(xm.group(1) if extract else xm.group(3))
+            if not (isinstance(target, tuple) and target and target[0] == "arg"):
+                raise _Unknown(f"an {head} of a value that is not a kernel argument: {op}")
+            offsets = [_index_value(env, x.strip()) for x in xm.group(4).split(",") if x.strip()]
+            sizes, strides = _ints(xm.group(5)), _ints(xm.group(6))
+            mm = re.match(_DIMS_RE, xm.group(7) if extract else xm.group(8))
+            if mm is None:
+                raise _Unknown(f"an {head} of a memref without static dimensions: {op}")
+            dims = [int(x) for x in mm.group(1).split("x") if x]
+            if not (len(offsets) == len(sizes) == len(strides) == len(dims)) or min(strides, default=1) < 0:
+                raise _Unknown(f"an {head} whose offsets, sizes, strides and memref differ in rank: {op}")
+
+            def place(t: list[AffineExpr], offsets: list[AffineExpr] = offsets, strides: list[int] = strides,
+                      dims: list[int] = dims) -> tuple[list[AffineExpr], list[tuple[AffineExpr, Interval]]]:
+                idx = [o + x * s for o, x, s in zip(offsets, t, strides)]
+                return idx, [(e, Interval(0, n - 1)) for e, n in zip(idx, dims)]
+
+            if extract:
+                env[names[0]] = ("tile", tuple(sizes), [(target[1], place)])
+                continue
+            tile = env.get(xm.group(2))
+            if not (isinstance(tile, tuple) and tile and tile[0] == "tile") or list(tile[1]) != sizes:
+                raise _Unknown(f"an xtile.insert of a value that is not a tile of its sizes: {op}")
+            base = len(st.bounds)
+            st.bounds += [Interval(0, n - 1) for n in sizes]
+            t: list[AffineExpr] = [Dim(base + j) for j in range(len(sizes))]
+            out, inside = place(t)
+            st.output = out
+            rank = len(out)
+            for arg, fn in tile[2]:
+                idx, cons = fn(t)
+                st.reads.append(KernelRead(arg, out, idx, inside + cons))
+            continue
+        tiles = [env[x] for x in re.findall(r"%[\w.$\-]+", op.split(":")[0])
+                 if isinstance(env.get(x), tuple) and env[x] and env[x][0] == "tile"]
+        result_type = re.findall(r"tensor<((?:\d+x)*)[a-z]\w*>", op)
+        result_shape = tuple(int(x) for x in result_type[-1].split("x") if x) if result_type else None
+        if head in ("arith.constant", "stablehlo.iota", "stablehlo.constant", "tensor.from_elements") and \
+                result_shape is not None and not tiles:
+            # a tile of constants, of an iota, or of scalars that are no data read (indices, constants)
+            if head == "tensor.from_elements" and any(
+                    isinstance(env.get(x), tuple) and env[x] and env[x][0] == "data"
+                    for x in re.findall(r"%[\w.$\-]+", op.split(":")[0])):
+                raise _Unknown(f"a tile of values read from data: {op}")
+            env[names[0]] = ("tile", result_shape, [])
+            continue
+        if head == "stablehlo.broadcast_in_dim" and len(tiles) == 1 and result_shape is not None:
+            bm = re.search(r"dims\s*=\s*\[([^\]]*)\]", op)
+            where = _ints(bm.group(1)) if bm else [-1]
+            shape = tiles[0][1]
+            if len(where) != len(shape) or any(not 0 <= w < len(result_shape) for w in where) or \
+                    any(n not in (1, result_shape[w]) for n, w in zip(shape, where)):
+                raise _Unknown(f"a stablehlo.broadcast_in_dim the interpreter does not read: {op}")
+
+            def broadcast(fn: Any, where: list[int] = where, shape: tuple[int, ...] = shape,
+                          out: tuple[int, ...] = result_shape) -> Any:
+                # operand dim i is result dim where[i]; a dim of size 1 broadcast to more reads its element 0
+                return lambda u: fn([u[w] if n == out[w] else Const(0) for n, w in zip(shape, where)])
+
+            env[names[0]] = ("tile", result_shape, [(a, broadcast(fn)) for a, fn in tiles[0][2]])
+            continue
+        if head == "stablehlo.transpose" and len(tiles) == 1:
+            pm = re.search(r"dims\s*=\s*\[([^\]]*)\]", op)
+            perm = _ints(pm.group(1)) if pm else []
+            shape = tiles[0][1]
+            if sorted(perm) != list(range(len(shape))):
+                raise _Unknown(f"a stablehlo.transpose the interpreter does not read: {op}")
+
+            def permuted(fn: Any, perm: list[int] = perm) -> Any:
+                # result dim i is operand dim perm[i]: operand element u with u[perm[i]] = t[i]
+                return lambda u: fn([u[perm.index(j)] for j in range(len(perm))])
+
+            env[names[0]] = ("tile", tuple(shape[p] for p in perm), [(a, permuted(fn)) for a, fn in tiles[0][2]])
+            continue
+        if tiles:
+            if not (head.startswith(("math.", "arith.")) or head in _STABLEHLO_ELEMENTWISE) or len(names) != 1 or \
+                    len({tl[1] for tl in tiles}) != 1 or (result_shape is not None and result_shape != tiles[0][1]):
+                raise _Unknown(f"an op on tiles the interpreter does not read: {head}")
+            env[names[0]] = ("tile", tiles[0][1], [r for tl in tiles for r in tl[2]])  # element t of each operand
+            continue
+        _op(st, names, op, head, env, [])
+    if not rank:
+        raise _Unknown("a tiled kernel without an xtile.insert")
     return entry.name, entry.args, st.bounds, st.reads, rank
 
 
@@ -756,6 +911,58 @@ def _linear(shape: Any, ctx: Any, extra: list[Interval] | None = None) -> Any:
     return m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
 
 
+def _post_keys(bounds: list[Interval], shape: Any, ctx: Any) -> dict[int, tuple[AffineExpr, ...]] | str:
+    """After XLA's passes: the element of each index array read element by element
+    (``_LAST_RAW_POST``), stated as expressions of the output element's coordinates:
+    the relation *output coordinates -> element read* (through the linear index the
+    same iteration writes, in the output shape's layout) must be a function on the
+    whole output, affine (fitted at the origin and the unit points, then proven equal
+    by isl). A reason (str) where it is not."""
+    import islpy as isl
+
+    from verified_indexing.engines.isl import point_values, to_isl_map
+
+    dims = list(shape.dims)
+    box = [Variable(Interval(0, n - 1)) for n in dims]
+    keys: dict[int, tuple[AffineExpr, ...]] = {}
+    for arg, entries in _LAST_RAW_POST.items():
+        rank = len(entries[0][0])
+        if any(len(e[0]) != rank for e in entries):
+            return f"the index array of argument {arg} is read with different ranks"
+        rel = None
+        for idx, written, cons in entries:
+            m = IndexingMap([Variable(b) for b in bounds], [*written, *idx], constraints=cons)
+            if m.is_known_empty:
+                continue
+            part = _split_range(to_isl_map(m, ctx=ctx).range(), len(written))
+            rel = part if rel is None else rel.union(part)
+        if rel is None:
+            continue
+        k = _linear(shape, ctx).apply_range(rel.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out))
+        whole = to_isl_map(IndexingMap(box, []), ctx=ctx).domain().reset_tuple_id()
+        if not k.is_single_valued() or not k.domain().is_equal(whole):
+            return (f"after XLA's passes, the elements of the index array of argument {arg} read are not one per "
+                    "output element over the whole output")
+
+        def at(point: list[int], k: Any = k, rank: int = rank) -> list[int]:
+            pt = isl.Set.read_from_str(ctx, "{ [" + ", ".join(map(str, point)) + "] }")
+            return list(point_values(k.intersect_domain(pt).range().sample_point(), rank))
+
+        origin = at([0] * len(dims))
+        exprs: list[AffineExpr] = [Const(c) for c in origin]
+        for i, n in enumerate(dims):
+            if n > 1:
+                unit = at([1 if j == i else 0 for j in range(len(dims))])
+                exprs = [e + Dim(i) * (u - c) for e, u, c in zip(exprs, unit, origin)]
+        fitted = to_isl_map(IndexingMap(box, exprs), ctx=ctx)
+        fitted = fitted.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
+        if not fitted.is_equal(k.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)):
+            return (f"after XLA's passes, the element of the index array of argument {arg} read is not an affine "
+                    "function of the output element")
+        keys[arg] = tuple(exprs)
+    return keys
+
+
 def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResult:
     """One kernel module against the proven maps of its fusion in ``module`` (the
     HLO after optimizations)."""
@@ -763,7 +970,7 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
     from verified_indexing.hlo.fusion import output_to_input_maps
 
     start = time.perf_counter()
-    post = "xla.loop" not in text
+    post = "xla.loop" not in text and "xtile.entry_func" not in text
     entries = [f.name for f in _functions(text).values() if f.entry]
     name = entries[0] if len(entries) == 1 else "?"
     try:
@@ -786,6 +993,15 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
     if len({tuple(o.dims) for o in outputs}) != 1 or any(o.is_tuple for o in outputs):
         return KernelResult(name, source, "unknown", "a multi-output fusion whose outputs differ in shape",
                             seconds=time.perf_counter() - start, params=params)
+    if "xtile.entry_func" in text:  # the tiled emitter indexes memrefs by logical coordinates: row-major only
+        shapes = [p.shape for p in sorted(comp.parameters(), key=lambda p: p.parameter_number or 0)] + outputs
+        types = [t for _, t in _functions(text)[name].args[:-1]]
+        for shape, ty in zip(shapes, types):
+            dm = re.match(_DIMS_RE, ty)
+            if len(types) != len(shapes) or dm is None or [int(x) for x in dm.group(1).split("x") if x] != \
+                    list(shape.dims) or shape.minor_to_major() != tuple(range(len(shape.dims) - 1, -1, -1)):
+                return KernelResult(name, source, "unknown", f"a memref {ty} that is not the row-major {shape}",
+                                    seconds=time.perf_counter() - start, params=params)
     ours = output_to_input_maps(comp, module=module)
     for j in range(1, len(outputs)):  # one loop writes every output at the same index: the union of their reads
         more = output_to_input_maps(comp, output_index=j, module=module)
@@ -802,6 +1018,11 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
     ctx = isl.Context()
     raw = dict(_LAST_RAW)
     raw_at = dict(_LAST_RAW_AT)
+    if post and _LAST_RAW_POST:
+        keys = _post_keys(bounds, outputs[0], ctx)
+        if isinstance(keys, str):
+            return KernelResult(name, source, "unknown", keys, seconds=time.perf_counter() - start, params=params)
+        raw_at.update(keys)
     raw_args = sorted(raw)
     raw_bounds = [bounds[raw[a][0]] for a in raw_args]
     for target in ours.targets:
@@ -857,8 +1078,13 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
                 res.reason = f"parameter {k}: {who} reads an element {other} does not"
                 n_out = n_in - len(raw_args)
                 when = ""
+                coords = list(pt[:n_out])
+                if post and n_out == 1:  # a linear index of the output: its coordinates in the output's layout
+                    coords, rest = [0] * len(outputs[0].dims), pt[0]
+                    for d in outputs[0].minor_to_major():
+                        coords[d], rest = rest % outputs[0].dims[d], rest // outputs[0].dims[d]
                 for arg, x in zip(raw_args, pt[n_out:n_in]):
-                    where = [e.evaluate(list(pt[:n_out])) for e in raw_at.get(arg, ())]
+                    where = [e.evaluate(coords) for e in raw_at.get(arg, ())]
                     element = f" element ({', '.join(map(str, where))})" if where else ""
                     when += f", parameter {arg}{element} = {x}"
                 res.witness = [f"output element ({', '.join(map(str, pt[:n_out]))}){when}: {who} reads parameter {k} "
@@ -883,7 +1109,8 @@ def audit_dump(directory: str) -> list[KernelResult]:
     if not os.path.isdir(directory):
         raise VerifiedIndexingError(f"{directory}: not a directory (an --xla_dump_to directory)")
     kernels = sorted(glob.glob(os.path.join(directory, "*_kernel_module-pre-optimization.mlir"))
-                     + glob.glob(os.path.join(directory, "*_kernel_module-post-optimization.mlir")))
+                     + glob.glob(os.path.join(directory, "*_kernel_module-post-optimization.mlir"))
+                     + glob.glob(os.path.join(directory, "*.__compute_module_*-pre-optimization.mlir")))
     if not kernels:
         raise VerifiedIndexingError(f"{directory}: no kernel dumps (*_kernel_module-pre-optimization.mlir): run with "
                                     "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_emitter_re=.*'")

@@ -1,0 +1,182 @@
+"""audit-kernels (issue 25 item 2): a gather kernel after XLA's passes (its indices read at a linear
+index) and the kernels of XLA:CPU's tiled emitter (``xtile.entry_func``: tiles extracted, transposed,
+broadcast, computed elementwise and inserted), each checked against the numpy interpreter of the fused
+HLO (tests/hlo_oracle.py), proved as dumped, and refuted (or unknown, named) when a map is planted wrong.
+The kernels are XLA:CPU's (jaxlib) dumps of small JAX programs."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hlo_oracle import _empty, run, tagged
+
+from verified_indexing.cli import main
+from verified_indexing.hlo.ir import Computation
+from verified_indexing.hlo.parser import parse_module
+
+HERE = Path(__file__).resolve().parent / "hlo_corpus" / "audit"
+DYNAMIC = HERE / "kernels_dynamic"
+TILED = HERE / "kernels_tiled"
+GATHER_AFTER = next(DYNAMIC.glob("*-post-optimization.mlir"))
+TRANSPOSE = next(TILED.glob("*transpose_copy_fusion.1-pre-optimization.mlir"))
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _planted(tmp_path: Path, kernel: Path, old: str, new: str) -> Path:
+    """A dump directory holding ``kernel`` with ``old`` replaced by ``new`` (once), beside its module."""
+    prefix = ".".join(kernel.name.split(".")[:2])
+    shutil.copy(kernel.parent / f"{prefix}.cpu_after_optimizations.txt", tmp_path)
+    text = kernel.read_text()
+    assert old in text
+    (tmp_path / kernel.name).write_text(text.replace(old, new, 1))
+    return tmp_path
+
+
+def _fusion_oracle(hlo: Path, fusion: str, arg: int) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
+    """The numpy interpreter, op by op through fusion ``fusion``'s computation: output element -> the
+    elements of parameter ``arg`` it is computed from (iota and constants read nothing; elementwise ops
+    unite their operands' elements)."""
+    module = parse_module(hlo.read_text(), str(hlo))
+    comp: Computation = next(c for i, c in module.fusions() if i.name == fusion)
+    values: dict[str, np.ndarray] = {}
+    for inst in comp.instructions:
+        if inst.opcode == "parameter":
+            values[inst.name] = tagged(inst.shape.dims, inst.parameter_number or 0)
+            continue
+        if inst.opcode in ("constant", "iota"):
+            values[inst.name] = _empty(inst.shape.dims)
+            continue
+        (res, *_) = run(inst, comp)
+        mapped = np.empty(res.shape, dtype=object)
+        for idx in np.ndindex(*res.shape):
+            acc: set[tuple[int, tuple[int, ...]]] = set()
+            for k, x in res[idx]:
+                src = values[inst.operands[k]]
+                acc |= set(src[x] if src.ndim else src[()])
+            mapped[idx] = frozenset(acc)
+        values[inst.name] = mapped
+    root = values[comp.root.name]
+    return {tuple(int(i) for i in idx): {x for k, x in root[idx] if k == arg} for idx in np.ndindex(*root.shape)}
+
+
+def _kernel_relation(text: str, arg: int) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
+    """Output element -> the elements of kernel argument ``arg`` read, by enumerating the interpreted
+    index arithmetic (every variable over its bounds)."""
+    from verified_indexing.hlo.kernels import kernel_reads
+    from verified_indexing.indexing_map import IndexingMap, Variable
+
+    _, _, bounds, reads, _ = kernel_reads(text)
+    out: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for r in reads:
+        if r.arg != arg:
+            continue
+        m = IndexingMap([Variable(b) for b in bounds], [*r.output, *r.index], constraints=r.constraints)
+        for d, s, rt in m.domain_points():
+            v = m.evaluate(d, s, rt)
+            out.setdefault(v[: len(r.output)], set()).add(v[len(r.output):])
+    return out
+
+
+# -- a gather after XLA's passes: its indices read at the row of the linear index written ---------------
+
+
+def test_the_gather_kernel_after_xla_passes_is_proved() -> None:
+    # x[i] + 1 with x f32[16,8], i s32[3]: after the passes the kernel reads i[r] in an outer scf.for over the
+    # rows r and writes the linear index r * 8 + c; the element of i read is stated against the output element
+    code, out, _ = _cli("audit-kernels", str(DYNAMIC))
+    assert code == 0, out
+    assert re.search(r"PROVED\s+add_bitcast_fusion \(after XLA's passes\)", out), out
+    assert "summary: 2 proved" in out
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("%c15 = arith.constant 15 : index", "%c15 = arith.constant 14 : index"),  # a wrong clamp of the index
+    ('"(d0, d1) -> (d0 * 8 + d1), domain: d0 in [0, 15]', '"(d0, d1) -> (d0 * 8 + d1 + 1), domain: d0 in [0, 15]'),
+])
+def test_a_wrong_gather_kernel_after_xla_passes_is_refuted_with_its_element(tmp_path: Path, old: str, new: str) -> None:
+    d = _planted(tmp_path, GATHER_AFTER, old, new)
+    code, out, _ = _cli("audit-kernels", str(d))
+    m = re.search(r"output element \((\d+)\), parameter 1 element \((\d+)\) = (-?\d+): (the kernel|the analysis) "
+                  r"reads parameter 0 element \((\d+)\)", out)
+    assert code == 1 and m is not None, out
+    linear, row, value, who, element = int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4), int(m.group(5))
+    o = divmod(linear, 8)  # the output f32[3,8]{1,0}
+    assert row == o[0]  # the element of the index array the output row reads
+    module = parse_module(next(d.glob("*.txt")).read_text())
+    ((_, comp),) = module.fusions()
+    indices = np.full((3, 1), value + 16 if value < 0 else value)  # the fused computation wraps negatives
+    (g,) = run(comp.by_name["gather.2"], comp, {1: indices})
+    truth = {x[0] * 8 + x[1] for k, x in g[o[0], 0, o[1]] if k == 0}  # parameter 0 f32[16,8]{1,0}, linear
+    assert (element in truth) == (who == "the analysis")
+
+
+def test_the_index_array_read_off_the_output_row_is_not_proved(tmp_path: Path) -> None:
+    # the kernel reads i[2 - r] for output row r: not the element the analysis' runtime variable stands for
+    d = _planted(tmp_path, GATHER_AFTER, "%extracted = tensor.extract %arg1[%arg3]",
+                 "%r = xla.apply_indexing #xla.indexing_map<\"(d0) -> (2 - d0), domain: d0 in [0, 2]\">(%arg3)\n"
+                 "      %extracted = tensor.extract %arg1[%r]")
+    code, out, _ = _cli("audit-kernels", str(d))
+    m = re.search(r"output element \((\d+)\), parameter 1 element \((\d+)\) = -?\d+: the kernel reads parameter 1 "
+                  r"element \((\d+)\), the analysis does not", out)
+    assert code == 1 and m is not None, out
+    row = int(m.group(1)) // 8
+    assert int(m.group(3)) == 2 - row != row  # the kernel's element of i; the program reads i[row]
+
+
+# -- the tiled emitter: xtile.entry_func ---------------------------------------------------------------
+
+
+def test_tiled_kernels_are_proved_and_read_what_the_interpreter_says() -> None:
+    code, out, _ = _cli("audit-kernels", str(TILED))
+    assert code == 0, out
+    for name in ("iota_add_fusion", "transpose_copy_fusion.1", "transpose_copy_fusion.2", "wrapped_tanh"):
+        assert re.search(rf"PROVED\s+{re.escape(name)} ", out), out
+    # independent of the analysis: the kernels' tiles, enumerated, read what the numpy interpreter says
+    for kernel in sorted(TILED.glob("*.mlir")):
+        fusion = re.search(r"__compute_module_(.*)-pre-optimization", kernel.name)
+        assert fusion is not None
+        hlo = TILED / (".".join(kernel.name.split(".")[:2]) + ".cpu_after_optimizations.txt")
+        want = _fusion_oracle(hlo, fusion.group(1), 0)
+        got = _kernel_relation(kernel.read_text(), 0)
+        assert {k: v for k, v in got.items() if v} == {k: v for k, v in want.items() if v}, kernel.name
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ('"(pid_0) -> (pid_0 mod 2)', '"(pid_0) -> ((pid_0 + 1) mod 2)'),  # the tile read at another offset
+    ("[1, 1, 1, 1] : memref<3x2x3x3xf32>", "[1, 1, 1, 2] : memref<3x2x3x3xf32>"),  # a stride of 2
+])
+def test_a_wrong_tiled_kernel_is_refuted_with_its_element(tmp_path: Path, old: str, new: str) -> None:
+    d = _planted(tmp_path, TRANSPOSE, old, new)
+    code, out, _ = _cli("audit-kernels", str(d))
+    m = re.search(r"output element \(([^)]*)\): (the kernel|the analysis) reads parameter 0 element \(([^)]*)\)", out)
+    assert code == 1 and m is not None, out
+    at = tuple(int(x) for x in m.group(1).split(","))
+    element = tuple(int(x) for x in m.group(3).split(","))
+    truth = _fusion_oracle(d / "module_0024.jit__lambda.cpu_after_optimizations.txt", "transpose_copy_fusion.1", 0)
+    kernel = _kernel_relation((d / TRANSPOSE.name).read_text(), 0)
+    assert (element in truth[at]) == (m.group(2) == "the analysis")
+    assert (element in kernel.get(at, set())) == (m.group(2) == "the kernel")
+
+
+def test_a_tile_op_the_interpreter_does_not_read_is_unknown_and_named(tmp_path: Path) -> None:
+    d = _planted(tmp_path, TRANSPOSE, "stablehlo.transpose %2, dims = [2, 3, 1, 0]", "stablehlo.reverse %2, dims = [0]")
+    code, out, _ = _cli("audit-kernels", str(d))
+    assert code == 2 and "UNKNOWN" in out and "stablehlo.reverse" in out, out
+
+
+def test_a_tiled_kernel_over_a_memref_of_another_shape_is_unknown(tmp_path: Path) -> None:
+    d = _planted(tmp_path, TRANSPOSE, "%arg0: memref<3x2x3x3xf32>", "%arg0: memref<3x2x9xf32>")
+    code, out, _ = _cli("audit-kernels", str(d))
+    assert code == 2 and "UNKNOWN" in out, out
