@@ -63,7 +63,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "proven maps",
         description="Translation validation of XLA's fusion kernels: for every output element, the operand elements "
         "each kernel reads (its xla.loop, xla.apply_indexing, arith on indices, scf.for, scf.if, tensor.extract, "
-        "calls) are compared with the proven maps of the same fusion.",
+        "calls; the tiled emitter's xtile.extract/insert of tiles) are compared with the proven maps of the same "
+        "fusion.",
         epilog=KERNEL_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -80,8 +81,9 @@ KERNEL_EXAMPLES = """examples:
   verified-indexing audit-kernels /tmp/dump
   verified-indexing audit-kernels tests/hlo_corpus/audit/kernels --json
 
-Each kernel (the emitter's, *-pre-optimization.mlir, and after XLA's passes,
-*-post-optimization.mlir) is proved (the kernel reads exactly what the proven
+Each kernel (the loop emitter's, *_kernel_module-pre-optimization.mlir, after
+XLA's passes, *_kernel_module-post-optimization.mlir, and the tiled emitter's,
+*.__compute_module_*-pre-optimization.mlir) is proved (the kernel reads exactly what the proven
 maps say, for every output element and every value of the dynamic offsets or
 gather indices it reads), refuted (an output element, the runtime values and an
 operand element one side reads and the other does not), or unknown with the
