@@ -93,6 +93,16 @@ def run(
                 acc |= a[()] if a.ndim == 0 else a[idx]  # type: ignore[arg-type]
             res[idx] = frozenset(acc)
         return [res]
+    if op == "bitcast-convert":  # the bits of each element; across widths the minor dimension splits or joins them
+        src, res = ops[0], _empty(out[0])
+        for idx in np.ndindex(*out[0]):
+            if src.ndim == len(out[0]):  # equal widths
+                res[idx] = src[idx]
+            elif src.ndim < len(out[0]):  # narrower: (x..., j) is a part of x
+                res[idx] = src[idx[:-1]]
+            else:  # wider: x is made of (x..., j) for every j
+                res[idx] = _all_tags(src[idx])
+        return [res]
     if op == "add-dependency":  # the data operand passes through; the token is only ordered after
         return [ops[0]]
     if op == "broadcast":
