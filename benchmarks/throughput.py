@@ -5,8 +5,9 @@ command's whole wall time: start-up, reading, the pool, printing):
 
 * ``simplify --batch`` of N maps (default 1,000: seeded random maps, reshape chains and op chains of
   ``benchmarks/simplify.py`` and ``benchmarks/simplify_vs_tvm.py``), ``--jobs 1`` against ``--jobs 2``;
-* ``analyze`` of a dump directory (the corpus modules, named as XLA's ``--xla_dump_to`` names them),
-  ``--jobs 1`` against ``--jobs 2``;
+* ``analyze`` of a dump directory (the corpus modules and, jax installed, 18 modules of
+  ``benchmarks/hlo_models.py``, named as XLA's ``--xla_dump_to`` names them), ``--jobs 1`` against
+  ``--jobs 2``;
 * with Ray installed (extra ``distributed``), the batch on ``--backend ray`` too (a local Ray runtime started
   by the command: its start-up is counted).
 
@@ -45,16 +46,29 @@ def batch_lines(n: int) -> list[str]:
     return [json.dumps({"map": str(m)}) for m in maps]
 
 
-def dump_directory(out: Path) -> int:
-    """A dump-like directory of the corpus modules (``module_NNNN.NAME.after_optimizations.txt``); their
-    number."""
+def dump_directory(out: Path, models: bool) -> int:
+    """A dump-like directory (``module_NNNN.NAME.after_optimizations.txt``) of the corpus modules and, with
+    ``models`` (jax installed), the models of ``benchmarks/hlo_models.py`` at a few sizes, optimized and not
+    (so that the work is seconds, not a tenth of one); the number of modules."""
     shared = ROOT.parent / "shared" / "corpus" / "jax_hlo"
     base = shared if shared.is_dir() else ROOT / "examples" / "jax_hlo"
     paths = sorted(base.glob("*.hlo")) + sorted((ROOT / "examples" / "hlo").glob("*.hlo"))
     out.mkdir(parents=True, exist_ok=True)
+    k = 0
     for k, p in enumerate(paths):
         shutil.copy(p, out / f"module_{k:04d}.{p.stem.replace('.', '_')}.after_optimizations.txt")
-    return len(paths)
+    if models:
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import hlo_models as h; from pathlib import Path\n"
+                "out, k = Path(sys.argv[2]), int(sys.argv[3])\n"
+                "for kind in h.KINDS:\n"
+                "    for layers in (2, 6, 12):\n"
+                "        for opt in (False, True):\n"
+                "            k += 1\n"
+                "            name = f'module_{k:04d}.{kind}{layers}{\"_opt\" if opt else \"\"}.after_optimizations.txt'\n"
+                "            (out / name).write_text(h.hlo_text(kind, layers, opt))\n")
+        subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks"), str(out), str(k)], check=True,
+                       env=dict(os.environ, JAX_PLATFORMS="cpu"), timeout=1800, capture_output=True)
+    return len(list(out.iterdir()))
 
 
 def command(argv: list[str], cache: Path) -> tuple[float, bytes, int]:
@@ -117,7 +131,7 @@ def main() -> int:
             print("  ray: " + ("not installed (extra 'distributed')" if importlib.util.find_spec("ray") is None
                                else "skipped in a short run (its start-up alone is seconds)"))
         dump = Path(tmp) / "dump"
-        modules = dump_directory(dump)
+        modules = dump_directory(dump, importlib.util.find_spec("jax") is not None and n >= 200)
         lines, same = compare(f"analyze of a dump directory of {modules} modules",
                               ["analyze", str(dump), "--json", "--no-timing"],
                               {"1 process": ["--jobs", "1"], "2 proc": ["--jobs", "2"]}, cache, rounds)

@@ -98,3 +98,57 @@ def test_ray_runs_the_same_chunks_in_order() -> None:
     finally:
         ray.shutdown()
     assert got == [abs(x) for x in range(-11, 12)]
+
+
+CORPUS = Path(__file__).resolve().parent / "hlo_corpus" / "jax"
+
+
+def _cli3(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--computation", "ENTRY"], ["--computation", "region_0.1"],
+                                   ["--direction", "input-to-output", "--json"]])
+def test_a_dump_directory_read_and_analyzed_by_workers_is_the_one_process_report(tmp_path: Path,
+                                                                                extra: list[str]) -> None:
+    # each file is read and analyzed by a worker (the parent reads none): the report, the notes and the exit
+    # code are those of one process, which reads and analyzes every module itself
+    for name in ("attention", "sort", "topk", "cumsum", "scatter_add"):
+        (tmp_path / f"{name}.hlo").write_text((CORPUS / f"{name}.post.hlo").read_text())
+    one = _cli3("analyze", str(tmp_path), "--jobs", "1", "--no-timing", *extra)
+    two = _cli3("analyze", str(tmp_path), "--jobs", "2", "--no-timing", *extra)
+    assert one == two and one[0] == 0 and "maps" in one[1]
+    if extra[-1:] == ["region_0.1"]:  # a computation of one module: the others are not analyzed
+        assert "region_0.1" in one[1] and "fused_computation" not in one[1]
+
+
+def test_a_bad_file_of_a_dump_directory_is_reported_as_by_one_process(tmp_path: Path) -> None:
+    from verified_indexing.cli.analyze import _read_and_analyze
+
+    for name in ("sort", "topk", "cumsum"):
+        (tmp_path / f"{name}.hlo").write_text((CORPUS / f"{name}.post.hlo").read_text())
+    bad = "HloModule broken\n\nENTRY main {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(q)\n}\n"
+    (tmp_path / "broken.hlo").write_text(bad)
+    one = _cli3("analyze", str(tmp_path), "--jobs", "1", "--no-timing")
+    two = _cli3("analyze", str(tmp_path), "--jobs", "2", "--no-timing")
+    assert one == two and one[0] == 3 and "broken.hlo" in one[2]
+    assert _read_and_analyze((bad, "broken.hlo", None, None, {}, float("inf"))) is None
+
+
+def test_a_worker_reads_and_analyzes_one_input_as_the_parent_would() -> None:
+    from verified_indexing.cli.analyze import _read_and_analyze
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.report import load_hlo_modules
+
+    text = (CORPUS / "attention.post.hlo").read_text()
+    done = _read_and_analyze((text, "a.hlo", None, None, {"verify": True}, float("inf")))
+    assert done is not None
+    modules, _, outcomes = done
+    (module,) = load_hlo_modules(text, "a.hlo", [])
+    assert [m.name for m in modules] == [module.name] and len(outcomes) == 1 and outcomes[0][1] == []
+    want = analyze_module(module, verify=True)
+    assert [[str(a.map) for t in r.targets for a in t.maps] for r in outcomes[0][0]] == \
+        [[str(a.map) for t in r.targets for a in t.maps] for r in want]

@@ -109,6 +109,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the maps from this instruction's output (as if it were the root) to the parameters of its computation",
     )
     p.add_argument(
+        "--epilogue",
+        metavar="HERO",
+        help="XLA's epilogue indexing: the maps from this hero instruction's output (a reduce, a transpose...) to "
+        "the output of its computation's root, through the ops after it (composed, simplified, proven like every "
+        "map; the hero itself is not looked into); in --computation, default the one computation holding HERO",
+    )
+    p.add_argument(
         "--physical",
         action="store_true",
         help="maps between physical indices: each shape's dimensions in its layout's major-to-minor order",
@@ -202,6 +209,55 @@ def _analyze_one(job: tuple[Module, str | None, dict[str, Any], float]) -> tuple
         return analyze_module(module, computation=computation, not_reached=missed, **options), missed
 
 
+def _chosen(module: Module, computation: str | None, from_instruction: str | None, drawing: bool,
+            many: bool) -> tuple[bool, str | None]:
+    """Whether ``module`` is analyzed (``many``: the input holds several modules, and ``--computation`` or
+    ``--from`` may name another one's) and the computation to analyze (None: the default)."""
+    if computation is None and drawing and not module.fusions():
+        computation = module.entry_name  # the drawing of a module without fusions: its entry, composed
+    if computation == "ENTRY" and "ENTRY" not in module.computations:
+        computation = module.entry_name
+    if many and computation is not None and computation not in module.computations:
+        return False, None  # --computation names a computation of another module of the file
+    if many and from_instruction is not None and not any(
+        from_instruction in c.by_name for c in module.computations.values()
+    ):
+        return False, None
+    return True, computation
+
+
+def _read_and_analyze(
+    job: tuple[str, str, str | None, str | None, dict[str, Any], float],
+) -> tuple[list[Module], list[str], list[tuple[list[ComputationIndexing], list[str]]]] | None:
+    """One input of several (a dump directory's file) read and analyzed in a worker process: its modules,
+    the notes of reading it, and each chosen module's results and analyses not reached. The budget is
+    the command's: ``deadline`` is a wall-clock time (``time.time()``), the same in every process. None
+    when the input is bad or the budget ran out while it was read: the caller then reads every input
+    itself, and reports that as one process does."""
+    from verified_indexing.engines.deadline import BudgetExpired, command_budget
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.report import load_hlo_modules
+
+    text, source, computation, from_instruction, options, deadline = job
+    notes: list[str] = []
+    outcomes: list[tuple[list[ComputationIndexing], list[str]]] = []
+    with command_budget(max(deadline - time.time(), 0.0)):
+        try:
+            modules = load_hlo_modules(text, source, notes)
+        except (VerifiedIndexingError, BudgetExpired):
+            return None
+        for module in modules:
+            keep, chosen = _chosen(module, computation, from_instruction, False, True)
+            if keep:
+                missed: list[str] = []
+                try:
+                    found = analyze_module(module, computation=chosen, not_reached=missed, **options)
+                except VerifiedIndexingError:
+                    return None
+                outcomes.append((found, missed))
+    return modules, notes, outcomes
+
+
 def _bar(what: str) -> Callable[[list[T]], Iterable[T]]:
     """A progress bar over a list of analyses (:func:`verified_indexing.parallel.progress`)."""
     from verified_indexing.parallel import progress
@@ -232,6 +288,11 @@ def run(args: argparse.Namespace) -> int:
                                     "(and not --json, --dot or --svg)")
     if (args.dot or args.svg) and (args.instruction or args.from_instruction):
         raise VerifiedIndexingError("analyze: --dot/--svg draw fusions or computations, not --instruction or --from")
+    if args.epilogue is not None and (args.instruction or args.from_instruction or args.dot or args.svg
+                                      or args.format == "xla" or args.direction != "output-to-input"
+                                      or args.operand is not None):
+        raise VerifiedIndexingError("analyze --epilogue HERO maps the hero's output to the root's: not with "
+                                    "--instruction, --from, --direction, --operand, --dot, --svg or --format=xla")
     start = time.perf_counter()
     if args.jax is not None:
         from verified_indexing.jax import compiled_hlo, load_function, shape_spec
@@ -240,9 +301,21 @@ def run(args: argparse.Namespace) -> int:
         inputs = [(compiled_hlo(load_function(args.jax), *specs), f"<jax {args.jax}>")]
     else:
         inputs = _selected(args, read_hlo_inputs(args))
+    options = {
+        "instruction": args.instruction,
+        "direction": args.direction,
+        "operand": args.operand,
+        "verify": not args.no_verify,
+        "from_instruction": args.from_instruction,
+        "physical": args.physical,
+    }
+    if args.epilogue is not None:
+        return _run_epilogue(args, inputs, start)
     notes: list[str] = []
+    pooled = _pooled(args, inputs, options)  # several inputs: each read and analyzed by a worker
     try:
-        modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
+        modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)] \
+            if pooled is None else [m for found, _, _ in pooled for m in found]
     except BudgetExpired:  # not one module read: the (empty) report all the same, and what was not reached
         _disarm_backstop()
         if args.json:
@@ -251,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
             print(summary_line([], time.perf_counter() - start))
         print(not_reached_line(["reading the input"], args.timeout), file=sys.stderr)
         return 2
-    for note in notes:
+    for note in notes if pooled is None else [n for _, found, _ in pooled for n in found]:
         print(f"note: {note}", file=sys.stderr)
     named = len(modules) > 1 or _is_directory(args)  # each module's results say which module and file
     if args.module is not None and len(inputs) == 1 and not _is_directory(args):  # one file's modules
@@ -262,32 +335,18 @@ def run(args: argparse.Namespace) -> int:
         modules = [m for m in modules if module_matches(args.module, m)]
     work: list[tuple[int, Module, str | None]] = []
     for index, module in enumerate(modules):
-        computation = args.computation
-        if computation is None and (args.dot or args.svg) and not module.fusions():
-            computation = module.entry_name  # the drawing of a module without fusions: its entry, composed
-        if computation == "ENTRY" and "ENTRY" not in module.computations:
-            computation = module.entry_name
-        if len(modules) > 1 and computation is not None and computation not in module.computations:
-            continue  # --computation names a computation of another module of the file
-        if len(modules) > 1 and args.from_instruction is not None and not any(
-            args.from_instruction in c.by_name for c in module.computations.values()
-        ):
-            continue
-        work.append((index, module, computation))
-    options = {
-        "instruction": args.instruction,
-        "direction": args.direction,
-        "operand": args.operand,
-        "verify": not args.no_verify,
-        "from_instruction": args.from_instruction,
-        "physical": args.physical,
-    }
+        keep, computation = _chosen(module, args.computation, args.from_instruction, bool(args.dot or args.svg),
+                                    len(modules) > 1)
+        if keep:
+            work.append((index, module, computation))
     jobs = args.jobs if args.jobs is not None else (default_jobs() if len(work) >= POOL_FROM else 1)
     outcomes: list[tuple[list[ComputationIndexing], list[str]]] = []
-    if jobs > 1 and len(work) > 1:
+    if pooled is not None:
+        outcomes = [o for _, _, done in pooled for o in done]
+    elif jobs > 1 and len(work) > 1:
         left = remaining()
         outcomes = list(run_ordered(_analyze_one, [(m, c, options, left) for _, m, c in work], jobs=jobs,
-                                    what="modules"))
+                                    what="modules", chunk=1))  # a module is heavy work: one a task
     else:
         for _, m, c in work:
             missed: list[str] = []
@@ -349,6 +408,80 @@ def run(args: argparse.Namespace) -> int:
         print(not_reached_line(not_reached, args.timeout), file=sys.stderr)
         return max(code, 2)
     return code
+
+
+def _pooled(
+    args: argparse.Namespace, inputs: list[tuple[str, str]], options: dict[str, Any]
+) -> list[tuple[list[Module], list[str], list[tuple[list[ComputationIndexing], list[str]]]]] | None:
+    """Several inputs (a dump directory's files) read and analyzed on the process pool, one input a task
+    (:func:`_read_and_analyze`: the reading is most of the work of an unoptimized module, and a parsed
+    module is not sent to a worker); None when not on the pool (one input, one job, --jax, --dot/--svg,
+    --format=xla) or when an input is bad or the budget ran out while reading it (the caller then reads
+    every input itself and reports that as one process does)."""
+    from verified_indexing.engines.deadline import remaining
+    from verified_indexing.parallel import default_jobs, run_ordered
+
+    jobs = args.jobs if args.jobs is not None else (default_jobs() if len(inputs) >= POOL_FROM else 1)
+    if jobs < 2 or len(inputs) < 2 or args.jax is not None or args.dot or args.svg or args.format == "xla":
+        return None
+    left = remaining()
+    deadline = time.time() + left if left != math.inf else math.inf
+    tasks = [(text, source, args.computation, args.from_instruction, options, deadline) for text, source in inputs]
+    done = list(run_ordered(_read_and_analyze, tasks, jobs=jobs, what="modules", chunk=1))
+    found = [d for d in done if d is not None]
+    if len(found) < len(done) or sum(len(m) for m, _, _ in found) < 2:  # (a worker chose as for several modules)
+        return None
+    return found
+
+
+def _run_epilogue(args: argparse.Namespace, inputs: list[tuple[str, str]], start: float) -> int:
+    """``analyze --epilogue HERO``: the hero's epilogue maps in each module holding it
+    (:mod:`verified_indexing.hlo.epilogue`), printed as the other analyses are."""
+    from verified_indexing.hlo.dumps import module_matches, module_source, no_module_matches
+    from verified_indexing.hlo.epilogue import epilogue_heading, epilogue_indexing
+    from verified_indexing.hlo.report import exit_code, format_result, load_hlo_modules, summary_line
+
+    notes: list[str] = []
+    modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    named = len(modules) > 1 or _is_directory(args)
+    if args.module is not None and len(inputs) == 1 and not _is_directory(args):
+        if not any(module_matches(args.module, m) for m in modules):
+            raise no_module_matches(args.module, modules)
+        modules = [m for m in modules if module_matches(args.module, m)]
+    hero = args.epilogue
+    holders = [m for m in modules if any(hero in c.by_name for c in m.computations.values())]
+    if len(modules) > 1 and not holders:
+        raise VerifiedIndexingError(f"--epilogue {hero}: no instruction {hero!r} in any of the {len(modules)} modules")
+    blocks = []
+    results = []
+    for index, m in enumerate(holders if len(modules) > 1 else modules):
+        q, found = epilogue_indexing(m, hero, args.computation, verify=not args.no_verify, physical=args.physical)
+        for r in found:
+            if named:
+                r.module, r.module_name, r.file = f"{index}:{m.name}", m.name, module_source(m)
+        blocks.append((q, m, found))
+        results += found
+    seconds = time.perf_counter() - start
+    _disarm_backstop()
+    if args.json:
+        from verified_indexing.serialize import analyze_json
+
+        data = analyze_json(results, seconds)
+        data["epilogue"] = [{"hero": q.hero, "opcode": q.opcode, "computation": q.computation,
+                             "module": m.name} for q, m, _ in blocks]
+        print_json(data)
+    else:
+        for q, m, found in blocks:
+            if named:
+                print(f"module {m.name} ({module_source(m) or 'input'})\n")
+            for r in found:
+                lines = format_result(r).split("\n")
+                print("\n".join([epilogue_heading(q), *lines[1:]]))
+                print()
+        print(summary_line(results, seconds))
+    return exit_code(results)
 
 
 def _is_directory(args: argparse.Namespace) -> bool:
