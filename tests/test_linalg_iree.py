@@ -17,6 +17,7 @@ when IREE is installed (``iree-base-compiler``: ``iree-opt``); skipped otherwise
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -292,3 +293,73 @@ def test_every_fused_op_parses_in_mlir() -> None:
         before = _ops(parse_linalg_module(module, name))
         after = _ops(parse_linalg_module(out, name))
         assert after == before and _ops(LinalgModule((ours,), ()))[0] in after, name
+
+
+# -- the IREE corpus at scale (tests/mlir_corpus/iree, generate.py) ----------------------------------
+
+CORPUS = ROOT / "tests" / "mlir_corpus" / "iree"
+CORPUS_FILES = sorted(p.name for p in CORPUS.glob("*.mlir") if p.name.endswith((".input.mlir", ".dispatch-creation.mlir")))
+#: Where the project's validation of the real pass is not yet complete (each a strict xfail: the
+#: test starts failing, and must be updated, when it is fixed). Reported in issue 24's notes.
+KNOWN = {
+    # the bf16 division's fused op is compared through a reshape whose operand MLIR rounds (truncf of
+    # the sum before expand_shape); the whole-op proof is refuted, the pair through the reshape is not
+    # modelled that far: unknown, and the modelled decision for %17 -> %19 disagrees (reshape by expansion)
+    "softmax_bf16.input.mlir": "the fused op through a bf16 reshape is unknown; one decision disagrees",
+}
+
+
+def test_the_corpus_covers_the_programs() -> None:
+    # At least 15 JAX programs, each at IREE's input and dispatch phases, a few KB each.
+    programs = {n.split(".")[0] for n in CORPUS_FILES}
+    assert len(programs) >= 15
+    assert all(f"{p}.input.mlir" in CORPUS_FILES and f"{p}.dispatch-creation.mlir" in CORPUS_FILES for p in programs)
+    assert all((CORPUS / n).stat().st_size < 16_000 for n in CORPUS_FILES)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n]))
+                                  if n in KNOWN else n for n in CORPUS_FILES])
+def test_the_real_pass_on_the_corpus(name: str) -> None:
+    # MLIR's linalg-fuse-elementwise-ops on real IREE output: every op it fused is proved equal to
+    # what it replaced (a refutation carries a witness the interpreter confirmed: never expected
+    # here), and the project's model of the pass's decision equals what the pass did on every pair.
+    from verified_indexing.mlir_driver import validate_mlir
+
+    text = (CORPUS / name).read_text()
+    res = validate_mlir(text, name, seeds=1)
+    assert all(f.status == "proved" for f in res.fused), [(f.op, f.status, f.reason) for f in res.fused]
+    assert len(res.decisions) == res.pairs
+    wrong = [(d.producer, d.consumer, d.predicted, d.fused, d.why) for d in res.decisions if d.predicted != d.fused]
+    assert not wrong
+
+
+_FUSE_HEAD = re.compile(r"^fuse (\S+) into (\S+) in (.+?) \(operand #\d+", re.MULTILINE)
+_FUSED_OP = "fused op as MLIR (read back and proven equal to the pair):\n"
+
+
+def test_the_corpus_reads_and_every_fused_op_parses_in_mlir(tmp_path: Path) -> None:
+    # Every file read strictly and answered by `fuse` (never exit 3); every fused op `fuse` prints,
+    # put into its module after the consumer, parses and verifies in iree-opt.
+    from verified_indexing.cli import main
+
+    chunks: list[str] = []
+    for name in CORPUS_FILES:
+        text = (CORPUS / name).read_text()
+        mod = parse_linalg_module(text, name, strict=True)
+        out = tmp_path / f"{name}.txt"
+        assert main(["fuse", "--no-timing", "-o", str(out), str(CORPUS / name)]) in (0, 1, 2), name
+        report = out.read_text()
+        heads = list(_FUSE_HEAD.finditer(report))
+        assert len(heads) >= len(fusion_candidates(list(mod.ops))), name  # and pairs through reshapes
+        for i, h in enumerate(heads):
+            block = report[h.end(): heads[i + 1].start() if i + 1 < len(heads) else len(report)]
+            if _FUSED_OP not in block:
+                continue
+            lines = block.split(_FUSED_OP, 1)[1].split("\n\n", 1)[0].splitlines()
+            fused = "\n".join(ln[2:] for ln in lines).replace("%fused", f"%fused_{i}")
+            (c,) = [op for op in mod.ops if op.name == h.group(2) and op.function == h.group(3)]
+            eol = text.find("\n", c.end)
+            chunks.append(text[:eol + 1] + fused + "\n" + text[eol + 1:])
+    assert len(chunks) >= 40, len(chunks)
+    res = _run("\n// -----\n".join(chunks), "--split-input-file")
+    assert res.returncode == 0, res.stderr[:3000]
