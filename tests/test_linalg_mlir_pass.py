@@ -109,6 +109,9 @@ CASES = {
                                       '  %v = tensor.extract %1[%c0] : tensor<4xf32>\n'
                                       '  %t = tensor.insert %v into %y[%c0] : tensor<4xf32>\n'
                                       + _binary("%2", "%1", "%t")), "%1", "%2", "control function", False),
+    # %1 has two uses as written; once %3 is fused into %5, %5 reads %1 twice with one map (merged): one use
+    "fused after an earlier fusion": (_func(_unary("%1", "%x") + _binary("%3", "%1", "%y", "arith.mulf %a, %b")
+                                            + _binary("%5", "%3", "%1"), "%5"), "%1", "%5", "control function", True),
     "reduction producer": (_func(SUM_REDUCE + _binary("%2", "%1", "%y")), "%1", "%2", "areElementwiseOpsFusable",
                            False),
     # the first result (a projection, not a permutation) is unused: the canonicalization erases it, then fuses
@@ -258,3 +261,14 @@ def test_the_op_the_fill_was_folded_into_is_proved(case: str) -> None:
     assert r.oracle_runs == 3 and r.exit_code == 0
     # the decision observed: the fill was folded (also when it stays for its other use)
     assert [(d.predicted, d.fused, d.decided_by) for d in r.decisions] == [(True, True, "FoldFillWithGenericOp")]
+
+
+def test_the_text_says_when_an_earlier_fusion_decides() -> None:
+    text = CASES["fused after an earlier fusion"][0]
+    code, out, _ = run("fuse", "-", "--producer", "%1", "--consumer", "%5", stdin=text)
+    assert code == 0
+    assert "as written; after the pass fused %3 into %5, its reads merged, it has one use and is fused into %5" in out
+    ops = list(parse_linalg_module(text).ops)
+    from verified_indexing.legality.linalg import simulate_fusions
+
+    assert simulate_fusions(text, ops) == [("%3", "%5"), ("%1", "%5")]

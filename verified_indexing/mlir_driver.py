@@ -642,10 +642,19 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     # the pass's whole decision, modelled (pass_decision), against what it did
     absorbed_all = {q.name for a in aops if a.name in b_by_name for q in _absorbed(b_by_name[a.name], bdef, vanished)}
-    from verified_indexing.legality.linalg import pass_decision, producer_uses, unused_results
+    from verified_indexing.legality.linalg import (
+        after_earlier_fusions,
+        pass_decision,
+        producer_uses,
+        simulate_fusions,
+        unused_results,
+    )
 
+    events = simulate_fusions(before, bops)
     for p, c, k in cands:
         dec = pass_decision(p, c, k, producer_uses(before, p, bops), unused_results(before, p))
+        if not dec.fuses and dec.decided_by == "control function":
+            dec = after_earlier_fusions(dec, p, events)
         observed = p.name in absorbed_all or (p.name, c.name) in folded_pairs
         res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
     from verified_indexing.legality.linalg import reshape_decision

@@ -86,6 +86,8 @@ __all__ = [
     "producer_uses",
     "in_context",
     "unused_results",
+    "simulate_fusions",
+    "after_earlier_fusions",
     "reshape_candidates",
     "reshape_decision",
     "check_fusion",
@@ -493,12 +495,91 @@ def unused_results(text: str, producer: GenericOp) -> tuple[int, ...]:
     return tuple(i for i, r in enumerate(producer.results) if not _use_offsets(text, producer, r))
 
 
+def _linalg_uses(p: GenericOp, ops: Sequence[GenericOp]) -> int:
+    """How many operands of ``ops`` read a result of ``p`` (a generic's inputs reading
+    one result with one map counted once: the canonicalization merges them)."""
+    n = 0
+    for op in ops:
+        if op is p:
+            continue
+        seen: set[tuple[str, str]] = set()
+        for o in op.operands:
+            if o.value not in p.results:
+                continue
+            if o.is_input and op.kind == "linalg.generic":
+                if (o.value, str(o.map)) in seen:
+                    continue
+                seen.add((o.value, str(o.map)))
+            n += 1
+    return n
+
+
+def simulate_fusions(text: str, ops: Sequence[GenericOp], limit: int = 200) -> list[tuple[str, str]]:
+    """The fusions ``FuseElementwiseOps`` performs in the function, in order
+    (producer, consumer names), simulated: each fused consumer reads the
+    producer's inputs through MLIR's fused maps, duplicate inputs (one value, one
+    map) merged as the canonicalization does, a producer left without uses
+    erased; the control function counts the uses *then* (a producer read by two
+    consumers may get one use when one of them is fused into the other). An
+    approximation of the greedy driver: operands in order, first consumer first."""
+    cur = [op for op in ops if op.kind == "linalg.generic"]
+    other = {p.name: producer_uses(text, p, ops) - _linalg_uses(p, ops) for p in cur}
+    unused = {p.name: unused_results(text, p) for p in cur}
+    events: list[tuple[str, str]] = []
+    for _ in range(limit):
+        step = None
+        for c in cur:
+            for k, o in enumerate(c.inputs):
+                p = next((q for q in cur if o.value in q.results and q is not c and c.sees(q)), None)
+                if p is None:
+                    continue
+                uses = other.get(p.name, 0) + _linalg_uses(p, cur)
+                d = pass_decision(p, c, k, uses, unused.get(p.name, ()))
+                if d.fuses and d.decided_by == "control function":
+                    step = (p, c, k)
+                    break
+            if step is not None:
+                break
+        if step is None:
+            break
+        p, c, k = step
+        mv = mlir_fusable(p, c, k)
+        if mv.fused_producer_maps is None:
+            break
+        inputs = [*c.inputs[:k], *(replace(i, map=m) for i, m in zip(p.inputs, mv.fused_producer_maps)),
+                  *c.inputs[k + 1:]]
+        merged: list[Operand] = []
+        for i in inputs:
+            if all((i.value, str(i.map)) != (j.value, str(j.map)) for j in merged):
+                merged.append(i)
+        fused = replace(c, inputs=tuple(merged), block_args=(), payload="")
+        cur = [fused if q is c else q for q in cur if q is not p]
+        events.append((p.name, c.name))
+    return events
+
+
 def in_context(rep: FusionReport, text: str, ops: Sequence[GenericOp] = ()) -> FusionReport:
     """``rep`` with the pass's whole decision (:func:`pass_decision`) in the context
-    of ``text``, the module its ops (``ops``, see :func:`producer_uses`) were read from."""
-    return replace(rep, pass_decision=pass_decision(rep.producer, rep.consumer, rep.operand_index,
-                                                    producer_uses(text, rep.producer, ops),
-                                                    unused_results(text, rep.producer)))
+    of ``text``, the module its ops (``ops``, see :func:`producer_uses`) were read
+    from; a pair the control function refuses as written whose producer the pass
+    fuses after an earlier fusion (:func:`simulate_fusions`) says so."""
+    d = pass_decision(rep.producer, rep.consumer, rep.operand_index, producer_uses(text, rep.producer, ops),
+                      unused_results(text, rep.producer))
+    if not d.fuses and d.decided_by == "control function" and ops:
+        d = after_earlier_fusions(d, rep.producer, simulate_fusions(text, ops))
+    return replace(rep, pass_decision=d)
+
+
+def after_earlier_fusions(d: PassDecision, producer: GenericOp, events: Sequence[tuple[str, str]]) -> PassDecision:
+    """``d`` (refused by the control function) when the simulated pass fuses the
+    producer after earlier fusions left it one use."""
+    at = next((i for i, (p, _) in enumerate(events) if p == producer.name), None)
+    if at is None:
+        return d
+    before = ", ".join(f"{p} into {c}" for p, c in events[:at]) or "nothing"
+    return PassDecision(True, "control function",
+                        f"{d.why} as written; after the pass fused {before}, its reads merged, it has one use and "
+                        f"is fused into {events[at][1]}", d.uses)
 
 
 def reshape_candidates(text: str, ops: Sequence[GenericOp]) -> list[tuple[GenericOp, GenericOp, int, str]]:
