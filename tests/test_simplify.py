@@ -422,6 +422,7 @@ def test_an_unproven_whole_result_tries_the_candidate_without_sign_rules(monkeyp
         return real(m, cand, timeout, cache)
 
     monkeypatch.setattr(api, "_prove", prove)
+    monkeypatch.setattr(api, "TRUST_RULE_PROOFS", False)  # every candidate proven whole (the path tested here)
     m = P("(d0) -> ((d0 * 3 - 1) mod -2 + (d0 * 4 + 8) floordiv 4), domain: d0 in [0, 20]")
     rep = simplify_with_report(m, isl_candidate=False)
     # the full catalogue's candidate (d0 + d0 mod 2 + 1) was asked first and not proven; the one without
@@ -471,8 +472,14 @@ def test_a_deferred_verdict_builds_its_text_once_when_read_and_is_the_same_verdi
     assert old.question == "q" and old == Verdict("proved", "enum", 0.5, "q")
 
 
-def test_the_simplifier_proof_text_names_both_maps() -> None:
+def test_the_simplifier_proof_text_names_both_maps(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verified_indexing.simplify.api as api
+
     m = P("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]")
+    r = simplify_with_report(m)  # two rule instances on the input's domain: proven by the rules' theorems
+    assert r.verdict is not None and r.verdict.proved and r.verdict.engine == "rules"
+    assert r.verdict.question == f"pointwise-equal: {m.format(one_line=True)}  ==  {r.map.format(one_line=True)}"
+    monkeypatch.setattr(api, "TRUST_RULE_PROOFS", False)  # proven whole: every point compared
     r = simplify_with_report(m)
     assert r.verdict is not None and r.verdict.proved and r.verdict.engine == "enum"
     assert r.verdict.question == f"pointwise-equal: {m.format(one_line=True)}  ==  {r.map.format(one_line=True)}"
