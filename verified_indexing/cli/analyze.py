@@ -109,6 +109,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the maps from this instruction's output (as if it were the root) to the parameters of its computation",
     )
     p.add_argument(
+        "--epilogue",
+        metavar="HERO",
+        help="XLA's epilogue indexing: the maps from this hero instruction's output (a reduce, a transpose...) to "
+        "the output of its computation's root, through the ops after it (composed, simplified, proven like every "
+        "map; the hero itself is not looked into); in --computation, default the one computation holding HERO",
+    )
+    p.add_argument(
         "--physical",
         action="store_true",
         help="maps between physical indices: each shape's dimensions in its layout's major-to-minor order",
@@ -281,6 +288,11 @@ def run(args: argparse.Namespace) -> int:
                                     "(and not --json, --dot or --svg)")
     if (args.dot or args.svg) and (args.instruction or args.from_instruction):
         raise VerifiedIndexingError("analyze: --dot/--svg draw fusions or computations, not --instruction or --from")
+    if args.epilogue is not None and (args.instruction or args.from_instruction or args.dot or args.svg
+                                      or args.format == "xla" or args.direction != "output-to-input"
+                                      or args.operand is not None):
+        raise VerifiedIndexingError("analyze --epilogue HERO maps the hero's output to the root's: not with "
+                                    "--instruction, --from, --direction, --operand, --dot, --svg or --format=xla")
     start = time.perf_counter()
     if args.jax is not None:
         from verified_indexing.jax import compiled_hlo, load_function, shape_spec
@@ -297,6 +309,8 @@ def run(args: argparse.Namespace) -> int:
         "from_instruction": args.from_instruction,
         "physical": args.physical,
     }
+    if args.epilogue is not None:
+        return _run_epilogue(args, inputs, start)
     notes: list[str] = []
     pooled = _pooled(args, inputs, options)  # several inputs: each read and analyzed by a worker
     try:
@@ -418,6 +432,56 @@ def _pooled(
     if len(found) < len(done) or sum(len(m) for m, _, _ in found) < 2:  # (a worker chose as for several modules)
         return None
     return found
+
+
+def _run_epilogue(args: argparse.Namespace, inputs: list[tuple[str, str]], start: float) -> int:
+    """``analyze --epilogue HERO``: the hero's epilogue maps in each module holding it
+    (:mod:`verified_indexing.hlo.epilogue`), printed as the other analyses are."""
+    from verified_indexing.hlo.dumps import module_matches, module_source, no_module_matches
+    from verified_indexing.hlo.epilogue import epilogue_heading, epilogue_indexing
+    from verified_indexing.hlo.report import exit_code, format_result, load_hlo_modules, summary_line
+
+    notes: list[str] = []
+    modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    named = len(modules) > 1 or _is_directory(args)
+    if args.module is not None and len(inputs) == 1 and not _is_directory(args):
+        if not any(module_matches(args.module, m) for m in modules):
+            raise no_module_matches(args.module, modules)
+        modules = [m for m in modules if module_matches(args.module, m)]
+    hero = args.epilogue
+    holders = [m for m in modules if any(hero in c.by_name for c in m.computations.values())]
+    if len(modules) > 1 and not holders:
+        raise VerifiedIndexingError(f"--epilogue {hero}: no instruction {hero!r} in any of the {len(modules)} modules")
+    blocks = []
+    results = []
+    for index, m in enumerate(holders if len(modules) > 1 else modules):
+        q, found = epilogue_indexing(m, hero, args.computation, verify=not args.no_verify, physical=args.physical)
+        for r in found:
+            if named:
+                r.module, r.module_name, r.file = f"{index}:{m.name}", m.name, module_source(m)
+        blocks.append((q, m, found))
+        results += found
+    seconds = time.perf_counter() - start
+    _disarm_backstop()
+    if args.json:
+        from verified_indexing.serialize import analyze_json
+
+        data = analyze_json(results, seconds)
+        data["epilogue"] = [{"hero": q.hero, "opcode": q.opcode, "computation": q.computation,
+                             "module": m.name} for q, m, _ in blocks]
+        print_json(data)
+    else:
+        for q, m, found in blocks:
+            if named:
+                print(f"module {m.name} ({module_source(m) or 'input'})\n")
+            for r in found:
+                lines = format_result(r).split("\n")
+                print("\n".join([epilogue_heading(q), *lines[1:]]))
+                print()
+        print(summary_line(results, seconds))
+    return exit_code(results)
 
 
 def _is_directory(args: argparse.Namespace) -> bool:
