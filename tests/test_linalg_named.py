@@ -301,3 +301,55 @@ def test_softmax_decomposition_equals_mlirs() -> None:
         theirs_env = {"%arg0": env["%s"], "%arg1": env["%o"], **_scalars(out), **empties}
         theirs = _run_text(list(mlir), theirs_env)[mlir[-1].results[0]]
         assert np.array_equal(mine, theirs)
+
+
+# The named ops the reader already read (linalg_ir), against MLIR's generalization too.
+_ARGS = {"%a": "tensor<4x8xf32>", "%b": "tensor<8x5xf32>", "%c": "tensor<4x5xf32>", "%v8": "tensor<8xf32>",
+         "%v4": "tensor<4xf32>", "%s": "tensor<f32>", "%ba": "tensor<2x4x8xf32>", "%bb": "tensor<2x8x5xf32>",
+         "%bc": "tensor<2x4x5xf32>", "%t": "tensor<8x4xf32>", "%a2": "tensor<4x8xf32>", "%i": "tensor<4x8xi32>",
+         "%h": "tensor<4x8xf16>", "%x": "f32"}
+OTHER_NAMED = {
+    "matmul": "linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x5xf32>) outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>",
+    "batch_matmul": "linalg.batch_matmul ins(%ba, %bb : tensor<2x4x8xf32>, tensor<2x8x5xf32>) outs(%bc : "
+                    "tensor<2x4x5xf32>) -> tensor<2x4x5xf32>",
+    "matvec": "linalg.matvec ins(%a, %v8 : tensor<4x8xf32>, tensor<8xf32>) outs(%v4 : tensor<4xf32>) -> tensor<4xf32>",
+    "vecmat": "linalg.vecmat ins(%v4, %a : tensor<4xf32>, tensor<4x8xf32>) outs(%v8 : tensor<8xf32>) -> tensor<8xf32>",
+    "dot": "linalg.dot ins(%v8, %v8 : tensor<8xf32>, tensor<8xf32>) outs(%s : tensor<f32>) -> tensor<f32>",
+    "transpose": "linalg.transpose ins(%a : tensor<4x8xf32>) outs(%t : tensor<8x4xf32>) permutation = [1, 0]",
+    "broadcast": "linalg.broadcast ins(%v8 : tensor<8xf32>) outs(%a2 : tensor<4x8xf32>) dimensions = [0]",
+    "reduce": "linalg.reduce ins(%a : tensor<4x8xf32>) outs(%v4 : tensor<4xf32>) dimensions = [1]\n"
+              "    (%in: f32, %init: f32) {\n      %r = arith.maximumf %in, %init : f32\n      linalg.yield %r : f32\n    }",
+    "map": "linalg.map ins(%a, %a2 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%a2 : tensor<4x8xf32>)\n"
+           "    (%l: f32, %r: f32, %o: f32) {\n      %m = arith.subf %l, %r : f32\n      linalg.yield %m : f32\n    }",
+    "fill": "linalg.fill ins(%x : f32) outs(%a2 : tensor<4x8xf32>) -> tensor<4x8xf32>",
+    "copy_extf": "linalg.copy ins(%h : tensor<4x8xf16>) outs(%a2 : tensor<4x8xf32>) -> tensor<4x8xf32>",
+    "matmul_sitofp": "linalg.matmul ins(%i, %b : tensor<4x8xi32>, tensor<8x5xf32>) outs(%c : tensor<4x5xf32>) -> "
+                     "tensor<4x5xf32>",
+}
+
+
+@needs_iree
+def test_other_named_ops_equal_mlirs_generalization() -> None:
+    assert IREE_OPT is not None
+    head = ", ".join(f"{v}: {t}" for v, t in _ARGS.items())
+    chunks = []
+    for op in OTHER_NAMED.values():
+        out_ty = re.search(r"outs\(\S+ : ([^)]*)\)", op)
+        assert out_ty is not None
+        chunks.append(f"func.func @f({head}) -> {out_ty.group(1)} {{\n  %0 = {op}\n  return %0 : {out_ty.group(1)}\n}}\n")
+    res = subprocess.run([IREE_OPT, "--split-input-file", "--linalg-generalize-named-ops", "-"],
+                         input="\n// -----\n".join(chunks), capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[:3000]
+    nprng = np.random.default_rng(5)
+    names = list(_ARGS)
+    for (name, text), out in zip(zip(OTHER_NAMED, chunks), res.stdout.split("// -----")):
+        ours, mlir = _only(text), _only(out)
+        assert [o.map for o in ours.operands] == [o.map for o in mlir.operands], name
+        assert ours.iterator_types == mlir.iterator_types, name
+        assert _statements(ours) == _statements(mlir), (name, ours.payload, mlir.payload)
+        env: dict[str, Any] = {}
+        for v, t in _ARGS.items():
+            shape = tuple(int(d) for d in re.findall(r"(\d+)x", t))
+            env[v] = float(nprng.integers(-3, 4)) if t == "f32" else nprng.integers(-3, 4, size=shape).astype(float)
+        theirs = {f"%arg{i}": env[v] for i, v in enumerate(names)}  # MLIR's names for the function's arguments
+        assert np.array_equal(_run(ours, env), _run(mlir, theirs)), name

@@ -553,7 +553,9 @@ def _parse_named(
         maps, iters = [_identity(n)] * (len(ins) + 1), ["parallel"] * n
         if region_args is not None:
             return _assemble(text, match.start(), head, source, kind, maps, iters, ins, outs,
-                             _region_payload(region_args, [("%out", elem)], region_body), p_start,
+                             # newer MLIR gives the region the init's element too (one argument per operand)
+                             _region_payload(region_args, [] if len(region_args) == len(ins) + len(outs)
+                                             else [("%out", elem)], region_body), p_start,
                              result_types), cur.pos
         if short_body is None:
             raise cur.error("linalg.map needs a region or '{ op }'", match.start(), head)
