@@ -353,3 +353,56 @@ def test_other_named_ops_equal_mlirs_generalization() -> None:
             env[v] = float(nprng.integers(-3, 4)) if t == "f32" else nprng.integers(-3, 4, size=shape).astype(float)
         theirs = {f"%arg{i}": env[v] for i, v in enumerate(names)}  # MLIR's names for the function's arguments
         assert np.array_equal(_run(ours, env), _run(mlir, theirs)), name
+
+
+def _depthwise_nhwc_hwc(x: Any, w: Any, o: Any, s: list[int], d: list[int]) -> Any:
+    out = o.copy()
+    n_, oh_, ow_, c_ = o.shape
+    for n in range(n_):
+        for oh in range(oh_):
+            for ow in range(ow_):
+                for c in range(c_):
+                    for kh in range(w.shape[0]):
+                        for kw in range(w.shape[1]):
+                            out[n, oh, ow, c] += x[n, oh * s[0] + kh * d[0], ow * s[1] + kw * d[1], c] * w[kh, kw, c]
+    return out
+
+
+CORPUS = Path(__file__).resolve().parent / "mlir_corpus" / "iree"
+REAL = {  # a named op IREE wrote (tests/mlir_corpus/iree), its numpy formula
+    "conv_bias_relu.input.mlir": ("linalg.conv_2d_nhwc_hwcf", _conv_nhwc_hwcf),
+    "depthwise_conv.input.mlir": ("linalg.depthwise_conv_2d_nhwc_hwc", _depthwise_nhwc_hwc),
+    "pool_nhwc.input.mlir": ("linalg.pooling_nhwc_max", ORACLES["pooling_nhwc_max"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_named_ops_iree_writes_are_read_and_computed(name: str) -> None:
+    # The convolution or pooling of a real IREE file, read strictly, run by the interpreter on random
+    # operands, equals the numpy formula at the strides and dilations the file gives.
+    kind, oracle = REAL[name]
+    text = (CORPUS / name).read_text()
+    mod = parse_linalg_module(text, name, strict=True)
+    assert not mod.skipped
+    (op,) = [o for o in mod.ops if o.kind == kind]
+    line = text[op.offset:text.find("\n", op.offset)]
+    m = re.search(r"dilations = dense<(\d+)> : \w+<2xi64>, strides = dense<(\d+)>", line)
+    assert m is not None, line
+    dil, strides = [int(m.group(1))] * 2, [int(m.group(2))] * 2
+    rng = np.random.default_rng(7)
+    env = {o.value: rng.integers(-3, 4, size=o.type.shape).astype(np.float64) for o in op.operands}
+    x, w, out = (env[o.value] for o in op.operands)
+    assert np.array_equal(_run(op, env), oracle(x, w, out, strides, dil))
+
+
+def test_every_corpus_file_reads_with_only_softmax_skipped() -> None:
+    # Every linalg op IREE wrote for the corpus programs is read (the convolutions and poolings as their
+    # generics), strictly; linalg.softmax (dispatch phase) alone stays skipped, with the reason.
+    files = sorted(CORPUS.glob("*.mlir"))
+    assert len(files) >= 40
+    kinds: set[str] = set()
+    for path in files:
+        mod = parse_linalg_module(path.read_text(), path.name, strict=True)
+        kinds |= {o.kind for o in mod.ops}
+        assert all(s.op == "linalg.softmax" for s in mod.skipped), (path.name, mod.skipped)
+    assert {"linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc", "linalg.pooling_nhwc_max"} <= kinds
