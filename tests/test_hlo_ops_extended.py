@@ -342,9 +342,16 @@ def test_while_passes_loop_invariant_elements_through() -> None:
     assert invariant.targets[0].maps == []
     (a,) = invariant.targets[1].maps
     assert a.map.format(one_line=True) == "(d0) -> (d0), domain: d0 in [0, 2]" and not a.over_approximation
+    # element 1 changes in the body, element for element (y = exp(x)), under an affine counter (0, +1, < 5):
+    # exact, h[i] computed from a[i] (verified_indexing.hlo.loops)
+    counted = output_to_input_maps(module.entry, output_index=1, module=module)
+    (exact,) = counted.targets[0].maps
+    assert exact.map.format(one_line=True) == "(d0) -> (d0), domain: d0 in [0, 3]" and not exact.over_approximation
+    # a counter that is not affine (doubled): a sound whole-loop over-approximation, marked (every element of
+    # the initial state taken as read)
+    module = parse_module(WHILE.replace("n = s32[] add(i, s32[] constant(1))",
+                                        "n = s32[] multiply(i, s32[] constant(2))"))
     changing = output_to_input_maps(module.entry, output_index=1, module=module)
-    # element 1 changes in the body: a sound whole-loop over-approximation, marked (every element of the
-    # initial state taken as read)
     assert not changing.unsupported
     (whole,) = changing.targets[0].maps
     assert any("element 1 of the loop state changes in the body body" in r for r in whole.over_approximation)

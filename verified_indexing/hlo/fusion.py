@@ -1340,7 +1340,10 @@ def _while_steps(
         or source.tuple_index != output_index
         or source.operands != [params[0].name]
     ):
-        return _whole_loop(inst, state, output_index, body_name)
+        from verified_indexing.hlo.loops import while_induction_steps
+
+        counted = while_induction_steps(inst, comp, output_index, module)  # an affine counter: per iteration
+        return counted if counted is not None else _whole_loop(inst, state, output_index, body_name)
     shape = _output_shape(inst, output_index)
     return [(inst.operands[0], output_index, IndexingMap.identity(shape.dims), "", ())]
 

@@ -99,7 +99,7 @@ _DYNAMIC = "dynamic shapes: the sizes are known only when the program runs"
 #: Opcodes that stay without an indexing model, with the reason the analysis reports.
 UNSUPPORTED_OPCODES: dict[str, str] = {
     "while": "a loop: the body runs a data-dependent number of times (the fusion walk, given the module, "
-    "passes the loop-invariant elements of the state through)",
+    "passes the loop-invariant elements of the state through and follows an affine counter per iteration)",
     "conditional": "the branch is chosen when the program runs (the fusion walk, given the module, reads "
     "through every branch and marks the maps as over-approximations)",
     "call": "a call: analyze its computation (the fusion walk goes through calls)",
