@@ -301,11 +301,9 @@ CORPUS = ROOT / "tests" / "mlir_corpus" / "iree"
 CORPUS_FILES = sorted(p.name for p in CORPUS.glob("*.mlir") if p.name.endswith((".input.mlir", ".dispatch-creation.mlir")))
 #: Where the project's validation of the real pass is not yet complete (each a strict xfail: the
 #: test starts failing, and must be updated, when it is fixed). Reported in issue 24's notes.
-KNOWN = {
-    # the bf16 division's fused op is compared through a reshape whose operand MLIR rounds (truncf of
-    # the sum before expand_shape); the whole-op proof is refuted, the pair through the reshape is not
-    # modelled that far: unknown, and the modelled decision for %17 -> %19 disagrees (reshape by expansion)
-    "softmax_bf16.input.mlir": "the fused op through a bf16 reshape is unknown; one decision disagrees",
+KNOWN: dict[str, str] = {
+    # (softmax_bf16.input.mlir was here: the bf16 division fused through a tensor.expand_shape is proved
+    # since the chain is read through the reshape, and its decision agrees)
 }
 
 

@@ -574,9 +574,9 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
         folded_pairs.update((q.name, c.name) for q in folded)
         # a producer the pass fused through a tensor.expand_shape: the input op and the pass's op both read
         # through the collapsed maps (exact rewrites), so the pair is checked as any other
-        c, a, via = _read_through_reshapes(c, a, bdef, vanished, bexp, aexp, reshaped_values)
+        c, a, via = _read_through_reshapes(c, a, bdef, vanished, bexp, facts, reshaped_values)
         folded_pairs.update(via)
-        absorbed = _absorbed(c, bdef, vanished) + folded
+        absorbed = _absorbed(c, bdef, vanished, bexp) + folded
         if not absorbed:
             w = refuted_at.get(a.name)
             if w is not None:  # an op the pass kept computes something else: report it too
@@ -598,7 +598,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
         chk = _check_fused(_with_constants(a, consts), _with_constants(c, consts),
                            [_constant_scalars(_with_constants(p, consts), consts) for p in absorbed], bdef, before,
                            timeout, empties, {m.group(1) for m in _EMPTY_ANY.finditer(before)},
-                           folded={q.name for q in folded})
+                           folded={q.name for q in folded}, bexp=bexp)
         w = refuted_at.get(a.name) or next((refuted_at[r] for r in a.results if r in refuted_at), None)
         if w is not None:
             w = _recheck(w, a, c, absorbed, bdef, before, after)
@@ -641,7 +641,8 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             res.fused.remove(f)
 
     # the pass's whole decision, modelled (pass_decision), against what it did
-    absorbed_all = {q.name for a in aops if a.name in b_by_name for q in _absorbed(b_by_name[a.name], bdef, vanished)}
+    absorbed_all = {q.name for a in aops if a.name in b_by_name
+                    for q in _absorbed(b_by_name[a.name], bdef, vanished, bexp)}
     from verified_indexing.legality.linalg import (
         after_earlier_fusions,
         pass_decision,
@@ -661,7 +662,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     for p, c, k, _ in through:
         dec = reshape_decision(p, c, k, producer_uses(before, p, bops))
-        observed = (p.name, c.name) in folded_pairs
+        observed = (p.name, c.name) in folded_pairs or p.name in absorbed_all
         res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
 
     # pairs the pass left alone that the project proves legal
@@ -718,14 +719,16 @@ def _diff_note(w: dict[str, Any]) -> str:
             f"{w['shape']}) is {w['before']:g} before the pass and {_show(w['after'])} after it")
 
 
-def _absorbed(c: Any, bdef: dict[str, Any], vanished: set[str]) -> list[Any]:
-    """The vanished producers feeding ``c`` (transitively through vanished ones), nearest first."""
+def _absorbed(c: Any, bdef: dict[str, Any], vanished: set[str], bexp: Mapping[str, Any] | None = None) -> list[Any]:
+    """The vanished producers feeding ``c`` (transitively through vanished ones, and
+    through the input's ``tensor.expand_shape``s ``bexp``), nearest first."""
     out: list[Any] = []
     todo = [c]
     while todo:
         cur = todo.pop(0)
         for o in cur.operands:
-            p = bdef.get(o.value)
+            f = (bexp or {}).get(o.value)
+            p = bdef.get(f.source if f is not None else o.value)
             if p is not None and p.name in vanished and p is not c and all(p is not q for q in out):
                 out.append(p)
                 todo.append(p)
@@ -965,7 +968,8 @@ def _read_through_reshapes(c: Any, a: Any, bdef: dict[str, Any], vanished: set[s
     """``c`` reading each ``tensor.expand_shape`` of a vanished producer's result
     through the collapsed map instead, and ``a`` reading each ``expand_shape`` of
     the pass's output whose source is a value of the input (not an op the pass
-    rewrote over other shapes) the same way (:func:`~verified_indexing.legality.linalg_reshape.read_through`);
+    rewrote over other shapes), and each op proven to be an input op expanded
+    (``aexp`` holds both), the same way (:func:`~verified_indexing.legality.linalg_reshape.read_through`);
     and the (producer, consumer) pairs so joined."""
     from verified_indexing.legality.linalg_reshape import read_through
 
@@ -980,11 +984,12 @@ def _read_through_reshapes(c: Any, a: Any, bdef: dict[str, Any], vanished: set[s
             if ri < len(p.result_types) and tuple(p.result_types[ri].shape) == f.source_shape:
                 c = read_through(c, k, f, p.result_types[ri])
                 via.add((p.name, c.name))
-    if via:
-        for k, o in enumerate(a.operands):
-            f = aexp.get(o.value)
-            if f is not None and f.source not in reshaped_values:
-                a = read_through(a, k, f)
+    for k, o in enumerate(a.operands):
+        f = aexp.get(o.value)
+        # an expand_shape of an input value (read through), or an op proven to compute an input op's
+        # expand_shape (its value and the input op's share the name): exact rewrites of what a reads
+        if f is not None and (f.source not in reshaped_values or (f.value == f.source and o.value in reshaped_values)):
+            a = read_through(a, k, f)
     return c, a, via
 
 
@@ -1012,7 +1017,8 @@ def _writes_every_element(m: Any) -> bool:
 def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], before: str,
                  timeout: float, empties: set[str] = frozenset(),  # type: ignore[assignment]
                  before_empties: set[str] = frozenset(),  # type: ignore[assignment]
-                 folded: set[str] = frozenset()) -> FusedCheck:  # type: ignore[assignment]
+                 folded: set[str] = frozenset(),  # type: ignore[assignment]
+                 bexp: Mapping[str, Any] | None = None) -> FusedCheck:
     """The proof of MLIR's fused op ``a`` against ``c`` and the producers it absorbed
     (``folded``: fills folded into it that stay for their other uses: nothing of
     theirs is returned by ``a``)."""
@@ -1037,6 +1043,19 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
     remaining = list(absorbed)
     while remaining:
         p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
+        if p is None and bexp:
+            # the chain goes through a tensor.expand_shape: read the producer's result through the collapsed map
+            from verified_indexing.legality.linalg_reshape import read_through
+
+            for k, o in enumerate(current.operands):
+                f = bexp.get(o.value)
+                q = next((q for q in remaining if f is not None and f.source in q.results), None)
+                if f is not None and q is not None:
+                    ri = q.results.index(f.source)
+                    if ri < len(q.result_types) and tuple(q.result_types[ri].shape) == f.source_shape:
+                        current = read_through(current, k, f, q.result_types[ri])
+                        p = q
+                        break
         if p is None:
             return unknown("the replaced producers do not form a chain into the consumer")
         k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
