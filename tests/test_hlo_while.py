@@ -153,3 +153,68 @@ def test_a_counter_that_is_not_affine_keeps_the_whole_loop_mark() -> None:
                                           "n = s32[] multiply(i, s32[] constant(2))")
     _, marks = _maps(text)
     assert any("changes in the body" in r for r in marks)
+
+
+# -- call in every form -----------------------------------------------------------------------------------
+
+CALLS = """HloModule m
+f {
+  p = f32[4,3] parameter(0)
+  q = f32[3] parameter(1)
+  b = f32[4,3] broadcast(q), dimensions={1}
+  ROOT r = f32[4,3] add(p, b)
+}
+g {
+  p = f32[4,3] parameter(0)
+  ROOT t = f32[4,3] reverse(p), dimensions={0}
+}
+ENTRY main {
+  a = f32[4,3] parameter(0)
+  v = f32[3] parameter(1)
+  c1 = f32[4,3] call(a, v), to_apply=f
+  c2 = f32[4,3] call(c1), to_apply=g, is_composite=true, frontend_attributes={composite.attributes={},composite.name="foo.bar",composite.version="1"}
+  s = ((f32[4,3]), f32[4,3], s32[]) call-start(c2), async_execution_thread="thread", to_apply=g
+  u = ((f32[4,3]), f32[4,3], s32[]) call-update(s)
+  d = f32[4,3] call-done(u)
+  s2 = ((f32[4,3], f32[3]), f32[4,3], s32[]) async-start(d, v), calls=f
+  ROOT d2 = f32[4,3] async-done(s2), calls=f
+}
+"""
+
+
+def test_call_in_every_form_reads_what_the_interpreter_says() -> None:
+    # call (to_apply), a composite call, the asynchronous call (call-start / call-update / call-done) and an
+    # async-start wrapping a call: the whole chain, run op by op in the numpy interpreter through the called
+    # computations, against the composed maps (exact)
+    module = parse_module(CALLS)
+
+    def run_comp(name: str, args: list[np.ndarray]) -> np.ndarray:
+        comp = module.computations[name]
+        values: dict[str, np.ndarray] = {}
+        for inst in comp.instructions:
+            if inst.opcode == "parameter":
+                values[inst.name] = args[inst.parameter_number or 0]
+                continue
+            if inst.opcode in ("call", "call-start", "async-start"):
+                callee = (inst.attributes.get("to_apply") or inst.attributes.get("calls") or "").lstrip("%")
+                values[inst.name] = run_comp(callee, [values[o] for o in inst.operands])
+                continue
+            if inst.opcode in ("call-update", "call-done", "async-done"):
+                values[inst.name] = values[inst.operands[0]]  # the call's result, element 1 of the start's tuple
+                continue
+            (res, *_) = run(inst, comp)
+            mapped = np.empty(res.shape, dtype=object)
+            for idx in np.ndindex(*res.shape):
+                acc: set[tuple[int, tuple[int, ...]]] = set()
+                for k, x in res[idx]:
+                    src = values[inst.operands[k]]
+                    acc |= set(src[x] if src.ndim else src[()])
+                mapped[idx] = frozenset(acc)
+            values[inst.name] = mapped
+        return values[comp.root.name]
+
+    final = run_comp("main", [tagged((4, 3), 0), tagged((3,), 1)])
+    want = {tuple(int(i) for i in idx): set(final[idx]) for idx in np.ndindex(4, 3)}
+    got, marks = _maps(CALLS)
+    assert not marks
+    assert {o: got.get(o, set()) for o in want} == want

@@ -1015,7 +1015,7 @@ def _entering(inst: Instruction, comp: Computation, called: Computation) -> Iter
         if _strip_layout(shape) != _strip_layout(p.shape):
             raise _bad(inst, f"operand {name} has shape {shape}, parameter {p.name} of {called.name} {p.shape}")
     result = inst.shape
-    if inst.opcode == "async-start" and inst.shape.is_tuple and len(inst.shape.tuple_shapes) >= 2:
+    if inst.opcode in ("async-start", "call-start") and inst.shape.is_tuple and len(inst.shape.tuple_shapes) >= 2:
         result = inst.shape.tuple_shapes[1]  # ((operands), result, context...)
     if _strip_layout(called.root.shape) != _strip_layout(result):
         raise _bad(inst, f"has shape {inst.shape}, the root of {called.name} {called.root.shape}")
@@ -1146,13 +1146,14 @@ def _operand_steps(
         return _while_steps(inst, comp, output_index, module)
     called = inst.called_computation()
     called_output = output_index
-    if inst.opcode == "async-start" and module is not None and called in module.computations:
+    if inst.opcode in ("async-start", "call-start") and module is not None and called in module.computations:
         # ((operands), the wrapped computation's output, context...): element 1 is the call's result
         if output_index != 1 or _output_shape(inst, 1).is_tuple:
             raise UnsupportedError(f"element {output_index} of async-start {inst.name} (only element 1, the "
                                    "wrapped computation's array result, is modeled)")
         called_output = 0
-    if inst.opcode in ("call", "fusion", "async-start") and module is not None and called in module.computations:
+    if inst.opcode in ("call", "fusion", "async-start", "call-start") and module is not None and \
+            called in module.computations:
         _refuse_recursion(module, called, inst.name)
         with _entering(inst, comp, module.computations[called]):
             sub = _called_maps(module, called, called_output, verify, simplify)
@@ -1177,7 +1178,7 @@ def _operand_steps(
         if inst.opcode in ASYNC_DONE_ELEMENT:  # the result is an element of the -start's tuple
             dims, element = _done_dims(inst, comp)
             return [(inst.operands[0], element or 0, IndexingMap.identity(dims), "", ())]
-        if inst.opcode == "async-update":  # passes its async-start's tuple through
+        if inst.opcode in ("async-update", "call-update"):  # passes its async-start's tuple through
             shape = _output_shape(inst, output_index)
             if _strip_layout(comp.by_name[inst.operands[0]].shape) != _strip_layout(inst.shape):
                 raise _bad(inst, "the output is not its async-start's tuple")

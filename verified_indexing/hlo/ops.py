@@ -107,6 +107,8 @@ UNSUPPORTED_OPCODES: dict[str, str] = {
     "ragged-all-to-all": _COLLECTIVE,
     "async-start": _ASYNC + " (the fusion walk, given the module, goes through the wrapped computation)",
     "async-update": _ASYNC + " (the fusion walk passes its tuple through)",
+    "call-start": _ASYNC + " (an asynchronous call: the fusion walk, given the module, goes through to_apply)",
+    "call-update": _ASYNC + " (the fusion walk passes its tuple through)",
     "send": _IO, "send-done": _IO, "recv": _IO, "recv-done": _IO, "infeed": _IO, "outfeed": _IO,
     "dynamic-reshape": _DYNAMIC, "set-dimension-size": _DYNAMIC, "get-dimension-size": _DYNAMIC,
     "after-all": "a token join: tokens hold no elements",
@@ -1747,6 +1749,7 @@ def _start_i2o(inst: Instruction, comp: Computation, k: int) -> list[IndexingMap
 #: holds the result (the fusion walk follows it like a get-tuple-element).
 ASYNC_DONE_ELEMENT: dict[str, int] = {
     "async-done": 1,
+    "call-done": 1,  # the async call (call-start / call-done, XLA's sugar for an async-start wrapping a call)
     "all-gather-done": 1,
     "collective-permute-done": 1,
     "copy-done": 0,
@@ -2197,6 +2200,7 @@ _OPS: dict[str, tuple[_O2I, _I2O]] = {
     "all-gather-start": (_all_gather_o2i, _all_gather_i2o),
     "all-gather-done": (_done_o2i, _done_i2o),
     "async-done": (_done_o2i, _done_i2o),
+    "call-done": (_done_o2i, _done_i2o),
     "reduce-scatter": (_reduce_scatter_o2i, _reduce_scatter_i2o),
     "all-to-all": (_all_to_all_o2i, _all_to_all_i2o),
     "cholesky": (_matrices_o2i, _matrices_i2o),
