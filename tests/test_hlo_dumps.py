@@ -96,6 +96,9 @@ def test_json_names_each_result_s_module_and_file(dumps: tuple[Path, Path]) -> N
     text_dir, _ = dumps
     code, out, err = _cli("analyze", str(text_dir), "--json", "--no-verify", "--no-timing")
     assert code == 0, err
+    from verified_indexing.schema import types
+
+    types.check(json.loads(out))  # the schema's types (module, file: strings)
     results = json.loads(out)["results"]
     assert results
     seen = set()

@@ -169,6 +169,9 @@ def test_the_command_line_prints_the_epilogue() -> None:
     code, out, _ = _cli("analyze", "-e", _module_text("reduce_transpose_broadcast"), "--epilogue", "red", "--json",
                         "--no-timing")
     data = json.loads(out)
+    from verified_indexing.schema import types
+
+    types.check(data)
     assert code == 0 and data["epilogue"] == [{"hero": "red", "opcode": "reduce", "computation": "fused",
                                                "module": "reduce_transpose_broadcast"}]
     assert data["results"][0]["direction"] == "input-to-output"

@@ -146,7 +146,7 @@ class AccessMapJson(_S, kw_only=True):
     map: str
     json: IndexingMapJson
     paths: int
-    verdict: Verdict
+    verdict: Annotated[Verdict | None, Meta(description="The proof; null with --no-verify.")]
     merge_proofs: list[Verdict]
     rt_origins: list[RtOrigin]
     exact: bool
@@ -176,6 +176,24 @@ class ComputationJson(_S, kw_only=True):
     unsupported: list[Any]
     merge_proofs: int
     seconds: float | UnsetType = UNSET
+    module: Annotated[
+        str | None,
+        Meta(description="The HloModule's name, when the input names its modules (a dump directory, a file of "
+             "several modules)."),
+    ] | UnsetType = UNSET
+    file: Annotated[
+        str | None,
+        Meta(description="The file the module was read from (with module)."),
+    ] | UnsetType = UNSET
+
+
+class EpilogueJson(_S, kw_only=True):
+    """Where ``analyze --epilogue HERO`` found its hero."""
+
+    hero: str
+    opcode: str
+    computation: str
+    module: str
 
 
 class AnalyzeSummary(_S, kw_only=True):
@@ -201,6 +219,11 @@ class Analyze(_S, kw_only=True):
         Meta(description="Only when --timeout ran out (exit 2): every analysis not finished (a computation, "
              "computation/instruction, or fusion; prefixed index:module: for several modules); the results hold "
              "the ones finished."),
+    ] | UnsetType = UNSET
+    epilogue: Annotated[
+        list[EpilogueJson],
+        Meta(description="Only with --epilogue HERO: the hero of each module holding it; the results are then the "
+             "maps from the hero's output to the root's (direction input-to-output)."),
     ] | UnsetType = UNSET
 
 
