@@ -222,7 +222,7 @@ class _T:
         return None
 
     writes = reads
-    block_attr = reads
+    block_attr = sblock_attr = reads
     func_attr = reads
 
     def evaluate(self, *a: object) -> None:
@@ -276,6 +276,9 @@ class _T:
         return self._num("int32", x)
 
     int64 = int8 = int16 = int32
+
+    def bool(self, x: object = None) -> bool:
+        return bool(x)
 
     def Cast(self, dtype: str, x: Any) -> Any:
         if dtype == "float16":

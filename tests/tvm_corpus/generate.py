@@ -5,6 +5,9 @@ Each ``te_*.tvm`` file is ``func.script()`` of a function built with
 the installed apache-tvm 0.27 as is, so the tests read exactly what TVM prints
 without TVM installed. The hand-written ``hand_*.tvm`` files (not generated) cover the
 constructs ``te`` does not print.
+
+``tensorize`` is not in the corpus: apache-tvm 0.27.0.post1 crashes (a segmentation fault in
+``tvm::s_tir::Tensorize``) tensorizing a split elementwise loop with a registered ``TensorIntrin``.
 """
 
 from __future__ import annotations
@@ -153,6 +156,126 @@ def functions() -> dict[str, tirx.PrimFunc]:
 
     out["sched_blockize"] = _sched(out["elementwise_chain"], blockize("B"))  # nested blocks
     out["sched_blockize_reduction"] = _sched(out["row_sum"], blockize("rsum"))  # an init holding a block
+    out.update(scheduled(out))
+    return out
+
+
+def scheduled(base: dict[str, tirx.PrimFunc]) -> dict[str, tirx.PrimFunc]:
+    """Functions after the schedules TVM users write (``tvm.s_tir``), printed as TVM prints them."""
+    out: dict[str, tirx.PrimFunc] = {}
+    chain, mm, rs = base["elementwise_chain"], base["matmul"], base["row_sum"]
+
+    def split_reorder(s: tvm.s_tir.Schedule) -> None:
+        i, j = s.get_loops(s.get_sblock("B"))
+        _, ji = s.split(j, factors=[2, 3])
+        s.reorder(ji, i)
+
+    out["sched_split_reorder"] = _sched(chain, split_reorder)
+
+    def tile(s: tvm.s_tir.Schedule) -> None:
+        i, j, k = s.get_loops(s.get_sblock("matmul"))
+        io, ii = s.split(i, factors=[2, 2])
+        jo, ji = s.split(j, factors=[None, 2])  # 5 = 3 * 2 - 1: a T.where
+        s.reorder(io, jo, k, ii, ji)
+
+    out["sched_matmul_tile"] = _sched(mm, tile)
+
+    def compute_at(s: tvm.s_tir.Schedule) -> None:
+        i, _ = s.get_loops(s.get_sblock("C"))
+        s.compute_at(s.get_sblock("B"), i)
+
+    out["sched_compute_at"] = _sched(chain, compute_at)
+
+    def reverse_compute_at(s: tvm.s_tir.Schedule) -> None:
+        i, _ = s.get_loops(s.get_sblock("B"))
+        s.reverse_compute_at(s.get_sblock("C"), i)
+
+    out["sched_reverse_compute_at"] = _sched(chain, reverse_compute_at)
+
+    def cache_read_write(s: tvm.s_tir.Schedule) -> None:
+        b = s.get_sblock("matmul")
+        s.cache_read(b, 0, "shared")
+        s.cache_write(b, 0, "local")
+
+    out["sched_cache_read_write"] = _sched(mm, cache_read_write)
+
+    def rfactor(s: tvm.s_tir.Schedule) -> None:
+        _, k = s.get_loops(s.get_sblock("rsum"))
+        _, ki = s.split(k, factors=[2, 3])
+        s.rfactor(ki, 0)
+
+    out["sched_rfactor"] = _sched(rs, rfactor)
+
+    def decompose_tiled(s: tvm.s_tir.Schedule) -> None:
+        b = s.get_sblock("matmul")
+        i, j, k = s.get_loops(b)
+        io, ii = s.split(i, factors=[2, 2])
+        s.reorder(io, k, ii, j)
+        s.decompose_reduction(b, k)
+
+    out["sched_decompose_tiled"] = _sched(mm, decompose_tiled)
+
+    def decompose_k_outer(s: tvm.s_tir.Schedule) -> None:
+        b = s.get_sblock("matmul")
+        i, j, k = s.get_loops(b)
+        s.reorder(k, i, j)
+        s.decompose_reduction(b, k)
+
+    out["sched_decompose_k_outer"] = _sched(mm, decompose_k_outer)
+
+    def bind_threads(s: tvm.s_tir.Schedule) -> None:
+        i, j = s.get_loops(s.get_sblock("C"))
+        bx, tx = s.split(s.fuse(i, j), factors=[None, 8])
+        s.bind(bx, "blockIdx.x")
+        s.bind(tx, "threadIdx.x")
+
+    out["sched_bind_threads"] = _sched(chain, bind_threads)
+
+    def cross_thread(s: tvm.s_tir.Schedule) -> None:
+        i, k = s.get_loops(s.get_sblock("rsum"))
+        s.bind(i, "blockIdx.x")
+        s.bind(k, "threadIdx.x")
+
+    out["sched_cross_thread_reduction"] = _sched(rs, cross_thread)
+
+    def parallel_vectorize_unroll(s: tvm.s_tir.Schedule) -> None:
+        i, j = s.get_loops(s.get_sblock("B"))
+        s.parallel(i)
+        s.vectorize(j)
+        s.unroll(s.get_loops(s.get_sblock("C"))[1])
+
+    out["sched_parallel_vectorize_unroll"] = _sched(chain, parallel_vectorize_unroll)
+
+    def storage_align_set_scope(s: tvm.s_tir.Schedule) -> None:
+        s.storage_align(s.get_sblock("B"), 0, axis=0, factor=8, offset=1)
+        s.set_scope(s.get_sblock("B"), 0, "shared")
+
+    out["sched_storage_align_set_scope"] = _sched(chain, storage_align_set_scope)
+
+    def annotate(s: tvm.s_tir.Schedule) -> None:
+        b = s.get_sblock("B")
+        s.annotate(s.get_loops(b)[0], "pragma_auto_unroll_max_step", 16)
+        s.annotate(b, "meta_schedule.tiling_structure", "SSRSRS")
+
+    out["sched_annotate"] = _sched(chain, annotate)
+
+    def gpu_matmul(s: tvm.s_tir.Schedule) -> None:  # a typical GPU schedule, every step at once
+        b = s.get_sblock("matmul")
+        i, j, k = s.get_loops(b)
+        io, ii = s.split(i, factors=[None, 2])
+        jo, ji = s.split(j, factors=[None, 5])
+        s.reorder(io, jo, k, ii, ji)
+        s.bind(io, "blockIdx.x")
+        s.bind(jo, "blockIdx.y")
+        xs = s.cache_read(b, 0, "shared")
+        s.compute_at(xs, k)
+        loc = s.cache_write(b, 0, "local")
+        s.reverse_compute_at(loc, jo)
+        s.decompose_reduction(b, k)
+        s.unroll(ii)
+
+    out["sched_gpu_matmul"] = _sched(mm, gpu_matmul)
+
     return out
 
 

@@ -108,6 +108,15 @@ def is_tvmscript(text: str) -> bool:
     return _DETECT.search(text) is not None
 
 
+def _bool_constant(node: ast.expr) -> bool | None:
+    """``True``/``False``, ``T.bool(True)``/``T.bool(False)`` (also ``T.bool(0)``, ``T.bool(1)``): its value."""
+    if isinstance(node, ast.Call) and _t_name(node.func) == "bool" and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int)):
+        return bool(node.value)
+    return None
+
+
 def _is_t(node: ast.AST, *names: str) -> bool:
     """``node`` is ``T.name`` (or ``T.axis.name`` when ``names`` starts with ``axis``)."""
     parts: list[str] = []
@@ -246,7 +255,7 @@ class _Reader:
                 self._buffer_decl(node.value)
                 continue
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
-                    _t_name(node.value.func) in ("func_attr", "reads", "writes", "block_attr"):
+                    _t_name(node.value.func) in ("func_attr", "reads", "writes", "block_attr", "sblock_attr"):
                 continue  # attributes; a root block's declared regions
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
                     _t_name(node.value.func) == "evaluate":
@@ -419,7 +428,7 @@ class _Reader:
                 continue
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
                 t = _t_name(st.value.func)
-                if t in ("reads", "writes", "block_attr"):
+                if t in ("reads", "writes", "block_attr", "sblock_attr"):  # annotations (storage_align...)
                     continue
                 if t == "where":
                     if len(st.value.args) != 1:
@@ -771,6 +780,9 @@ class _Reader:
                                "runtime value): not modelled", node)
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             return [c for v in node.values for c in self.predicate(v, scope)]
+        truth = _bool_constant(node)
+        if truth is not None:  # T.where(T.bool(False)) (TVM prints it): the block never runs
+            return [] if truth else [(Const(0), "==", Const(1))]
         if isinstance(node, ast.Call) and _t_name(node.func) == "And" and len(node.args) == 2:
             return [c for v in node.args for c in self.predicate(v, scope)]
         if isinstance(node, ast.Compare):
