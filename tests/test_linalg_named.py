@@ -36,7 +36,7 @@ def _iree_opt() -> str | None:
 IREE_OPT = _iree_opt()
 needs_iree = pytest.mark.skipif(IREE_OPT is None, reason="iree-opt (iree-base-compiler) is not installed")
 
-SIZES = {"n": 2, "f": 3, "c": 2, "ic": 2, "o": 3, "k": 2}
+SIZES = {"n": 2, "f": 3, "c": 2, "ic": 2, "o": 3, "k": 2, "g": 2, "fg": 2, "cm": 2}
 
 
 def _size(letter: str) -> int:

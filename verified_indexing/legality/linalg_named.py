@@ -11,7 +11,9 @@ operands converted to the output's element type by ``TypeFn.cast_signed``, or
 * ``conv_1d_nwc_wcf``, ``conv_1d_ncw_fcw``, ``conv_2d_nhwc_hwcf``,
   ``conv_2d_nhwc_fhwc``, ``conv_2d_nchw_fchw``, ``conv_3d_ndhwc_dhwcf``,
   ``conv_3d_ncdhw_fcdhw``;
-* ``depthwise_conv_1d_nwc_wc``, ``depthwise_conv_1d_ncw_cw``,
+* the grouped ``conv_2d_ngchw_fgchw``, ``conv_2d_ngchw_gfchw``, ``conv_2d_nhwgc_gfhwc``;
+* ``depthwise_conv_1d_nwc_wc``, ``depthwise_conv_1d_ncw_cw``, ``depthwise_conv_1d_nwc_wcm``,
+  ``depthwise_conv_2d_nhwc_hwcm``,
   ``depthwise_conv_2d_nhwc_hwc``, ``depthwise_conv_2d_nchw_chw``,
   ``depthwise_conv_3d_ndhwc_dhwc``, ``depthwise_conv_3d_ncdhw_cdhw``;
 * ``pooling_{nhwc,nchw,nwc,ncw,ndhwc}_{sum,max,min}`` and the
@@ -19,8 +21,8 @@ operands converted to the output's element type by ``TypeFn.cast_signed``, or
 
 with ``strides``/``dilations`` attributes (``dense<[a, b]>``, a splat
 ``dense<a>`` or ``array<i64: a, b>``; default 1). Not modelled (left to the
-reader's skipped list): the quantized ``_q`` convolutions, grouped convolutions
-and the channel-multiplier depthwise ``_hwcm``/``_wcm`` forms.
+reader's skipped list): the quantized ``_q`` convolutions (zero points) and
+``depthwise_conv_3d_ndhwc_dhwcm``.
 
 :func:`parse_conv` reads such an op in MLIR's pretty or generic (quoted) form
 as a :class:`~verified_indexing.legality.linalg_ir.GenericOp` (its ``kind`` the
@@ -61,6 +63,11 @@ NAMED_CONVS: dict[str, tuple[str, str, str, str, str]] = {
     "conv_2d_nchw_fchw": ("n f oh ow c kh kw", "n c H W", "f c kh kw", "n f oh ow", "conv"),
     "conv_3d_ndhwc_dhwcf": ("n od oh ow f kd kh kw c", "n D H W c", "kd kh kw c f", "n od oh ow f", "conv"),
     "conv_3d_ncdhw_fcdhw": ("n f od oh ow c kd kh kw", "n c D H W", "f c kd kh kw", "n f od oh ow", "conv"),
+    "conv_2d_ngchw_fgchw": ("n g fg oh ow c kh kw", "n g c H W", "fg g c kh kw", "n g fg oh ow", "conv"),
+    "conv_2d_ngchw_gfchw": ("n g fg oh ow c kh kw", "n g c H W", "g fg c kh kw", "n g fg oh ow", "conv"),
+    "conv_2d_nhwgc_gfhwc": ("n oh ow g fg kh kw c", "n H W g c", "g fg kh kw c", "n oh ow g fg", "conv"),
+    "depthwise_conv_1d_nwc_wcm": ("n ow ic cm kw", "n W ic", "kw ic cm", "n ow ic cm", "conv"),
+    "depthwise_conv_2d_nhwc_hwcm": ("n oh ow ic cm kh kw", "n H W ic", "kh kw ic cm", "n oh ow ic cm", "conv"),
     "depthwise_conv_1d_nwc_wc": ("n ow ic kw", "n W ic", "kw ic", "n ow ic", "conv"),
     "depthwise_conv_1d_ncw_cw": ("n ow ic kw", "n ic W", "ic kw", "n ic ow", "conv"),
     "depthwise_conv_2d_nhwc_hwc": ("n oh ow ic kh kw", "n H W ic", "kh kw ic", "n oh ow ic", "conv"),
@@ -123,7 +130,8 @@ def generalize(name: str, in_elements: tuple[str, str], out_element: str, stride
 
     head = f"({', '.join(dims.values())})"
     maps = [parse_affine_map(f"{head} -> ({', '.join(index(t) for t in s.split())})") for s in (i_s, k_s, o_s)]
-    iters = ["reduction" if x.startswith("k") or (kind == "conv" and x in ("c",) and "f" in domain) else "parallel"
+    # reduced: the kernel loops and, in a convolution with output features (f, or fg per group), the channels
+    iters = ["reduction" if x.startswith("k") or (x == "c" and ("f" in domain or "fg" in domain)) else "parallel"
              for x in domain]
     elem = out_element
     is_float = elem.startswith(("f", "bf", "tf"))
