@@ -636,6 +636,7 @@ def _module_body(cur: _Cursor, name: str, attributes: dict[str, str]) -> Module:
         raise cur.error("no computation in the module")
     if entry is None:
         entry = list(computations)[-1]
+    _desugar_async(computations)
     for comp in computations.values():
         for inst in comp.instructions:
             called = inst.attributes.get("calls")
@@ -647,6 +648,56 @@ def _module_body(cur: _Cursor, name: str, attributes: dict[str, str]) -> Module:
                         f"fusion {inst.name!r} calls an unknown computation {called!r}", offset=inst.offset
                     )
     return Module(name, computations, entry, attributes, cur.text)
+
+
+_NATIVE_ASYNC = frozenset({"all-reduce", "all-gather", "collective-permute", "copy", "async", "call"})
+"""Ops whose ``-start``/``-done`` forms are opcodes of their own (``call-start`` is read as it is too)."""
+_NATIVE_DONE = _NATIVE_ASYNC | {"send", "recv"}
+_SUGAR_RE = re.compile(r"([a-z][a-z0-9\-]*?)-(start|update|done)")
+_ASYNC_ATTRIBUTES = ("async_execution_thread", "async_group_id")
+
+
+def _desugar_async(computations: dict[str, Computation]) -> None:
+    """XLA prints an async pair wrapping one op as ``OP-start``/``OP-update``/``OP-done`` (``negate-start(%a),
+    async_execution_thread="parallel"``) without the wrapped computation, and its parser reads that as
+    ``async-start`` calling a computation of that one op: read the same way. The wrapped computation
+    (parameters of the start's operand shapes, the op as root with the start's attributes) is added to
+    ``computations``; a start whose shape is not an async tuple ``((operands...), result, ...)`` is left
+    as it is (an op the analysis does not know, named)."""
+    extra: dict[str, Computation] = {}
+    started: set[str] = set()
+    for comp in list(computations.values()):
+        for inst in comp.instructions:
+            m = _SUGAR_RE.fullmatch(inst.opcode)
+            if m is None:
+                continue
+            op, phase = m.groups()
+            if op in (_NATIVE_DONE if phase == "done" else _NATIVE_ASYNC):
+                continue
+            if phase != "start":
+                if inst.operands and inst.operands[0] in started:
+                    inst.opcode = f"async-{phase}"
+                    started.add(inst.name)
+                continue
+            shape = inst.shape
+            if not (shape.is_tuple and len(shape.tuple_shapes) >= 2 and shape.tuple_shapes[0].is_tuple
+                    and len(shape.tuple_shapes[0].tuple_shapes) == len(inst.operands)):
+                continue
+            name = f"{inst.name}.{op}_wrapped"
+            while name in computations or name in extra:
+                name += "_"
+            at, text, source = inst.offset, inst.source_text, inst.source_name
+            params = [Instruction(f"param_{k}", "parameter", s, parameter_number=k, offset=at, source_text=text,
+                                  source_name=source)
+                      for k, s in enumerate(shape.tuple_shapes[0].tuple_shapes)]
+            kept = {k: v for k, v in inst.attributes.items() if k not in _ASYNC_ATTRIBUTES}
+            root = Instruction(f"{op}.0", op, shape.tuple_shapes[1], [p.name for p in params], kept,
+                               is_root=True, offset=at, source_text=text, source_name=source)
+            extra[name] = Computation(name, [*params, root], offset=comp.offset)
+            inst.opcode = "async-start"
+            inst.attributes = {**{k: v for k, v in inst.attributes.items() if k in _ASYNC_ATTRIBUTES}, "calls": name}
+            started.add(inst.name)
+    computations.update(extra)
 
 
 def parse_module(text: str, source: str = "<input>") -> Module:
