@@ -180,3 +180,29 @@ def test_a_tiled_kernel_over_a_memref_of_another_shape_is_unknown(tmp_path: Path
     d = _planted(tmp_path, TRANSPOSE, "%arg0: memref<3x2x3x3xf32>", "%arg0: memref<3x2x9xf32>")
     code, out, _ = _cli("audit-kernels", str(d))
     assert code == 2 and "UNKNOWN" in out, out
+
+
+EMBEDDING = HERE / "kernels_embedding"
+
+
+def test_an_embedding_lookup_after_xla_passes_reads_its_2d_index_array_at_the_output_element(tmp_path: Path) -> None:
+    # t[i] * 2 with t f32[10,4], i s32[2,2]: after the passes the index array is flattened too (tensor<4xi32>
+    # read at o0 * 2 + o1); the analysis names the element ((o0 * 2 + o1) floordiv 2, (o0 * 2 + o1) mod 2):
+    # the same element, proven equal over the output's coordinates
+    code, out, _ = _cli("audit-kernels", str(EMBEDDING))
+    assert code == 0 and "summary: 2 proved" in out, out
+    kernel = next(EMBEDDING.glob("*-post-optimization.mlir"))
+    d = _planted(tmp_path, kernel, "%c9 = arith.constant 9 : index", "%c9 = arith.constant 8 : index")
+    code, out, _ = _cli("audit-kernels", str(d))
+    m = re.search(r"output element \((\d+)\), parameter 1 element \((\d+), (\d+)\) = (-?\d+): (the kernel|the analysis) "
+                  r"reads parameter 0 element \((\d+)\)", out)
+    assert code == 1 and m is not None, out
+    linear, value, who, element = int(m.group(1)), int(m.group(4)), m.group(5), int(m.group(6))
+    o = (linear // 8, linear // 4 % 2, linear % 4)  # the output f32[2,2,4]{2,1,0}
+    assert (int(m.group(2)), int(m.group(3))) == o[:2]  # the element of i the output element reads
+    module = parse_module(next(d.glob("*.txt")).read_text())
+    ((_, comp),) = module.fusions()
+    indices = np.full((4, 1), value + 10 if value < 0 else value)  # the fused computation wraps negatives
+    (g,) = run(comp.by_name["gather.2"], comp, {1: indices})
+    truth = {x[0] * 4 + x[1] for k, x in g[o[0] * 2 + o[1], 0, o[2]] if k == 0}  # t f32[10,4]{1,0}, linear
+    assert (element in truth) == (who == "the analysis")

@@ -819,7 +819,7 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: 
         return None
     if inst.opcode == "parameter":
         k = inst.parameter_number
-        if k not in raw_args or tuple(index) != (raw_at or {}).get(k, ()):
+        if k not in raw_args or not _same_element(index, (raw_at or {}).get(k, ())):
             return None  # not the element the kernel reads
         return [([], RtSym(raw_args.index(k)))]
     value = constant_scalar(inst)
@@ -880,6 +880,31 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: 
     return out
 
 
+#: The output's coordinates (bounds) of the kernel :func:`audit_kernel` is comparing, for :func:`_same_element`.
+_BOX: list[Interval] = []
+
+
+def _same_element(index: list[AffineExpr], key: tuple[AffineExpr, ...]) -> bool:
+    """True when the analysis' element ``index`` of an index array is the kernel's
+    ``key`` at every output element (written alike, or proven equal by isl over the
+    output's coordinates ``_BOX``: ``(d0 * 2 + d1) floordiv 2`` is ``d0`` there)."""
+    if tuple(index) == key:
+        return True
+    if len(index) != len(key) or not _BOX:
+        return False
+    import islpy as isl
+
+    from verified_indexing.engines.isl import to_isl_map
+
+    ctx = isl.Context()
+    try:
+        a, b = (to_isl_map(IndexingMap([Variable(v) for v in _BOX], list(e)), ctx=ctx) for e in (index, key))
+    except (VerifiedIndexingError, ValueError, IndexError):
+        return False
+    flat = [m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out) for m in (a, b)]
+    return bool(flat[0].is_equal(flat[1]))
+
+
 def _widening(comp: Any, inst: Any) -> bool:
     src = comp.by_name.get(inst.operands[0])
     bits = {"s8": 8, "s16": 16, "s32": 32, "s64": 64}
@@ -911,13 +936,15 @@ def _linear(shape: Any, ctx: Any, extra: list[Interval] | None = None) -> Any:
     return m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
 
 
-def _post_keys(bounds: list[Interval], shape: Any, ctx: Any) -> dict[int, tuple[AffineExpr, ...]] | str:
+def _post_keys(bounds: list[Interval], shape: Any, params: dict[int, Any], ctx: Any) -> \
+        dict[int, tuple[AffineExpr, ...]] | str:
     """After XLA's passes: the element of each index array read element by element
     (``_LAST_RAW_POST``), stated as expressions of the output element's coordinates:
-    the relation *output coordinates -> element read* (through the linear index the
-    same iteration writes, in the output shape's layout) must be a function on the
-    whole output, affine (fitted at the origin and the unit points, then proven equal
-    by isl). A reason (str) where it is not."""
+    the relation *output coordinates -> coordinates of the element read* (through the
+    linear index the same iteration writes, in the output shape's layout, and the
+    linear index read, in the index array's layout: ``params``, argument -> shape)
+    must be a function on the whole output, affine (fitted at the origin and the unit
+    points, then proven equal by isl). A reason (str) where it is not."""
     import islpy as isl
 
     from verified_indexing.engines.isl import point_values, to_isl_map
@@ -926,9 +953,9 @@ def _post_keys(bounds: list[Interval], shape: Any, ctx: Any) -> dict[int, tuple[
     box = [Variable(Interval(0, n - 1)) for n in dims]
     keys: dict[int, tuple[AffineExpr, ...]] = {}
     for arg, entries in _LAST_RAW_POST.items():
-        rank = len(entries[0][0])
-        if any(len(e[0]) != rank for e in entries):
-            return f"the index array of argument {arg} is read with different ranks"
+        if arg not in params or any(len(e[0]) != 1 for e in entries):
+            return f"after XLA's passes, the index array of argument {arg} is not read at a linear index"
+        rank = len(params[arg].dims)
         rel = None
         for idx, written, cons in entries:
             m = IndexingMap([Variable(b) for b in bounds], [*written, *idx], constraints=cons)
@@ -939,6 +966,7 @@ def _post_keys(bounds: list[Interval], shape: Any, ctx: Any) -> dict[int, tuple[
         if rel is None:
             continue
         k = _linear(shape, ctx).apply_range(rel.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out))
+        k = k.apply_range(_linear(params[arg], ctx).reverse())  # the element's coordinates in the index array
         whole = to_isl_map(IndexingMap(box, []), ctx=ctx).domain().reset_tuple_id()
         if not k.is_single_valued() or not k.domain().is_equal(whole):
             return (f"after XLA's passes, the elements of the index array of argument {arg} read are not one per "
@@ -1019,12 +1047,13 @@ def audit_kernel(text: str, module: Any, source: str = "<kernel>") -> KernelResu
     raw = dict(_LAST_RAW)
     raw_at = dict(_LAST_RAW_AT)
     if post and _LAST_RAW_POST:
-        keys = _post_keys(bounds, outputs[0], ctx)
+        keys = _post_keys(bounds, outputs[0], {p.parameter_number: p.shape for p in comp.parameters()}, ctx)
         if isinstance(keys, str):
             return KernelResult(name, source, "unknown", keys, seconds=time.perf_counter() - start, params=params)
         raw_at.update(keys)
     raw_args = sorted(raw)
     raw_bounds = [bounds[raw[a][0]] for a in raw_args]
+    _BOX[:] = [Interval(0, n - 1) for n in outputs[0].dims]
     for target in ours.targets:
         if target.element is not None:
             continue
