@@ -103,8 +103,10 @@ def forget_memos() -> None:
     from verified_indexing.engines import deadline, points
     from verified_indexing.engines import isl as isl_engine
     from verified_indexing.simplify.api import _ISL_CANDIDATES
+    from verified_indexing.simplify.rules import forget_terms
 
     _ISL_CANDIDATES.clear()
+    forget_terms()
     isl_engine._BUILDERS.__dict__.clear()
     points._LOCAL.__dict__.clear()
     deadline._RISKY_ONE.clear()

@@ -25,7 +25,7 @@ from verified_indexing.expr import AffineExpr
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval, range_of
 from verified_indexing.simplify.cost import measure
-from verified_indexing.simplify.rules import EXPR_ALGEBRA, RULES, Rule, rule_heads
+from verified_indexing.simplify.rules import _TERMS, EXPR_ALGEBRA, RULES, Rule, rule_heads
 
 __all__ = ["Step", "Rewriter", "CheckFn"]
 
@@ -115,6 +115,9 @@ class Rewriter:
 
     def __post_init__(self) -> None:
         self._points: Any = False  # the domain's point table, built on the first exact question
+        self._candidates = _candidates(self.rules) if COMPILED_MATCHER else _every_rule
+        if len(_TERMS) > 1 << 15:
+            _TERMS.clear()
         d = self.domain
         self._box = (
             [v.bounds for v in d.dims],
@@ -267,13 +270,35 @@ class Rewriter:
         return None, failed
 
     def _step(self, e: AffineExpr) -> AffineExpr | None:
-        for rule in _rules_for(self.rules, type(e)):
+        cands = self._candidates(e)
+        for rule in _rules_for(self.rules, type(e)) if cands is None else cands:
             new, failed = self._try(rule, e, self.interval)
             if new is None and failed and self.exact and rule.uses_ranges:
                 new, _ = self._try(rule, e, self.exact_range)
             if new is not None:
                 return new
         return None
+
+
+COMPILED_MATCHER = True
+"""Offer each node the rules selected by the decision tree compiled from the catalogue
+(:mod:`verified_indexing.simplify.matcher`); ``False``: every rule for the node's class, one by one
+(the same rewrites, slower; the benchmark and the differential test use both)."""
+
+
+def _every_rule(e: AffineExpr) -> None:
+    return None
+
+
+def _candidates(rules: Sequence[Rule]) -> Callable[[AffineExpr], Sequence[Rule] | None]:
+    """The compiled matcher's ``candidates`` for ``rules`` (``None`` for each node when the catalogue
+    cannot be compiled: its rules are then offered by class)."""
+    try:
+        from verified_indexing.simplify.matcher import compiled_candidates
+
+        return compiled_candidates(rules)
+    except Exception:  # a catalogue whose shapes cannot be traced (a test's copy): rule by rule
+        return _every_rule
 
 
 _BY_HEAD: dict[tuple[int, type], tuple[Sequence[Rule], list[Rule]]] = {}

@@ -123,17 +123,40 @@ class ExprAlgebra(Algebra):
     def const(self, k: Any) -> AffineExpr:
         return Const(int(k))
 
+    # Terms are built through a memo (the rules for one node build the same sides again and again:
+    # ``(x*c + y) mod c`` for each binding of each mod rule); expressions are immutable values, so a
+    # remembered term is the term. :func:`forget_terms` empties it.
+
     def add(self, *terms: Any) -> AffineExpr:
-        return linear_sum((t, 1) for t in terms)
+        key = ("+", terms)
+        hit = _TERMS.get(key)
+        if hit is None:
+            hit = _TERMS[key] = linear_sum([(t, 1) for t in terms])
+        return hit
 
     def scale(self, term: Any, k: Any) -> AffineExpr:
-        return term * int(k)  # type: ignore[no-any-return]
+        k = int(k)
+        if k == 1:
+            return term  # type: ignore[no-any-return]
+        key = ("*", term, k)
+        hit = _TERMS.get(key)
+        if hit is None:
+            hit = _TERMS[key] = term * k
+        return hit
 
     def fdiv(self, term: Any, k: Any) -> AffineExpr:
-        return term.floordiv(int(k))  # type: ignore[no-any-return]
+        key = ("fdiv", term, int(k))
+        hit = _TERMS.get(key)
+        if hit is None:
+            hit = _TERMS[key] = term.floordiv(int(k))
+        return hit
 
     def mod(self, term: Any, k: Any) -> AffineExpr:
-        return term.mod(int(k))  # type: ignore[no-any-return]
+        key = ("mod", term, int(k))
+        hit = _TERMS.get(key)
+        if hit is None:
+            hit = _TERMS[key] = term.mod(int(k))
+        return hit
 
     def cdiv(self, term: Any, k: Any) -> AffineExpr:
         return term.ceildiv(int(k))  # type: ignore[no-any-return]
@@ -149,6 +172,16 @@ class ExprAlgebra(Algebra):
 
     def any(self, *conds: Any) -> bool:
         return any(conds)
+
+
+_TERMS: dict[tuple[Any, ...], AffineExpr] = {}
+""":class:`ExprAlgebra`'s memo of built terms (bounded: emptied when it grows past 1 << 15 entries)."""
+
+
+def forget_terms() -> None:
+    """Empty :class:`ExprAlgebra`'s memo of built terms (a benchmark's cold start; also done when it
+    grows past its bound)."""
+    _TERMS.clear()
 
 
 EXPR_ALGEBRA = ExprAlgebra()
