@@ -206,3 +206,34 @@ def test_an_embedding_lookup_after_xla_passes_reads_its_2d_index_array_at_the_ou
     (g,) = run(comp.by_name["gather.2"], comp, {1: indices})
     truth = {x[0] * 4 + x[1] for k, x in g[o[0] * 2 + o[1], 0, o[2]] if k == 0}  # t f32[10,4]{1,0}, linear
     assert (element in truth) == (who == "the analysis")
+
+
+GATHER_2D = HERE / "kernels_gather2d"
+
+
+def test_a_gather_with_two_index_arrays_is_decided(tmp_path: Path) -> None:
+    # x[i, j] + 1 (x f32[8,8], i and j s32[3]): the fused computation concatenates the two wrapped index arrays;
+    # the kernel picks each column with an scf.if on constants (taken in place) and reads i[o0], j[o0]; the
+    # analysis' runtime variables are the concatenation's elements (o0, 0) and (o0, 1): each traced to its array
+    code, out, _ = _cli("audit-kernels", str(GATHER_2D))
+    assert code == 0 and "summary: 2 proved" in out, out
+    kernel = next(GATHER_2D.glob("*-pre-optimization.mlir"))
+    d = _planted(tmp_path, kernel, "%c7 = arith.constant 7 : index", "%c7 = arith.constant 6 : index")
+    code, out, _ = _cli("audit-kernels", str(d))
+    m = re.search(r"output element \((\d+)\), parameter 1 element \((\d+)\) = (-?\d+), parameter 2 element \((\d+)\) = "
+                  r"(-?\d+): (the kernel|the analysis) reads parameter 0 element \((\d+), (\d+)\)", out)
+    assert code == 1 and m is not None, out
+    o, who = int(m.group(1)), m.group(6)
+    assert int(m.group(2)) == int(m.group(4)) == o  # the elements of the index arrays the output element reads
+    module = parse_module(next(d.glob("*.txt")).read_text())
+    ((_, comp),) = module.fusions()
+
+    def wrap(v: int) -> int:
+        return v + 8 if v < 0 else v  # the fused computation's select
+
+    concat = comp.by_name["concatenate.0"]  # its columns: parameter 2 (bitcast.5), then parameter 1 (bitcast.4)
+    assert concat.operands == ["bitcast.5", "bitcast.4"]
+    indices = np.array([[wrap(int(m.group(5))), wrap(int(m.group(3)))]] * 3)
+    (g,) = run(comp.by_name["gather.2"], comp, {1: indices})
+    truth = {x for k, x in g[o, 0, 0] if k == 0}
+    assert ((int(m.group(7)), int(m.group(8))) in truth) == (who == "the analysis")

@@ -258,6 +258,21 @@ def _run(st: _State, lines: list[str], env: dict[str, Any], cons: list[tuple[Aff
             if re.match(r"^\s*\}\s*else\s*\{\s*$", lines[end]):
                 else_lines, end = _region(lines, end)
             i = end + 1
+            if isinstance(cond, list) and all(isinstance(e, Const) for e, _ in cond):
+                # a condition on constants (the emitters test which operand of a concatenation holds an index):
+                # the branch taken runs in place, its scf.yield binding the if's results
+                taken = then_lines if all(iv.lo <= e.evaluate() <= iv.hi for e, iv in cond) else else_lines
+                inline: list[str] = []
+                for ln2 in taken:
+                    ym = re.match(r"^\s*scf\.yield\s*(.*?)\s*(?::.*)?$", ln2)
+                    if ym is not None and ln2.startswith(taken[0][: len(taken[0]) - len(taken[0].lstrip())]):
+                        values = [x.strip() for x in ym.group(1).split(",") if x.strip()]
+                        inline += [f"{n} = __alias {v}" for n, v in zip(names, values)]
+                    else:
+                        inline.append(ln2)
+                lines = inline + lines[i:]
+                i = 0
+                continue
             if not isinstance(cond, list):
                 raise _Unknown("an scf.if on a condition that is not a comparison of indices")
             _run(st, then_lines, dict(env), cons + cond)
@@ -321,6 +336,9 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
     def operands() -> list[str]:
         return re.findall(r"%[\w.$\-]+", op.split(":")[0])
 
+    if head == "__alias":  # a result of an scf.if on constants: the value its branch yields
+        env[names[0]] = env.get(operands()[0], ("unknown", "a value the branch does not define"))
+        return
     if head == "arith.constant":
         cm = re.match(r"arith\.constant\s+(-?\d+|true|false)\s*(?::\s*(\S+))?", op)
         if cm is None:
@@ -825,6 +843,22 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: 
     value = constant_scalar(inst)
     if value is not None:
         return [([], Const(value))]
+    if inst.opcode == "concatenate":  # the element of one operand, where the index along the dimension is known
+        dims = inst.dimensions()
+        if len(dims) != 1 or not isinstance(index[dims[0]], Const):
+            return None
+        at_d, start = index[dims[0]].evaluate(), 0
+        for o in inst.operands:
+            src = comp.by_name.get(o)
+            if src is None:
+                return None
+            n = src.shape.dims[dims[0]]
+            if start <= at_d < start + n:
+                inner = list(index)
+                inner[dims[0]] = Const(at_d - start)
+                return _scalar_value(comp, o, raw_args, depth + 1, inner, raw_at)
+            start += n
+        return None
     if inst.shape.dims and inst.opcode not in ("add", "subtract", "multiply", "negate", "minimum", "maximum",
                                                "clamp", "select", "convert", "compare"):
         return None
