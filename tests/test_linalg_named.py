@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -406,3 +407,91 @@ def test_every_corpus_file_reads_with_only_softmax_skipped() -> None:
         kinds |= {o.kind for o in mod.ops}
         assert all(s.op == "linalg.softmax" for s in mod.skipped), (path.name, mod.skipped)
     assert {"linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc", "linalg.pooling_nhwc_max"} <= kinds
+
+
+def _elementwise_cases() -> dict[str, str]:
+    from verified_indexing.legality.linalg_named import ELEMENTWISE_KINDS
+
+    out = {}
+    for kind, (arity, _, iop) in ELEMENTWISE_KINDS.items():
+        for elem in ("f32", "i32"):
+            if (elem == "i32" and iop is None) or (elem == "f32" and kind.endswith("_unsigned")):
+                continue
+            t = f"tensor<4x8x{elem}>"
+            tys = [t] * arity if kind != "select" else ["tensor<4x8xi1>", t, t]
+            args = ", ".join(f"%a{i}: {ty}" for i, ty in enumerate(tys)) + f", %o: {t}"
+            ins = ", ".join(f"%a{i}" for i in range(arity))
+            out[f"{kind}:{elem}"] = (f"func.func @f({args}) -> {t} {{\n  %0 = linalg.elementwise <{kind}> ins({ins} : "
+                                     f"{', '.join(tys)}) outs(%o : {t}) -> {t}\n  return %0 : {t}\n}}\n")
+    # the newer spelling, and explicit maps (a broadcast input)
+    out["kind=:f32"] = out["exp:f32"].replace("<exp>", "kind=#linalg.elementwise_kind<exp>")
+    out["maps:f32"] = ("func.func @f(%a: tensor<8xf32>, %b: tensor<4x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {\n"
+                       "  %0 = linalg.elementwise <add> indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, "
+                       "d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>] ins(%a, %b : tensor<8xf32>, "
+                       "tensor<4x8xf32>) outs(%o : tensor<4x8xf32>) -> tensor<4x8xf32>\n  return %0 : tensor<4x8xf32>\n}\n")
+    return out
+
+
+def _no_const(op: GenericOp) -> list[str]:
+    return [x for x in _statements(op) if not x.startswith("arith.constant")]
+
+
+@needs_iree
+def test_elementwise_equals_mlirs_generalization() -> None:
+    # Every kind of linalg.elementwise (f32 and i32 where defined), read as the generic iree-opt writes
+    # (maps, iterators, payload operations and types); the same values on both where the interpreter
+    # knows the operation; MLIR's pretty and generic printings of the op read as the same op.
+    assert IREE_OPT is not None
+    cases = _elementwise_cases()
+    newer = cases.pop("kind=:f32")  # the newer spelling, which this MLIR does not parse: read as the older one
+    assert _statements(_only(newer)) == _statements(_only(cases["exp:f32"]))
+    joined = "\n// -----\n".join(cases.values())
+    gen = subprocess.run([IREE_OPT, "--split-input-file", "--linalg-generalize-named-ops", "-"], input=joined,
+                         capture_output=True, text=True, timeout=300)
+    assert gen.returncode == 0, gen.stderr[:3000]
+    printed = {}
+    for flags in ((), ("--mlir-print-op-generic",)):
+        res = subprocess.run([IREE_OPT, "--split-input-file", *flags, "-"], input=joined, capture_output=True,
+                             text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[:3000]
+        printed[flags] = res.stdout.split("// -----")
+    rng = np.random.default_rng(3)
+    ran = 0
+    for i, ((name, text), out) in enumerate(zip(cases.items(), gen.stdout.split("// -----"))):
+        ours, mlir = _only(text), _only(out)
+        assert ours.kind == "linalg.elementwise"
+        assert [o.map for o in ours.operands] == [o.map for o in mlir.operands], name
+        assert ours.iterator_types == mlir.iterator_types, name
+        # MLIR hoists a payload's constant (reciprocal's 1.0) into the function: compared without it
+        assert _no_const(ours) == _no_const(mlir), (name, ours.payload, mlir.payload)
+        for flags, outs in printed.items():
+            again = _only(outs[i])
+            assert ([o.map for o in again.operands], again.iterator_types, _no_const(again)) == \
+                ([o.map for o in ours.operands], ours.iterator_types, _no_const(ours)), (name, flags)
+        env = {o.value: (rng.integers(0, 2, size=o.type.shape) if o.type.element == "i1"
+                         else rng.integers(1, 4, size=o.type.shape)).astype(np.float64) for o in ours.operands}
+        theirs = {**_scalars(out), **{m.value: env[o.value] for o, m in zip(ours.operands, mlir.operands)}}
+        try:
+            want = _run(mlir, theirs)
+        except NotImplementedError:
+            continue  # an operation the interpreter does not know (math.acosh...)
+        assert np.array_equal(_run(ours, env), want, equal_nan=True), name
+        ran += 1
+    assert ran >= 15, ran
+
+
+def test_elementwise_on_numpy() -> None:
+    cases = _elementwise_cases()
+    rng = np.random.default_rng(4)
+    formulas: dict[str, Callable[[list[Any]], Any]] = {"exp:f32": lambda a: np.exp(a[0]), "add:f32": lambda a: a[0] + a[1], "square:f32": lambda a: a[0] * a[0],
+                "select:f32": lambda a: np.where(a[0] != 0, a[1], a[2]), "reciprocal:f32": lambda a: 1.0 / a[0],
+                "max_signed:f32": lambda a: np.maximum(a[0], a[1]), "maps:f32": lambda a: a[0][None, :] + a[1]}
+    for name, f in formulas.items():
+        op = _only(cases[name])
+        env = {o.value: (rng.integers(0, 2, size=o.type.shape) if o.type.element == "i1"
+                         else rng.integers(1, 4, size=o.type.shape)).astype(np.float64) for o in op.operands}
+        assert np.allclose(_run(op, env), f([env[o.value] for o in op.inputs]), rtol=1e-12), name
+    with pytest.raises(ParseError, match="takes 2 inputs"):
+        parse_linalg_module(cases["exp:f32"].replace("<exp>", "<add>"))
+    with pytest.raises(ParseError, match=r"unknown linalg\.elementwise kind"):
+        parse_linalg_module(cases["exp:f32"].replace("<exp>", "<nope>"))

@@ -65,7 +65,7 @@ from verified_indexing.expr import Dim
 from verified_indexing.interval import Interval
 from verified_indexing.legality._mlir_text import Cursor, ShapedType, parse_affine_span, parse_type
 from verified_indexing.legality._scanner import mask_mlir_noise
-from verified_indexing.legality.linalg_named import NAMED_CONVS
+from verified_indexing.legality.linalg_named import NAMED_OPS
 from verified_indexing.syntax.limits import check_limits
 
 __all__ = [
@@ -983,10 +983,10 @@ def _parse_ops(text: str, source: str, strict: bool = False) -> LinalgModule:
             op, pos = _parse_named_generic_form(text, m, aliases, source, name)
             ops.append(replace(op, end=pos))
             continue
-        if name in NAMED_CONVS and (quoted_op or not m.group(1)):  # convolutions, poolings: linalg_named
-            from verified_indexing.legality.linalg_named import parse_conv
+        if name in NAMED_OPS and (quoted_op or not m.group(1)):  # convolutions, poolings, elementwise: linalg_named
+            from verified_indexing.legality.linalg_named import parse_named_op
 
-            conv, pos = parse_conv(text, m, source, name, strict)
+            conv, pos = parse_named_op(text, m, source, name, strict, aliases)
             ops.append(replace(conv, end=pos))
             continue
         if quoted_op:

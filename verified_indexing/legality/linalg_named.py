@@ -47,7 +47,8 @@ from verified_indexing.syntax import parse_affine_map
 if TYPE_CHECKING:
     from verified_indexing.legality.linalg_ir import GenericOp
 
-__all__ = ["NAMED_CONVS", "generalize", "parse_conv", "softmax_decomposition", "is_named_conv"]
+__all__ = ["NAMED_CONVS", "NAMED_OPS", "ELEMENTWISE_KINDS", "generalize", "elementwise_payload", "parse_conv",
+           "parse_elementwise", "parse_named_op", "softmax_decomposition", "is_named_conv"]
 
 # name -> (domain, input indices, filter indices (None: a pooling's window, only its shape), output indices, kind).
 # In the indices, "D"/"H"/"W" stand for the spatial index o{x} * S{X} + k{x} * D{X}.
@@ -88,6 +89,25 @@ _POOLS = {"nhwc": ("sum", "max", "min", "max_unsigned", "min_unsigned"), "nchw":
 for _layout, _kinds in _POOLS.items():
     for _k in _kinds:
         NAMED_CONVS[f"pooling_{_layout}_{_k}"] = (*_POOL_LAYOUTS[_layout], _k)
+
+
+#: ``linalg.elementwise`` kinds: (arity, float operation, integer operation or None).
+ELEMENTWISE_KINDS: dict[str, tuple[int, str, str | None]] = {
+    **{k: (1, f"math.{k}", None) for k in ("exp", "log", "ceil", "floor", "round", "sqrt", "rsqrt", "tanh", "erf",
+                                             "sin", "cos", "tan", "acos", "acosh", "asin", "asinh", "atan", "atanh",
+                                             "log10", "log1p", "log2")},
+    # abs and square on integers: MLIR's generalization writes math.absf / arith.mulf on them (invalid IR)
+    "abs": (1, "math.absf", None), "negf": (1, "arith.negf", None),
+    "reciprocal": (1, "reciprocal", None), "square": (1, "square", None),
+    "add": (2, "arith.addf", "arith.addi"), "sub": (2, "arith.subf", "arith.subi"),
+    "mul": (2, "arith.mulf", "arith.muli"), "div": (2, "arith.divf", "arith.divsi"),
+    "div_unsigned": (2, "arith.divf", "arith.divui"), "max_signed": (2, "arith.maximumf", "arith.maxsi"),
+    "min_signed": (2, "arith.minimumf", "arith.minsi"), "max_unsigned": (2, "arith.maximumf", "arith.maxui"),
+    "min_unsigned": (2, "arith.minimumf", "arith.minui"), "powf": (2, "math.powf", None),
+    "select": (3, "arith.select", "arith.select"),
+}
+#: Every named op this module reads (the reader hands them to :func:`parse_named_op`).
+NAMED_OPS = frozenset({*NAMED_CONVS, "elementwise"})
 
 
 def is_named_conv(name: str) -> bool:
@@ -306,3 +326,127 @@ def softmax_decomposition(result: str, src: str, init: str, type_text: str, dime
         f"  linalg.yield %0 : {elem}",
         f"}} -> {type_text}",
     ]) + "\n"
+
+
+def elementwise_payload(kind: str, element: str) -> list[str]:
+    """The payload statements of ``linalg.elementwise <kind>`` over ``element``
+    (block arguments ``%in``, ``%in_0``, ``%in_1``), as ``linalg-generalize-named-ops``
+    writes them; ``ValueError`` for an unknown kind or one not defined on ``element``."""
+    if kind not in ELEMENTWISE_KINDS:
+        raise ValueError(f"unknown linalg.elementwise kind {kind!r}")
+    arity, fop, iop = ELEMENTWISE_KINDS[kind]
+    is_float = element.startswith(("f", "bf", "tf"))
+    op = fop if is_float else iop
+    if op is None or (kind.endswith("_unsigned") and is_float):
+        raise ValueError(f"linalg.elementwise <{kind}> on {element} is not modelled")
+    args = ["%in", "%in_0", "%in_1"][:arity]
+    if op == "reciprocal":
+        return [f"%cst = arith.constant 1.000000e+00 : {element}", f"%0 = arith.divf %cst, %in : {element}",
+                f"linalg.yield %0 : {element}"]
+    if op == "square":
+        return [f"%0 = arith.mulf %in, %in : {element}",
+                f"linalg.yield %0 : {element}"]
+    return [f"%0 = {op} {', '.join(args)} : {element}", f"linalg.yield %0 : {element}"]
+
+
+_KIND_RE = re.compile(r"(?:kind\s*=\s*)?#?(?:linalg\.elementwise_kind)?<\s*(\w+)\s*>")
+
+
+def parse_elementwise(text: str, match: re.Match[str], source: str, strict: bool = False,
+                      aliases: dict[str, AffineMap] | None = None) -> tuple[GenericOp, int]:
+    """``linalg.elementwise <kind> [indexing_maps = [...]] ins(...) outs(...) -> T``
+    (also ``kind=#linalg.elementwise_kind<kind>``, and the generic form, whose
+    properties hold the kind and the maps) read as its generic: identity maps
+    unless given, every loop parallel, the payload of :func:`elementwise_payload`."""
+    from verified_indexing.legality import linalg_ir as ir
+    from verified_indexing.legality._mlir_text import parse_type
+
+    kind_name = "linalg.elementwise"
+    quoted = bool(match.group(1))
+    head = len(match.group()) + (1 if quoted else 0)
+    cur = Cursor(text, match.end() + (1 if quoted else 0), source)
+    maps: list[AffineMap] | None = None
+    if quoted:
+        o_start, o_stop = cur.balanced("(", ")")
+        values = [(vm.group(), o_start + vm.start()) for vm in ir._VALUE_RE.finditer(text[o_start:o_stop])]
+        props = ""
+        if cur.at("<{"):
+            cur.expect("<")
+            a, b = cur.balanced("{", "}")
+            props = text[a:b]
+            cur.expect(">")
+            props_at = a
+        if cur.at("("):
+            cur.balanced("(", ")")
+        if cur.at("{"):
+            a, b = cur.balanced("{", "}")
+            props += " " + text[a:b]
+            props_at = a
+        km = re.search(r"kind\s*=\s*#linalg\.elementwise_kind<\s*(\w+)\s*>", props)
+        seg = re.search(r"operandSegmentSizes\s*=\s*array<i32:\s*(\d+)\s*,\s*(\d+)\s*>", props)
+        if km is None or seg is None:
+            raise cur.error(f"{kind_name} (generic form) needs its kind and operandSegmentSizes", match.start(), head)
+        kind = km.group(1)
+        im = re.search(r"indexing_maps\s*=\s*\[", props)
+        if im is not None:
+            mc = Cursor(text, props_at + im.end() - 1, source)
+            ms, me = mc.balanced("[", "]")
+            maps = ir._map_list(mc, ms, me, aliases or {})
+        cur.expect(":")
+        t_start, t_stop = cur.balanced("(", ")")
+        spans = cur.split_top(t_start, t_stop)
+        if len(spans) != len(values):
+            raise cur.error(f"{len(values)} operands but {len(spans)} operand types", t_start, max(1, t_stop - t_start))
+        types = [parse_type(text[a:b], a, source, text) for a, b in spans]
+        typed = [(v, t, p) for (v, p), t in zip(values, types)]
+        n_in = int(seg.group(1))
+        ins, outs = typed[:n_in], typed[n_in:]
+    else:
+        km2 = cur.regex(_KIND_RE, "the kind: <exp> or kind=#linalg.elementwise_kind<exp>")
+        kind = km2.group(1)
+        if cur.at("indexing_maps"):
+            cur.expect("indexing_maps")
+            cur.expect("=")
+            ms, me = cur.balanced("[", "]")
+            maps = ir._map_list(cur, ms, me, aliases or {})
+        ins = ir._operands(cur, "ins", strict)
+        outs = ir._operands(cur, "outs", strict)
+        if cur.at("{"):
+            cur.balanced("{", "}")
+    result_types = ir._result_types(cur)
+    if len(outs) != 1:
+        raise cur.error(f"{kind_name} needs one outs(...) operand", match.start(), head)
+    elem = outs[0][1].element
+    arity = ELEMENTWISE_KINDS.get(kind, (len(ins), "", None))[0]
+    if len(ins) != arity:
+        raise cur.error(f"{kind_name} <{kind}> takes {arity} inputs, got {len(ins)}", match.start(), head)
+    try:
+        body = elementwise_payload(kind, elem)
+    except ValueError as exc:
+        raise cur.error(str(exc), match.start(), head) from None
+    for v, t, pos in ins:
+        want = "i1" if kind == "select" and (v, t, pos) == ins[0] else elem
+        if t.element != want:
+            raise ParseError(f"{kind_name} <{kind}>: operand {v} is {t.element}, not {want} (a conversion is not "
+                             "modelled)", text, pos, len(v), source)
+    n = outs[0][1].rank
+    if maps is None:
+        from verified_indexing.expr import Dim
+
+        maps = [AffineMap(n, 0, [Dim(i) for i in range(n)])] * (len(ins) + 1)
+    names = ["%in", "%in_0", "%in_1"][:len(ins)]
+    header = ", ".join(f"{a}: {t.element}" for a, (_, t, _) in zip(names, ins)) + f", %out: {elem}"
+    payload = f"^bb0({header}):\n" + "\n".join(f"  {ln}" for ln in body)
+    num_loops = maps[0].num_dims if maps else n
+    op = ir._assemble(text, match.start(), head, source, kind_name, maps, ["parallel"] * num_loops, ins, outs,
+                      payload, cur.pos, result_types)
+    return op, cur.pos
+
+
+def parse_named_op(text: str, match: re.Match[str], source: str, name: str, strict: bool = False,
+                   aliases: dict[str, AffineMap] | None = None) -> tuple[GenericOp, int]:
+    """Any op of :data:`NAMED_OPS` at ``match``, read as its generic (``aliases``:
+    the module's ``#name = affine_map<...>`` aliases)."""
+    if name == "elementwise":
+        return parse_elementwise(text, match, source, strict, aliases)
+    return parse_conv(text, match, source, name, strict)
