@@ -260,34 +260,21 @@ def _run_both(tvm: Any, func: Any, after_text: str | None, laws: bool) -> str:
     the proof assumed algebraic laws), else what differs."""
     import numpy as np
 
-    from verified_indexing.tvm.driver import parse_tvm_source
+    from verified_indexing.tvm.driver import run_compiled, run_isolated
 
     if after_text is None:
         return ""
     params = list(func.params)
     if any(not isinstance(d, tvm.tirx.IntImm) for b in params for d in b.shape):
         return ""  # symbolic: the interpreter ran both at several sizes
-    after = parse_tvm_source(after_text)
-    after = after["main"] if isinstance(after, tvm.IRModule) else after
-    from verified_indexing.tvm.driver import run_isolated
-
-    mods = [tvm.compile(f, target="llvm") for f in (func, after)]
     rng = np.random.default_rng(1)
-    for _ in range(2):
-        arrays = [rng.integers(-3, 4, size=tuple(int(d) for d in b.shape)).astype("float32") for b in params]
-
-        def execute(arrays: list[Any] = arrays) -> list[list[Any]]:
-            outs = []
-            for m in mods:
-                args = [tvm.runtime.tensor(a.copy(), tvm.cpu()) for a in arrays]
-                m(*args)
-                outs.append([a.numpy() for a in args])
-            return outs
-
-        try:
-            outs = run_isolated(execute)
-        except RuntimeError as exc:
-            return f"proved, but TVM's compiled code fails: {exc}"
+    inputs = [[rng.integers(-3, 4, size=tuple(int(d) for d in b.shape)).astype("float32") for b in params]
+              for _ in range(2)]
+    try:  # compiled and run in a child process (a wrong result may corrupt memory)
+        runs = run_isolated(run_compiled, [func.script(), after_text], inputs)
+    except RuntimeError as exc:
+        return f"proved, but TVM's compiled code fails: {exc}"
+    for outs in runs:
         for b, x, y in zip(params, outs[0], outs[1]):
             same = np.allclose(x, y, rtol=1e-5, atol=1e-5, equal_nan=True) if laws else \
                 np.array_equal(x, y, equal_nan=True)

@@ -392,17 +392,42 @@ def main(X: T.Buffer((12,), "float32"), D: T.Buffer((12, 3), "float32")):
 
 def test_tvm_code_runs_isolated_a_crash_stays_in_the_child() -> None:
     """TVM's compiled code of a wrong result may write out of bounds (the fuzz run lost a worker to a 'double
-    free'): it runs in a forked child; a child that dies is an error message, the parent lives on."""
+    free'): it runs in a child process; a child that dies is an error message, the parent lives on."""
+    import operator
     import os
     import signal
 
     from verified_indexing.tvm.driver import run_isolated
 
-    assert run_isolated(lambda: [41 + 1]) == [42]
+    assert run_isolated(operator.add, 41, 1) == 42
+    assert run_isolated(print, "printed by the child") is None  # the child's prints do not spoil the result
     with pytest.raises(RuntimeError, match="crashed"):  # a signal, as a heap corruption ends in
-        run_isolated(lambda: os.kill(os.getpid(), signal.SIGKILL))
+        run_isolated(os.abort)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
-        run_isolated(lambda: 1 // 0)
+        run_isolated(operator.floordiv, 1, 0)
+    with pytest.raises(TypeError, match="child process"):  # a closure cannot cross to a new interpreter
+        run_isolated(lambda: 42)
+    del signal
+
+
+def test_tvm_recheck_never_forks_so_jax_does_not_warn() -> None:
+    """validate-tvm's re-check by TVM's compiled code ran in an os.fork child: with JAX imported (a
+    multithreaded library) every re-check warned 'os.fork() was called ... will likely lead to a deadlock'.
+    It runs in a new interpreter now: no warning, and TVM's compiled code still confirms the refutation."""
+    import warnings
+
+    pytest.importorskip("tvm")
+    jax = pytest.importorskip("jax")
+    from verified_indexing.tvm import validate_primitive
+
+    jax.numpy.ones(2).block_until_ready()  # JAX's threads started
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        r = validate_primitive((EX / "tvm_relu_epilogue.py").read_text(), "fuse_reduction_epilogue", "D",
+                               reduction="C")
+    assert r.verdict is not None and r.verdict.status == "refuted"
+    assert r.tvm_recheck is not None and r.tvm_recheck["confirmed"] is True  # TVM's code: original 1, after 6
+    assert [w for w in seen if "fork" in str(w.message)] == []
 
 
 def test_tvm_bias_fusion_into_a_max_reduction_is_refuted() -> None:
@@ -529,3 +554,66 @@ def main(A: T.Buffer((5, 4), "float32"), B: T.Buffer((4, 5), "float32"), C: T.Bu
     on_k = t.replace("T.where(i < 5)", "T.where(i < 5 and k < 3)")
     assert check_equivalence(parse_tvmscript(t), parse_tvmscript(on_k), evaluate=False).status == "unknown"
     assert check_equivalence(parse_tvmscript(t), parse_tvmscript(on_k)).status == "refuted"
+
+
+def _checked_json(out: str) -> dict:  # type: ignore[type-arg]
+    """The printed object, valid against the shipped JSON Schema and the result types."""
+    import json
+
+    import jsonschema
+
+    from verified_indexing.schema import types
+
+    data = json.loads(out)
+    schema = json.loads((ROOT / "verified_indexing" / "schema" / "verified-indexing-1.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(data)
+    types.check(data)
+    assert data["command"] == "validate-tvm"
+    return data  # type: ignore[no-any-return]
+
+
+def test_validate_tvm_json_refuted_proved_refused(tmp_path: Path) -> None:
+    """validate-tvm --json (was: no --json): the three outcomes, each valid against the schema and the types;
+    the refutation's element and values equal numpy's (the original and TVM's fused loop, as in the test
+    above); a proved result's TVM text, run by the TVMScript interpreter, stores what the original stores;
+    exit codes as without --json."""
+    import sys
+
+    tvm = _tvm()
+    sys.path.insert(0, str(ROOT / "tests"))
+    from tvmscript_interpreter import run_tvmscript
+
+    relu = tmp_path / "relu.py"
+    relu.write_text(_matmul_bias_relu(tvm).script())
+    code, out, _ = _run(["validate-tvm", str(relu), "--primitive", "fuse_reduction_epilogue(C, D)", "--json"])
+    data = _checked_json(out)
+    assert code == 1 and data["outcome"] == "refuted" and data["tvm"]["status"] == "applied"
+    w = data["validation"]["witness"]
+    seed = int(w["seed"])
+    a, wt, b = _array("A", (4, 4), seed), _array("W", (4, 4), seed), _array("bias", (4, 4), seed)
+    original = np.maximum(a @ wt.T + b, 0.0)
+    fused = np.maximum(b, 0.0)
+    for kk in range(4):
+        fused = np.maximum(fused + np.outer(a[:, kk], wt[:, kk]), 0.0)
+    i, j = w["element"]
+    assert (float(w["original"]), float(w["after"])) == (original[i, j], fused[i, j]) and w["tensor"] == "D"
+    assert data["tvm_recheck"]["confirmed"] is True and data["project"]["legal"] is True
+
+    code, out, _ = _run(["validate-tvm", str(EX / "tvm_chain.py"), "--primitive", "compute_inline(B)", "--json"])
+    data = _checked_json(out)
+    assert code == 0 and data["outcome"] == "proved" and data["validation"]["status"] == "proved"
+    before = run_tvmscript((EX / "tvm_chain.py").read_text())
+    after = run_tvmscript(data["tvm"]["result"])
+    assert "B" not in after and after["D"] == before["D"]
+
+    code, out, _ = _run(["validate-tvm", str(EX / "tvm_predicated_consumer.py"), "--primitive",
+                         "reverse_compute_inline", "--block", "C", "--json"])
+    data = _checked_json(out)
+    assert code == 2 and data["outcome"] == "tvm-too-conservative" and data["validation"] is None
+    assert data["tvm"]["status"] == "refused" and "ScheduleError" in data["tvm"]["error"]
+    assert data["project"]["legal"] is True
+
+    code, out, _ = _run(["validate-tvm", str(EX / "tvm_chain.py"), "--primitive", "compute_inline", "--block",
+                         "Z", "--json"])
+    data = _checked_json(out)
+    assert code == 3 and data["error"]["kind"] == "bad-input" and "no block named 'Z'" in data["error"]["message"]

@@ -375,63 +375,83 @@ def _shape(tvm: Any, buf: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
-def run_isolated(fn: Callable[[], Any], timeout: float = 60.0) -> Any:
-    """``fn()`` in a forked child process (``os.fork``: allowed in daemonic pool
-    workers too), its result pickled back through a pipe. TVM's compiled code of a
-    wrong result may read or write out of bounds (a TVM primitive that drops a
-    predicate): the corruption stays in the child. Raises :class:`RuntimeError`
-    when the child dies (a signal), fails or exceeds ``timeout`` seconds."""
-    import os
+def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float = 60.0) -> Any:
+    """``fn(*args)`` in a child process (a new Python interpreter, ``subprocess``: never
+    ``os.fork``, which JAX and other multithreaded libraries warn against and which can
+    deadlock; allowed in daemonic pool workers too), its result pickled back. ``fn``
+    must be picklable by reference (a module-level function; not a lambda or a closure)
+    and ``args`` picklable. TVM's compiled code of a wrong result may read or write out
+    of bounds (a TVM primitive that drops a predicate): the corruption stays in the
+    child. Raises :class:`RuntimeError` when the child dies (a signal), fails or
+    exceeds ``timeout`` seconds, :class:`TypeError` when ``fn`` cannot be pickled."""
     import pickle
-    import select
-    import signal
-    import time
+    import subprocess
+    import sys
 
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(r)
-        try:
-            try:
-                data = pickle.dumps(("ok", fn()))
-            except BaseException as exc:  # everything goes back to the parent as text
-                data = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
-            with os.fdopen(w, "wb") as f:
-                f.write(data)
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout
     try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                os.kill(pid, signal.SIGKILL)
-                raise RuntimeError(f"TVM's compiled code did not finish in {timeout:g} s")
-            ready, _, _ = select.select([r], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(r, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        _, status = os.waitpid(pid, 0)
-    if not chunks:
-        code = os.waitstatus_to_exitcode(status)
-        raise RuntimeError(f"TVM's compiled code crashed (exit code {code}): an out-of-bounds access is likely")
-    kind, value = pickle.loads(b"".join(chunks))
+        payload = pickle.dumps(list(sys.path)) + pickle.dumps((fn, args))
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        raise TypeError(f"run_isolated: {fn!r} cannot run in a child process (a module-level function "
+                        f"with picklable arguments is needed): {exc}") from exc
+    code = "from verified_indexing.tvm.driver import _isolated_child; _isolated_child()"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"TVM's compiled code did not finish in {timeout:g} s") from None
+    if proc.returncode != 0 or not proc.stdout:
+        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] if proc.stderr else []
+        raise RuntimeError(f"TVM's compiled code crashed (exit code {proc.returncode}): an out-of-bounds access "
+                           "is likely" + (f" ({tail[0]})" if tail else ""))
+    kind, value = pickle.loads(proc.stdout)
     if kind != "ok":
         raise RuntimeError(str(value))
     return value
 
 
+def _isolated_child() -> None:
+    """The child of :func:`run_isolated`: reads the parent's ``sys.path`` and ``(fn, args)`` from standard
+    input, writes ``("ok", result)`` or ``("error", text)`` on the original standard output (anything the
+    function prints goes to standard error)."""
+    import os
+    import pickle
+    import sys
+
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # prints of the function (or of TVM's C++ code) do not mix with the result
+    sys.path[:] = pickle.load(sys.stdin.buffer)
+    try:
+        fn, args = pickle.load(sys.stdin.buffer)
+        data = pickle.dumps(("ok", fn(*args)))
+    except BaseException as exc:  # everything goes back to the parent as text
+        data = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+    out.write(data)
+    out.flush()
+
+
+def run_compiled(texts: Sequence[str], inputs: Sequence[Sequence[Any]]) -> list[list[list[Any]]]:
+    """Each TVMScript function of ``texts`` parsed by TVM, compiled (``llvm``) and run on each input set of
+    ``inputs`` (numpy arrays, one per parameter, copied): for each input set, for each function, every
+    parameter's array after the run. Runs where it is called: give it to :func:`run_isolated`."""
+    tvm = load_tvm()
+
+    mods = [tvm.compile(parse_tvm_source(t), target="llvm") for t in texts]
+    dev = tvm.cpu()
+    out = []
+    for arrays in inputs:
+        results = []
+        for m in mods:
+            args = [tvm.runtime.tensor(a.copy(), dev) for a in arrays]
+            m(*args)
+            results.append([x.numpy() for x in args])
+        out.append(results)
+    return out
+
+
 def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness: dict[str, Any],
                  random_runs: int = 3) -> dict[str, Any]:
-    """Both functions compiled by TVM (``llvm``) and run (in a forked child,
-    :func:`run_isolated`) on the witness's input data
+    """Both functions compiled by TVM (``llvm``) and run (in a child process,
+    :func:`run_isolated` of :func:`run_compiled`) on the witness's input data
     (:func:`~verified_indexing.legality.cinn_eval.input_value`), then on
     ``random_runs`` random integer inputs (``numpy.random.default_rng(0)``,
     integers in [-3, 3]): ``{confirmed, original, after, note}`` at the witness
@@ -450,8 +470,7 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
         shapes = [_shape(tvm, b) for b in bufs]
         names = [str(b.name) for b in bufs]
         dtypes = [str(b.dtype) for b in bufs]
-        mods = [tvm.compile(f, target="llvm") for f in (before_pf, after_pf)]
-    except Exception as exc:  # a second opinion only: TVM failing to compile is reported, not raised
+    except Exception as exc:  # a second opinion only: TVM failing is reported, not raised
         return {"confirmed": None, "found": None, "note": f"TVM could not compile the functions: "
                 f"{type(exc).__name__}: {exc}"}
     seed = int(witness.get("seed", 0))
@@ -469,20 +488,8 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
             arrays.append(a)
         inputs.append(arrays)
 
-    def execute() -> list[list[list[Any]]]:
-        dev = tvm.cpu()
-        out = []
-        for arrays in inputs:
-            results = []
-            for m in mods:
-                args = [tvm.runtime.tensor(a.copy(), dev) for a in arrays]
-                m(*args)
-                results.append([x.numpy() for x in args])
-            out.append(results)
-        return out
-
-    try:
-        runs = run_isolated(execute)
+    try:  # compiled and run in a child process (a wrong result may corrupt memory)
+        runs = run_isolated(run_compiled, [before_pf.script(), after_pf.script()], inputs)
     except RuntimeError as exc:
         return {"confirmed": None, "found": None, "note": str(exc)}
     at_witness: tuple[Any, Any] | None = None
