@@ -94,6 +94,7 @@ _COMMAND_OF_TYPE = {
     "TileRead": "tile",
     "CoalescingResult": "coalescing",
     "MlirValidation": "validate-mlir",
+    "StepValidation": "validate-tvm",
 }
 """The command whose JSON a result type is (a Verdict is check-rule's or prove-equal's: give the command;
 reverse-inline's report is an InlineReport: give ``"reverse-inline"``)."""

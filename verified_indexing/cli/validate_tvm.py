@@ -13,7 +13,7 @@ import argparse
 import math
 import re
 
-from verified_indexing.cli._common import add_inputs, add_timeout, read_inputs
+from verified_indexing.cli._common import add_inputs, add_timeout, print_json, read_inputs
 from verified_indexing.errors import VerifiedIndexingError
 
 EXAMPLES = """examples:
@@ -21,6 +21,7 @@ EXAMPLES = """examples:
   verified-indexing validate-tvm examples/tvm/tvm_chain.py --primitive compute_inline --block B
   verified-indexing validate-tvm examples/tvm/tvm_chain.py --primitive reverse_compute_inline --block D
   verified-indexing validate-tvm examples/tvm/tvm_bias_epilogue.py --primitive 'fuse_reduction_epilogue(C, D)'
+  verified-indexing validate-tvm examples/tvm/tvm_chain.py --primitive compute_inline --block B --json
 """
 
 _PRIMITIVE = re.compile(r"\s*(\w+)\s*(?:\(\s*([\w.]+)\s*(?:,\s*([\w.]+)\s*)?\))?\s*$")
@@ -53,6 +54,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="fuse_reduction_epilogue: the reduction block (default: the one whose tensor the "
                    "epilogue reads)")
     p.add_argument("--quiet", action="store_true", help="leave out the checks and TVM's result")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON report: primitive, blocks, outcome, what TVM did (status, error, its result), "
+                   "the validation (status, reason, checks, witness), the project's answer, TVM's re-check, notes "
+                   "(schema verified-indexing/1, command validate-tvm); the exit code is unchanged")
     add_timeout(p, math.inf)
     p.set_defaults(run=run_validate_tvm)
 
@@ -85,6 +90,9 @@ def run_validate_tvm(args: argparse.Namespace) -> int:
 
     timeout = args.timeout if math.isfinite(args.timeout) else ENGINE_CAP_S
     r = validate_primitive(func, name, block, reduction=reduction, timeout=timeout)
+    if args.json:
+        print_json(r.to_json())
+        return r.exit_code
     what = f"{r.primitive}({', '.join(r.blocks)})"
     if r.tvm_status == "crashed":
         print(f"validate-tvm {what}: TVM failed inside the primitive: {r.tvm_error}")

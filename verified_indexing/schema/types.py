@@ -750,6 +750,55 @@ class ValidateMlir(_S, kw_only=True):
     interpreter_runs: int | UnsetType = UNSET
 
 
+# -- validate-tvm ----------------------------------------------------------------------------------------------
+
+
+class TvmApplied(_S, kw_only=True):
+    """What TVM did with the primitive: applied it (its result printed by TVM's script()), refused it (a
+    ScheduleError, its message) or failed inside it (another exception)."""
+
+    status: Literal["applied", "refused", "crashed"]
+    error: str | None
+    result: str | None
+
+
+class TvmValidation(_S, kw_only=True):
+    """TVM's result against the original: proved (every output element, same value, every size), refuted
+    (witness: the sizes, the element and both values, re-run by the interpreter), unknown (the reason)."""
+
+    status: Status
+    reason: str | None
+    outputs: list[str]
+    laws_assumed: list[str]
+    witness: dict[str, Any] | None
+    checks: list[BlockCheck]
+
+
+class TvmProjectAnswer(_S, kw_only=True):
+    """The project's own answer for the primitive (legal: it proves the primitive legal)."""
+
+    status: str
+    reason: str | None
+    legal: bool
+    laws_assumed: list[str] | UnsetType = UNSET
+    when: str | UnsetType = UNSET
+
+
+class ValidateTvm(_S, kw_only=True):
+    """The JSON of 'verified-indexing validate-tvm --json' (without the schema and command keys): TVM's
+    primitive applied by TVM, its result validated; the project's own answer side by side; TVM's compiled
+    code's re-check of a refutation (null when not run)."""
+
+    primitive: str
+    blocks: list[str]
+    outcome: Literal["proved", "refuted", "unknown", "error", "refused", "tvm-too-conservative", "tvm-crashed"]
+    tvm: TvmApplied
+    validation: TvmValidation | None
+    project: TvmProjectAnswer
+    tvm_recheck: dict[str, Any] | None
+    notes: list[str]
+
+
 # -- the envelope ----------------------------------------------------------------------------------------------
 
 
@@ -791,6 +840,7 @@ COMMANDS: dict[str, type[Struct]] = {
     "tile": Tile,
     "utilization": Utilization,
     "validate-mlir": ValidateMlir,
+    "validate-tvm": ValidateTvm,
     "verify-cache": VerifyCache,
 }
 """The result type of each command with ``--json`` (the object's fields besides ``schema`` and ``command``)."""
