@@ -56,6 +56,8 @@ class _Cursor:
         #: Where the last attribute value continued over lines started (for the
         #: error of a computation left open by it).
         self.multiline_value: int | None = None
+        #: Computations written inline as attribute values (``to_apply=\n{ ... }``, XLA's canonical printer).
+        self.inline: list[Computation] = []
 
     # -- errors and peeking ------------------------------------------------
     def error(self, message: str, offset: int | None = None, length: int = 1) -> ParseError:
@@ -401,7 +403,10 @@ def _instruction_rhs(
         key = km.group(0)
         if key in inst.attributes:
             raise cur.error(f"attribute {key!r} given twice", offset=key_at, length=len(key))
-        inst.attributes[key] = cur.value()
+        if key in _CALLED_KEYS and _INLINE_RE.match(cur.text, cur.pos):
+            inst.attributes[key] = _inline_computations(cur, f"{name}.{key}.inline")
+        else:
+            inst.attributes[key] = cur.value()
     if not nested:
         cur.skip(newlines=False)
         if not (cur.at_line_end() or cur.peek() == "}"):
@@ -411,6 +416,53 @@ def _instruction_rhs(
     _typed_fields(cur, inst)
     sink.add(inst, operand_positions)
     return inst
+
+
+_CALLED_KEYS = frozenset({"calls", "to_apply", "condition", "body", "branch_computations", "true_computation",
+                          "false_computation", "called_computations", "select", "scatter"})
+"""Attributes whose value names computations (or, in XLA's canonical printing, holds them inline)."""
+_INLINE_RE = re.compile(r"\{\s*(\{\s*)?(ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=")
+
+
+def _inline_computations(cur: _Cursor, stem: str) -> str:
+    """The computations written inline as an attribute's value (``to_apply=\\n{ tmp_0 = ... }``, or
+    ``branch_computations={{...}, {...}}``): each read as a computation of its own (named after the
+    instruction and the attribute, kept in ``cur.inline``); the value becomes their names."""
+    def body(name: str) -> str:
+        start = cur.pos
+        cur.expect("{")
+        sink = _Instructions()
+        while True:
+            cur.skip()
+            if cur.at_end():
+                raise cur.error(f"the inline computation of {stem} is not closed by '}}'", offset=start)
+            if cur.accept("}"):
+                break
+            _instruction(cur, sink)
+        if not sink.instructions:
+            raise cur.error(f"the inline computation of {stem} has no instructions", offset=start)
+        taken = {c.name for c in cur.inline}
+        while name in taken:
+            name += "_"
+        comp = Computation(name, sink.instructions, offset=start)
+        _check_operands(cur, comp, sink.positions)
+        cur.inline.append(comp)
+        return name
+
+    at = cur.pos
+    cur.expect("{")
+    cur.skip()
+    if cur.peek() != "{":  # one computation
+        cur.pos = at
+        return body(stem)
+    names: list[str] = []
+    while True:
+        cur.skip()
+        names.append(body(f"{stem}.{len(names)}"))
+        cur.skip()
+        if cur.accept("}"):
+            return "{" + ", ".join(names) + "}"
+        cur.expect(",", "',' or '}' between inline computations")
 
 
 def _at_nested(cur: _Cursor) -> bool:
@@ -636,6 +688,11 @@ def _module_body(cur: _Cursor, name: str, attributes: dict[str, str]) -> Module:
         raise cur.error("no computation in the module")
     if entry is None:
         entry = list(computations)[-1]
+    for comp in cur.inline:  # computations written inline in attribute values
+        if comp.name in computations:
+            raise cur.error(f"the inline computation {comp.name!r} has the name of a computation of the module",
+                            offset=comp.offset)
+        computations[comp.name] = comp
     _desugar_async(computations)
     for comp in computations.values():
         for inst in comp.instructions:
