@@ -1,4 +1,4 @@
-"""audit-kernels on the dump directories of 26 small JAX programs (issue 25 item 2): each program is
+"""audit-kernels on the dump directories of 27 small JAX programs (issue 25 item 2): each program is
 compiled by jaxlib's XLA:CPU with ``--xla_dump_to=DIR --xla_dump_emitter_re=.*`` into a directory of
 its own, and every kernel XLA's fusion emitters wrote (``*-pre-optimization.mlir``) and every kernel
 after XLA's passes (``*-post-optimization.mlir``) is checked against the proven maps of its fusion.
@@ -69,6 +69,8 @@ def _programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[st
                       ("gather",)),
         "gather_2d": (lambda x, i, j: x[i, j] + 1, (np.ones((8, 8), F32), np.array([1, 2, 3], np.int32),
                                                     np.array([0, 5, 7], np.int32)), ("gather", "concatenate")),
+        "take_along_axis": (lambda x, i: jnp.take_along_axis(x, i, axis=1) + 1,
+                            (X48, np.array([[0, 7, 3]] * 4, np.int32)), ("gather", "iota")),
         "transpose_3d": (lambda x, y: jnp.transpose(x, (2, 0, 1)) + y, (np.ones((4, 6, 8), F32),
                                                                          np.ones((8, 4, 6), F32)), ("transpose",)),
         "matmul_bias_relu": (lambda x, w, b: jax.nn.relu(x @ w + b), (np.ones((8, 16), F32), np.ones((16, 4), F32),

@@ -237,3 +237,31 @@ def test_a_gather_with_two_index_arrays_is_decided(tmp_path: Path) -> None:
     (g,) = run(comp.by_name["gather.2"], comp, {1: indices})
     truth = {x for k, x in g[o, 0, 0] if k == 0}
     assert ((int(m.group(7)), int(m.group(8))) in truth) == (who == "the analysis")
+
+
+TAKE_ALONG = HERE / "kernels_take_along"
+
+
+def test_take_along_axis_is_decided(tmp_path: Path) -> None:
+    # jnp.take_along_axis(x, i, axis=1) + 1 (x f32[4,8], i s32[4,3]): the gather's index rows concatenate an iota
+    # (the row) and i; the kernel computes the iota's value as an index (index_castui, trunci) and reads i at the
+    # output element twice, written differently ((o0 * 3 + o1) / 3, ... mod 3): the same element, proven equal
+    code, out, _ = _cli("audit-kernels", str(TAKE_ALONG))
+    assert code == 0 and "summary: 2 proved" in out, out
+    kernel = next(TAKE_ALONG.glob("*-pre-optimization.mlir"))
+    d = _planted(tmp_path, kernel, '"(d0, d1) -> (d0 / 3), domain: d0 in [0, 11], d1 in [0, 1]">(%9, %c0_3)',
+                 '"(d0, d1) -> ((d0 / 3 + 1) mod 4), domain: d0 in [0, 11], d1 in [0, 1]">(%9, %c0_3)')
+    code, out, _ = _cli("audit-kernels", str(d))
+    m = re.search(r"output element \((\d+), (\d+)\), parameter 1 element \((\d+), (\d+)\) = (-?\d+): (the kernel|the "
+                  r"analysis) reads parameter 0 element \((\d+), (\d+)\)", out)
+    assert code == 1 and m is not None, out
+    o = (int(m.group(1)), int(m.group(2)))
+    assert (int(m.group(3)), int(m.group(4))) == o
+    value, who, element = int(m.group(5)), m.group(6), (int(m.group(7)), int(m.group(8)))
+    module = parse_module(next(d.glob("*.txt")).read_text())
+    ((_, comp),) = module.fusions()
+    wrapped = value + 8 if value < 0 else value  # the fused computation's select
+    indices = np.array([[r // 3, wrapped] for r in range(12)])  # concatenate(iota (the row), i)
+    (g,) = run(comp.by_name["gather.4"], comp, {1: indices})
+    truth = {x for k, x in g[o[0] * 3 + o[1], 0, 0] if k == 0}
+    assert (element in truth) == (who == "the analysis")

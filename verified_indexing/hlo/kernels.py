@@ -425,7 +425,8 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
             # an integer read: a runtime value, one variable per argument (a scalar, or the element of an
             # index array that the output element's coordinates give)
             key = at if at is not None else ()
-            if st.raw_at.setdefault(tensor[1], key) != key:
+            box = [st.bounds[e.index] for e in st.output if isinstance(e, Dim)]
+            if not _same_element(st.raw_at.setdefault(tensor[1], key), key, box if len(box) == len(st.output) else []):
                 raise _Unknown(f"two elements of the index array {tm.group(1)} read for one output element")
         post_key = st.post and tym is not None and bool(idx)
         if post_key:  # after XLA's passes: the element read is stated against the output when it is written
@@ -479,8 +480,24 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
         for n in names:
             env[n] = ("data",)
         return
+    if head in ("arith.trunci", "arith.extsi", "arith.extui") and isinstance(env.get(operands()[0]), AffineExpr):
+        # an integer index changing width: the same value where it fits the narrower type (signed; extui of a
+        # value that cannot be negative)
+        src_e = env[operands()[0]]
+        bm = re.search(r"to\s+i(\d+)\s*$", op) if head == "arith.trunci" else re.search(r":\s*i(\d+)\s+to", op)
+        iv = range_of(src_e, st.bounds, [], [])
+        bits = int(bm.group(1)) if bm else 0
+        fits = bits > 1 and -(1 << (bits - 1)) <= iv.lo and iv.hi < (1 << (bits - 1))
+        if fits and (head != "arith.extui" or iv.lo >= 0):
+            env[names[0]] = src_e
+        else:
+            env[names[0]] = ("unknown", f"{head} of an index that may not fit")
+        return
     if head in ("arith.index_cast", "arith.index_castui"):
         src = env.get(operands()[0])
+        if head == "arith.index_castui" and isinstance(src, AffineExpr) and range_of(src, st.bounds, [], []).lo < 0:
+            env[names[0]] = ("unknown", "an unsigned cast of an index that may be negative")
+            return
         env[names[0]] = src if isinstance(src, AffineExpr) else ("unknown", "an index computed from data (a dynamic "
                                                                   "offset)")
         return
@@ -843,6 +860,8 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: 
     value = constant_scalar(inst)
     if value is not None:
         return [([], Const(value))]
+    if inst.opcode == "iota" and inst.iota_dimension is not None and inst.iota_dimension < len(index):
+        return [([], index[inst.iota_dimension])]  # the element's coordinate along the iota's dimension
     if inst.opcode == "concatenate":  # the element of one operand, where the index along the dimension is known
         dims = inst.dimensions()
         if len(dims) != 1 or not isinstance(index[dims[0]], Const):
@@ -918,13 +937,15 @@ def _scalar_value(comp: Any, name: str, raw_args: list[int], depth: int, index: 
 _BOX: list[Interval] = []
 
 
-def _same_element(index: list[AffineExpr], key: tuple[AffineExpr, ...]) -> bool:
+def _same_element(index: list[AffineExpr] | tuple[AffineExpr, ...], key: tuple[AffineExpr, ...],
+                  box: list[Interval] | None = None) -> bool:
     """True when the analysis' element ``index`` of an index array is the kernel's
     ``key`` at every output element (written alike, or proven equal by isl over the
-    output's coordinates ``_BOX``: ``(d0 * 2 + d1) floordiv 2`` is ``d0`` there)."""
+    output's coordinates, ``box`` or ``_BOX``: ``(d0 * 2 + d1) floordiv 2`` is ``d0`` there)."""
     if tuple(index) == key:
         return True
-    if len(index) != len(key) or not _BOX:
+    box = _BOX if box is None else box
+    if len(index) != len(key) or not box:
         return False
     import islpy as isl
 
@@ -932,7 +953,7 @@ def _same_element(index: list[AffineExpr], key: tuple[AffineExpr, ...]) -> bool:
 
     ctx = isl.Context()
     try:
-        a, b = (to_isl_map(IndexingMap([Variable(v) for v in _BOX], list(e)), ctx=ctx) for e in (index, key))
+        a, b = (to_isl_map(IndexingMap([Variable(v) for v in box], list(e)), ctx=ctx) for e in (index, key))
     except (VerifiedIndexingError, ValueError, IndexError):
         return False
     flat = [m.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out) for m in (a, b)]
