@@ -243,6 +243,16 @@ def _validate_mlir() -> tuple[str, str]:
     return to_json_text(r, no_timing=True), _cli("validate-mlir", str(path))
 
 
+def _validate_tvm() -> tuple[str, str]:
+    pytest.importorskip("tvm")
+    from verified_indexing.cli.validate_mlir import ENGINE_CAP_S
+    from verified_indexing.tvm import validate_primitive
+
+    path = EX / "tvm" / "tvm_chain.py"
+    r = validate_primitive(path.read_text(encoding="utf-8"), "compute_inline", "B", timeout=ENGINE_CAP_S)
+    return to_json_text(r, no_timing=True), _cli("validate-tvm", str(path), "--primitive", "compute_inline(B)")
+
+
 CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "show": _show, "show affine_map": _show_affine, "simplify": _simplify, "check-rule": _check_rule,
     "check-rule refuted": _check_rule_refuted, "prove-equal": _prove_equal, "analyze": _analyze,
@@ -251,6 +261,7 @@ CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "inline --all": _inline_all, "fuse-epilogue": _fuse_epilogue, "reverse-inline": _reverse_inline,
     "invert": _invert(INVERTIBLE), "invert refuted": _invert(COLLIDING), "invert affine_map": _invert_affine,
     "utilization": _utilization, "tile": _tile, "coalescing": _coalescing, "validate-mlir": _validate_mlir,
+    "validate-tvm": _validate_tvm,
 }
 
 

@@ -227,6 +227,50 @@ def test_a_dead_alloc_buffer_producer_is_removed() -> None:
     assert rep.status == "refused" and "parameter of the function" in rep.reason
 
 
+_DEAD_CHAIN = '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    E = T.alloc_buffer((8,))
+    F = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + 1.0
+    for i in range(8):
+        with T.block("E"):
+            vi = T.axis.spatial(8, i)
+            E[vi] = B[7 - vi] * 3.0
+    for i in range(8):
+        with T.block("F"):
+            vi = T.axis.spatial(8, i)
+            F[vi] = A[vi] - 5.0
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = A[vi] * 2.0 + F[vi]
+'''
+
+
+def test_inline_all_removes_dead_alloc_buffer_producers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """inline --all (was: the dead chain B -> E kept: a tensor no block reads counted as an output) removes
+    it; F, read by D, is inlined. Oracle: the TVMScript interpreter on the input and on the printed result:
+    the same D, and no other buffer written."""
+    from tvmscript_interpreter import run_tvmscript
+
+    from verified_indexing.legality.inline import inline_all
+    from verified_indexing.legality.tvmscript import format_tvmscript, parse_tvmscript
+
+    p = parse_tvmscript(_DEAD_CHAIN, "<dead chain>")
+    final, reports = inline_all(p)
+    assert sorted(r.block for r in reports if r.status == "inlined") == ["B", "E", "F"]
+    after = run_tvmscript(format_tvmscript(final, _DEAD_CHAIN))
+    assert set(after) == {"D"} and after["D"] == run_tvmscript(_DEAD_CHAIN)["D"]
+    f = tmp_path / "dead.py"
+    f.write_text(_DEAD_CHAIN)
+    code, out = _cli(capsys, "inline", str(f), "--all")
+    assert code == 0 and 'T.block("E")' not in out and 'T.block("B")' not in out and "alloc_buffer" not in out
+
+
 # ---------------------------------------------------------------------------
 # issue 23 item 5: a loop that never runs is a program like any other (was exit 3: "reads B with 0 indices")
 # ---------------------------------------------------------------------------

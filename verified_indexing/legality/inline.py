@@ -1174,20 +1174,26 @@ def inline_all(
     Returns the final program and one report per attempt (inlined, refused or
     unknown), in order; every applied step carries its own proofs, so the final
     program computes the outputs of the original. ``outputs`` defaults to the
-    original program's outputs (tensors stored and never read), so a tensor
-    whose readers are all inlined away does not become an output.
+    original program's outputs: the buffers the caller sees when the program
+    declares them (a TVMScript function's parameters), else the tensors stored and
+    never read (CINN's convention); so a tensor whose readers are all inlined away
+    does not become an output. A dead producer (a block whose tensor no block
+    reads and that is not an output: a ``T.alloc_buffer`` never read) is removed
+    (its :func:`compute_inline` report says so).
     """
     if outputs is None:
         stored = {s.tensor for c in walk_blocks(program) for s in _own_stores(c)}
         read = {ld.tensor for c in walk_blocks(program) for st in _own_stores(c) for ld in _value_loads(st.value)}
-        outputs = (stored - read) | (stored & set(program_params(program)))
+        params = set(program_params(program))
+        unread = stored - read  # (an init block's pseudo-tensor X__reduce_init is never read: kept as is)
+        outputs = ((stored & params) | {t for t in unread if t.endswith('__reduce_init')}) if params else unread
     outs = set(outputs)
     reports: list[InlineReport] = []
     tried: dict[str, Stmt] = {}
     current = program
     while True:
         progressed = False
-        for name in inline_candidates(current):
+        for name in inline_candidates(current) + _dead_blocks(current, outs):
             if tried.get(name) is current:
                 continue
             rep = compute_inline(current, name, outputs=outs, timeout=timeout)
@@ -1199,3 +1205,15 @@ def inline_all(
                 break
         if not progressed:
             return current, reports
+
+
+def _dead_blocks(program: Stmt, outputs: set[str]) -> list[str]:
+    """Blocks storing only tensors that no other block reads and that are not ``outputs``, in order."""
+    blocks = [b for b in walk_blocks(program) if b.loops or b.block.name != "root"]
+    out = []
+    for b in blocks:
+        tensors = {s.tensor for s in _own_stores(b)}
+        if tensors and not tensors & outputs and not any(t.endswith("__reduce_init") for t in tensors) and not any(
+                _loads_of(o, t) for o in blocks if o is not b for t in tensors):
+            out.append(b.block.name)
+    return out
