@@ -456,9 +456,10 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     a_names = {op.name for op in aops}
     vanished = {op.name for op in bops if op.name not in a_names}
 
-    from verified_indexing.legality.linalg_reshape import expand_shape_facts
+    from verified_indexing.legality.linalg_reshape import expand_shape_facts, reshape_facts
 
-    bexp, aexp = expand_shape_facts(before), expand_shape_facts(after)
+    bexp, aexp = reshape_facts(before), expand_shape_facts(after)
+    acol = {v: f for v, f in reshape_facts(after).items() if v not in aexp}  # the output's collapse_shapes
     # the interpreter oracle: every value both modules compute
     empties = {m.group(1) for m in _EMPTY_ANY.finditer(after)}
     consts = {**_scalar_constants(before), **_scalar_constants(after)}
@@ -476,7 +477,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
             for n in notes:
                 if n not in res.notes:
                     res.notes.append(n)
-            eb, ea = _run(bops, env, bexp), _run(aops, env, aexp)
+            eb, ea = _run(bops, env, bexp), _run(aops, env, {**aexp, **acol})
             res.oracle_runs += 1
             # the returned values, matched by the return's location, position by position
             for loc, avals in returns_a.items():
@@ -514,6 +515,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     from verified_indexing.legality.linalg_reshape import check_expanded
 
     facts = dict(aexp)
+    undefined = empties | {m.group(1) for m in _EMPTY_ANY.finditer(before)}
     reshaped: set[str] = set()
     for a in aops:
         b = b_by_name.get(a.name)
@@ -521,13 +523,13 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
                 or [str(t) for t in a.result_types] == [str(t) for t in b.result_types]):
             continue  # not the op rewritten over more loops, with other result shapes
         reshaped.add(a.name)
-        st, why, outs = check_expanded(a, b, facts)
-        absorbed = _absorbed(b, bdef, vanished)
+        st, why, outs = check_expanded(a, b, facts, undefined)
+        absorbed = _absorbed(b, bdef, vanished, bexp)
         if st != "proved" and absorbed:
             # the pass also fused producers into it: its original is the project's own fused op of that chain
-            folded, note = _folded_chain(b, absorbed, before, timeout)
+            folded, note = _folded_chain(b, absorbed, before, timeout, bexp)
             if folded is not None:
-                st2, why2, outs2 = check_expanded(a, folded, facts)
+                st2, why2, outs2 = check_expanded(a, folded, facts, undefined)
                 if st2 == "proved":
                     st, why, outs = st2, f"{why2}; {note}", outs2
                 else:
@@ -660,8 +662,8 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
         res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
     from verified_indexing.legality.linalg import reshape_decision
 
-    for p, c, k, _ in through:
-        dec = reshape_decision(p, c, k, producer_uses(before, p, bops))
+    for p, c, k, how in through:
+        dec = reshape_decision(p, c, k, producer_uses(before, p, bops), how, b_by_name.get(c.name))
         observed = (p.name, c.name) in folded_pairs or p.name in absorbed_all
         res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
 
@@ -931,7 +933,8 @@ def _preserved_last(a: Any, c: Any, absorbed: Sequence[Any], empties: set[str], 
     return moved, names
 
 
-def _folded_chain(c: Any, absorbed: Sequence[Any], before: str, timeout: float) -> tuple[Any | None, str]:
+def _folded_chain(c: Any, absorbed: Sequence[Any], before: str, timeout: float,
+                  bexp: Mapping[str, Any] | None = None) -> tuple[Any | None, str]:
     """The project's fused op of the chain ``absorbed`` -> ``c`` (each step proven
     legal by the project: every value of the chain, every size), named as ``c``;
     ``None`` and why when a step is not legal."""
@@ -942,6 +945,8 @@ def _folded_chain(c: Any, absorbed: Sequence[Any], before: str, timeout: float) 
     remaining = list(absorbed)
     while remaining:
         p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
+        if p is None and bexp:
+            current, p = _through_reshape_step(current, remaining, bexp)
         if p is None:
             return None, "the absorbed producers do not form a chain into it"
         k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
@@ -1006,6 +1011,22 @@ def _folded_fills(a: Any, c: Any, bdef: dict[str, Any], vanished: set[str]) -> l
     return out
 
 
+def _through_reshape_step(current: Any, remaining: Sequence[Any], bexp: Mapping[str, Any]) -> tuple[Any, Any]:
+    """``current`` reading, through an input reshape, the result of one of ``remaining``
+    (:func:`~verified_indexing.legality.linalg_reshape.read_through`), and that op;
+    ``(current, None)`` when it reads none so."""
+    from verified_indexing.legality.linalg_reshape import read_through
+
+    for k, o in enumerate(current.operands):
+        f = bexp.get(o.value)
+        q = next((q for q in remaining if f is not None and f.source in q.results), None)
+        if f is not None and q is not None:
+            ri = q.results.index(f.source)
+            if ri < len(q.result_types) and tuple(q.result_types[ri].shape) == f.source_shape:
+                return read_through(current, k, f, q.result_types[ri]), q
+    return current, None
+
+
 def _writes_every_element(m: Any) -> bool:
     """Whether an output map's results are distinct loops (each of the tensor's
     dimensions is a loop of its size: every element is written)."""
@@ -1044,18 +1065,8 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
     while remaining:
         p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
         if p is None and bexp:
-            # the chain goes through a tensor.expand_shape: read the producer's result through the collapsed map
-            from verified_indexing.legality.linalg_reshape import read_through
-
-            for k, o in enumerate(current.operands):
-                f = bexp.get(o.value)
-                q = next((q for q in remaining if f is not None and f.source in q.results), None)
-                if f is not None and q is not None:
-                    ri = q.results.index(f.source)
-                    if ri < len(q.result_types) and tuple(q.result_types[ri].shape) == f.source_shape:
-                        current = read_through(current, k, f, q.result_types[ri])
-                        p = q
-                        break
+            # the chain goes through a tensor.expand_shape / collapse_shape: read the producer's result through it
+            current, p = _through_reshape_step(current, remaining, bexp)
         if p is None:
             return unknown("the replaced producers do not form a chain into the consumer")
         k = next(i for i, o in enumerate(current.operands) if o.value in p.results)

@@ -232,7 +232,8 @@ def run_fuse(args: argparse.Namespace) -> int:
         rep = check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k))
         if via:
             rep = replace(rep, through_reshape=via,
-                          pass_decision=reshape_decision(p, c, k, producer_uses(text, p, ops)))
+                          pass_decision=reshape_decision(p, c, k, producer_uses(text, p, ops), via,
+                                                         next((o for o in ops if o.name == c.name), None)))
         else:
             rep = in_context(rep, text, ops)
         reports.append(rep)

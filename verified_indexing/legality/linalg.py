@@ -215,7 +215,7 @@ class FusionReport:
     condition_constraints: tuple[tuple[AffineExpr, Interval], ...] = ()
     second_check: Obligation | None = None
     pass_decision: PassDecision | None = None
-    through_reshape: str | None = None  # the tensor.expand_shape the consumer reads the producer's result through
+    through_reshape: str | None = None  # "tensor.expand_shape %e": the reshape the consumer reads the producer through
 
     def holds_at(self, sizes: Sequence[int]) -> bool:
         """Whether concrete sizes (in ``sizes.names`` order) satisfy the condition."""
@@ -583,18 +583,26 @@ def after_earlier_fusions(d: PassDecision, producer: GenericOp, events: Sequence
 
 
 def reshape_candidates(text: str, ops: Sequence[GenericOp]) -> list[tuple[GenericOp, GenericOp, int, str]]:
-    """The pairs through a static ``tensor.expand_shape`` (issue 24 item 2): a
-    consumer operand reading ``%e = tensor.expand_shape %r`` of a producer result
-    ``%r``. Each is ``(producer, consumer', k, %e)`` where ``consumer'`` is the
-    consumer reading ``%r`` itself through the collapsed map (``%e[y]`` is
-    ``%r[lin(y)]``, ``lin`` the row-major linearization of each reassociation
-    group: an exact rewrite, so the pair is decided as any other)."""
+    """The pairs through a static ``tensor.expand_shape`` or ``collapse_shape``
+    (issue 24 item 2): a consumer operand reading ``%e = tensor.expand_shape %r``
+    of a producer result ``%r``. Each is ``(producer, consumer', k, "tensor.expand_shape
+    %e")`` where ``consumer'`` is the consumer reading ``%r`` itself through the
+    collapsed map (``%e[y]`` is ``%r[lin(y)]``, ``lin`` the row-major linearization
+    of each reassociation group; for a ``collapse_shape``, ``%r[delin(y)]`` with
+    ``floordiv``/``mod``): an exact rewrite, so the pair is decided as any other."""
     from verified_indexing.legality._scanner import mask_mlir_noise
     from verified_indexing.legality.linalg_ir import regions, scope_of
-    from verified_indexing.legality.linalg_reshape import expand_shapes, read_through
+    from verified_indexing.legality.linalg_reshape import (
+        Collapse,
+        Expansion,
+        collapse_shapes,
+        expand_shapes,
+        read_through,
+    )
 
     masked = mask_mlir_noise(text)
-    facts = expand_shapes(masked)
+    facts: list[Expansion | Collapse] = sorted([*expand_shapes(masked), *collapse_shapes(masked)],
+                                               key=lambda f: f.offset)
     if not facts:
         return []
     regs = regions(masked)
@@ -614,12 +622,13 @@ def reshape_candidates(text: str, ops: Sequence[GenericOp]) -> list[tuple[Generi
             if ri >= len(p.result_types) or tuple(p.result_types[ri].shape) != f.source_shape:
                 continue
             cp = read_through(c, k, f, p.result_types[ri])
-            out.append((p, cp, k, o.value))
+            kind = "collapse_shape" if isinstance(f, Collapse) else "expand_shape"
+            out.append((p, cp, k, f"tensor.{kind} {o.value}"))
     return out
 
 
-def reshape_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None
-                     ) -> PassDecision:
+def reshape_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None,
+                     via: str = "tensor.expand_shape", original: GenericOp | None = None) -> PassDecision:
     """MLIR's decision on a pair through a ``tensor.expand_shape``
     (:func:`reshape_candidates`; ``consumer`` reads the producer's result through
     the collapsed map): ``FoldReshapeWithGenericOpByExpansion`` moves the reshape
@@ -628,10 +637,32 @@ def reshape_decision(producer: GenericOp, consumer: GenericOp, operand_index: in
     all of them parallel loops, and the control function accepts (the producer
     has one use: the reshape); the expanded producer then fuses into the consumer
     when ``areElementwiseOpsFusable`` holds (checked here on the collapsed form,
-    an approximation: the expanded op's maps are not built)."""
+    an approximation: the expanded op's maps are not built). Through a
+    ``collapse_shape`` (``via``), ``FoldWithProducerReshapeOpByExpansion`` expands the
+    consumer (``original``, as written) when its maps are projected permutations and
+    the operand's loops parallel, then the producer fuses."""
     operand = consumer.operands[operand_index]
     r = producer.results.index(operand.value)
     rmap = producer.outputs[r].map if r < len(producer.outputs) else None
+    if via.startswith("tensor.collapse_shape"):
+        # FoldWithProducerReshapeOpByExpansion: the consumer is expanded to read the collapse's source (its
+        # maps projected permutations, the operand's loops parallel; control function: the reshape's one use)
+        ok_c = (original is not None and original.kind == "linalg.generic" and original.has_pure_tensor_semantics
+                and all(_is_projected_permutation(o.map) for o in original.operands)
+                and all(isinstance(e, Dim) and original.iterator_types[e.index] == "parallel"
+                        for e in original.operands[operand_index].map.results))
+        if not ok_c:
+            return PassDecision(False, "reshape propagation",
+                                "FoldWithProducerReshapeOpByExpansion does not apply (the consumer is not a generic on "
+                                "tensors with projected-permutation maps reading the reshape by parallel loops)", uses)
+        if uses is not None and uses != 1:
+            return PassDecision(False, "control function", f"{producer.name} has {uses} uses", uses)
+        d = pass_decision(producer, consumer, operand_index, 1)
+        if not d.fuses:
+            return replace(d, why=f"the consumer is expanded, then {d.why}", uses=uses)
+        return PassDecision(True, "reshape propagation",
+                            "FoldWithProducerReshapeOpByExpansion expands the consumer to read the collapse_shape's "
+                            "source, and the producer then fuses into it", uses)
     ok = (producer.kind == "linalg.generic" and producer.has_pure_tensor_semantics and rmap is not None
           and rmap.num_results > 0
           and all(_is_projected_permutation(o.map) for o in producer.operands)
@@ -1638,7 +1669,7 @@ def format_report(rep: FusionReport) -> str:
     """The human-readable report printed by ``verified-indexing fuse``."""
     op = rep.consumer.operands[rep.operand_index]
     where = f" in {rep.consumer.function}" if rep.consumer.function else ""
-    through = f" through tensor.expand_shape {rep.through_reshape}" if rep.through_reshape else ""
+    through = f" through {rep.through_reshape}" if rep.through_reshape else ""
     lines = [f"fuse {rep.producer.name} into {rep.consumer.name}{where} (operand #{rep.operand_index}: {op.value}"
              f"{through})"]
     if rep.mlir.fusable:

@@ -34,14 +34,15 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 
 from verified_indexing.errors import MapError, VerifiedIndexingError
 from verified_indexing.legality._mlir_text import ShapedType
 from verified_indexing.legality.linalg_ir import _BLOCK_RE, GenericOp, loop_bounds
 
-__all__ = ["Expansion", "expand_shape_facts", "expand_shapes", "check_expanded", "read_through", "ENUMERATION_LIMIT"]
+__all__ = ["Expansion", "Collapse", "collapse_shapes", "reshape_facts", "expand_shape_facts", "expand_shapes",
+           "check_expanded", "read_through", "ENUMERATION_LIMIT"]
 
 ENUMERATION_LIMIT = 50_000
 """The most iteration points :func:`check_expanded` enumerates."""
@@ -72,6 +73,51 @@ class Expansion:
                 x = x * self.shape[d] + y[d]
             out.append(x)
         return tuple(out)
+
+
+@dataclass(frozen=True)
+class Collapse:
+    """``value = tensor.collapse_shape source groups``: ``value[y]`` is
+    ``source[delin(y)]``, each of ``value``'s dimensions split row-major over its
+    group of ``source``'s dimensions."""
+
+    value: str
+    source: str
+    groups: tuple[tuple[int, ...], ...]
+    shape: tuple[int, ...]  # the collapsed shape (value's)
+    source_shape: tuple[int, ...]
+    offset: int = -1
+
+
+_COLLAPSE = re.compile(
+    r"^[ \t]*(%[\w$.-]+)\s*=\s*tensor\.collapse_shape\s+(%[\w$.-]+)\s*(\[\[[\d,\s\[\]]*\]\])\s*:\s*"
+    r"(tensor<[^>]*>)\s*into\s*(tensor<[^>]*>)", re.MULTILINE)
+
+
+def collapse_shapes(text: str) -> list[Collapse]:
+    """Every static ``tensor.collapse_shape`` of ``text``, in order, with its offset."""
+    out: list[Collapse] = []
+    for m in _COLLAPSE.finditer(text):
+        try:
+            groups = tuple(tuple(int(d) for d in g) for g in json.loads(m.group(3)))
+            src, dst = _shape(m.group(4)), _shape(m.group(5))
+        except (ValueError, TypeError, VerifiedIndexingError):
+            continue
+        if src is None or dst is None or len(groups) != len(dst):
+            continue
+        if sorted(d for g in groups for d in g) != list(range(len(src))):
+            continue
+        if any(_prod(src[d] for d in g) != s for g, s in zip(groups, dst)):
+            continue
+        out.append(Collapse(m.group(1), m.group(2), groups, dst, src, m.start(1)))
+    return out
+
+
+def reshape_facts(text: str) -> dict[str, Expansion | Collapse]:
+    """Every static ``expand_shape`` and ``collapse_shape`` of ``text``: value -> fact."""
+    out: dict[str, Expansion | Collapse] = {f.value: f for f in expand_shapes(text)}
+    out.update({f.value: f for f in collapse_shapes(text)})
+    return out
 
 
 def _shape(t: str) -> tuple[int, ...] | None:
@@ -149,12 +195,16 @@ def _normalized_body(op: GenericOp) -> list[str] | None:
     return [ln.strip() for ln in body.strip().rstrip("}").splitlines() if ln.strip()]
 
 
-def check_expanded(a: GenericOp, b: GenericOp, facts: Mapping[str, Expansion]) -> tuple[str, str, list[Expansion]]:
+def check_expanded(a: GenericOp, b: GenericOp, facts: Mapping[str, Expansion],
+                   undefined: Set[str] = frozenset()) -> tuple[str, str, list[Expansion]]:
     """Whether ``a`` computes ``expand_shape(b)`` (module docstring): ``("proved",
     why, the result expansions)`` or ``("unknown", why, [])``. ``facts`` gives, for a
     value ``a`` reads, the :class:`Expansion` relating it to the value ``b`` reads
     (an ``expand_shape`` in the pass's output, or an expanded op proven before);
-    an operand ``a`` reads that is ``b``'s own (same value, same type) needs none."""
+    an operand ``a`` reads that is ``b``'s own (same value, same type) needs none.
+    An output whose init is ``undefined`` (a ``tensor.empty``) on both sides, and
+    read by neither payload, may be any grouping of ``a``'s result dimensions into
+    ``b``'s (each tried): undefined either way where not written."""
     def no(why: str) -> tuple[str, str, list[Expansion]]:
         return "unknown", why, []
 
@@ -174,9 +224,18 @@ def check_expanded(a: GenericOp, b: GenericOp, facts: Mapping[str, Expansion]) -
     if total > ENUMERATION_LIMIT:
         return no(f"{total} iteration points: more than the {ENUMERATION_LIMIT} enumerated")
     rel: list[Expansion | None] = []
-    for oa, ob in zip(a.operands, b.operands):
+    free: list[int] = []  # outputs whose grouping is tried
+    for i, (oa, ob) in enumerate(zip(a.operands, b.operands)):
         if oa.value == ob.value and oa.type == ob.type:
             rel.append(None)
+            continue
+        if (not oa.is_input and oa.value in undefined and ob.value in undefined and not a.payload_uses(i)
+                and not b.payload_uses(i) and oa.value not in facts):
+            sa_, sb_ = _shape(str(oa.type)), _shape(str(ob.type))
+            if sa_ is None or sb_ is None:
+                return no(f"{oa.value}: a dynamic shape")
+            free.append(i)
+            rel.append(Expansion(oa.value, ob.value, (), sa_, sb_))
             continue
         f = facts.get(oa.value)
         if f is None or f.source != ob.value or f.source_shape != _shape(str(ob.type)) or f.shape != _shape(
@@ -184,20 +243,31 @@ def check_expanded(a: GenericOp, b: GenericOp, facts: Mapping[str, Expansion]) -
             return no(f"{a.name} reads {oa.value} where {b.name} reads {ob.value}: not shown to be its expansion")
         rel.append(f)
     # the results: a's result is b's expanded through the outputs' groups (as their inits are)
-    outs: list[Expansion] = []
     for j, oa in enumerate(a.outputs):
-        f = rel[len(a.inputs) + j]
-        if f is None:
+        if rel[len(a.inputs) + j] is None:
             return no(f"{a.name}'s output {oa.value} is {b.name}'s: not an expansion")
         if j >= len(a.results) or j >= len(b.results):
             return no("an output without a result")
-        outs.append(Expansion(a.results[j], b.results[j], f.groups, f.shape, f.source_shape))
-    for groups in _partitions(sa, sb, a.iterator_types, b.iterator_types):
-        if _holds(a, b, rel, groups, sa):
-            shown = ", ".join(f"d{i} -> ({', '.join(f'd{d}' for d in g)})" for i, g in enumerate(groups))
-            return ("proved", f"{a.name} is {b.name} over the expanded loops ({shown}), reading and writing the "
-                    f"expanded operands: its result is {b.name}'s expanded (every point of the {total}-point "
-                    "iteration space checked; same payload)", outs)
+    choices: list[list[Expansion]] = []
+    for i in free:
+        f0 = rel[i]
+        assert f0 is not None
+        choices.append([replace(f0, groups=g) for g in _partitions(f0.shape, f0.source_shape, ["p"] * len(f0.shape),
+                                                                    ["p"] * len(f0.source_shape))])
+    for chosen in itertools.product(*choices):
+        rel_ = list(rel)
+        for i, f in zip(free, chosen):
+            rel_[i] = f
+        outs = [Expansion(a.results[j], b.results[j], f.groups, f.shape, f.source_shape)
+                for j, f in enumerate(rel_[len(a.inputs):]) if f is not None]
+        for groups in _partitions(sa, sb, a.iterator_types, b.iterator_types):
+            if _holds(a, b, rel_, groups, sa):
+                shown = ", ".join(f"d{i} -> ({', '.join(f'd{d}' for d in g)})" for i, g in enumerate(groups))
+                extra = (f" (the undefined init(s) {', '.join(a.operands[i].value for i in free)} grouped as the "
+                         "writes require)") if free else ""
+                return ("proved", f"{a.name} is {b.name} over the expanded loops ({shown}), reading and writing "
+                        f"the expanded operands: its result is {b.name}'s expanded (every point of the {total}-point "
+                        f"iteration space checked; same payload){extra}", outs)
     return no(f"no grouping of {a.name}'s loops into {b.name}'s makes every access the expanded one")
 
 
@@ -218,7 +288,8 @@ def _holds(a: GenericOp, b: GenericOp, rel: Sequence[Expansion | None], groups: 
     return True
 
 
-def read_through(op: GenericOp, k: int, fact: Expansion, source_type: ShapedType | None = None) -> GenericOp:
+def read_through(op: GenericOp, k: int, fact: Expansion | Collapse, source_type: ShapedType | None = None
+                 ) -> GenericOp:
     """``op`` with operand ``k`` (which reads ``fact.value``, an ``expand_shape``)
     reading ``fact.source`` instead, through the collapsed map: ``value[y]`` is
     ``source[lin(y)]`` with ``lin`` the row-major linearization of each group, so
@@ -227,11 +298,23 @@ def read_through(op: GenericOp, k: int, fact: Expansion, source_type: ShapedType
     from verified_indexing.expr import AffineExpr, Const
     o = op.operands[k]
     results: list[AffineExpr] = []
-    for g in fact.groups:
-        e: AffineExpr = Const(0)
-        for d in g:
-            e = e * fact.shape[d] + o.map.results[d]
-        results.append(e)
+    if isinstance(fact, Collapse):
+        # source[delin(y)]: each collapsed index split over its group, row-major
+        for j, g in enumerate(fact.groups):
+            for pos, d in enumerate(g):
+                stride = _prod(fact.source_shape[x] for x in g[pos + 1:])
+                e: AffineExpr = o.map.results[j]
+                if stride != 1:
+                    e = e.floordiv(stride)
+                if pos > 0:
+                    e = e % fact.source_shape[d]
+                results.append(e)
+    else:
+        for g in fact.groups:
+            e = Const(0)
+            for d in g:
+                e = e * fact.shape[d] + o.map.results[d]
+            results.append(e)
     t = source_type if source_type is not None else ShapedType(o.type.kind, fact.source_shape, o.type.element)
     new = replace(o, value=fact.source, type=t, map=AffineMap(o.map.num_dims, o.map.num_symbols, results))
     ops = list(op.operands)

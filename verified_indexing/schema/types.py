@@ -461,8 +461,9 @@ class FuseReport(_S, kw_only=True):
     ] | UnsetType = UNSET
     through_reshape: Annotated[
         str | None,
-        Meta(description="The tensor.expand_shape the consumer reads the producer's result through (the pair "
-             "is decided with the consumer reading the result through the collapsed map), or null."),
+        Meta(description="The reshape the consumer reads the producer's result through ('tensor.expand_shape %e' "
+             "or 'tensor.collapse_shape %c'; the pair is decided with the consumer reading the result through the "
+             "reassociation's map), or null."),
     ] | UnsetType = UNSET
     fused_operand: int
     mlir: MlirVerdict
