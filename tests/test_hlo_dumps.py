@@ -185,3 +185,11 @@ def test_without_jaxlib_the_message_names_the_extra(tmp_path: Path, monkeypatch:
     monkeypatch.setitem(sys.modules, "jaxlib._hlo", None)  # import fails as without jaxlib
     code, _, err = _cli("analyze", str(bad))
     assert code == 3 and "needs jaxlib" in err and "verified-indexing[jax]" in err
+
+
+def test_names_are_the_same_on_the_process_pool(dumps: tuple[Path, Path]) -> None:
+    # The pool's workers read and analyze the files: the names come with the modules they send back.
+    text_dir, _ = dumps
+    one = _cli("analyze", str(text_dir), "--jobs", "1", "--json", "--no-timing", "--no-verify")
+    two = _cli("analyze", str(text_dir), "--jobs", "2", "--json", "--no-timing", "--no-verify")
+    assert one[0] == two[0] == 0 and one[1] == two[1] and '"file"' in one[1]
