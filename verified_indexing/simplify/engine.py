@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from verified_indexing.deferred_text import Text, deferred_text, store_deferred
@@ -218,19 +219,34 @@ class Rewriter:
         """(rewritten, whether some binding matched but failed its condition)."""
         failed = False
         base: tuple[int, int, int] | None = None
+        uses_ranges = rule.uses_ranges
         for b in rule.match(e, rng):
-            ranges = {n: rng(x) for n, x in b.variables.items()} if rule.uses_ranges else {}
-            if rule.uses_ranges and any(iv.is_empty() for iv in ranges.values()):
-                continue
+            # (Rule.holds then Rule.sides, inlined: the namespaces are built once per binding)
+            k = SimpleNamespace(**b.constants)
+            lo = SimpleNamespace()
+            hi = SimpleNamespace()
+            if uses_ranges:
+                empty = False
+                for n, x in b.variables.items():
+                    iv = rng(x)
+                    if iv.is_empty():
+                        empty = True
+                        break
+                    lo.__dict__[n] = iv.lo
+                    hi.__dict__[n] = iv.hi
+                if empty:
+                    continue
             try:
-                if not rule.holds(EXPR_ALGEBRA, b, ranges):
+                if not rule.condition(EXPR_ALGEBRA, k, lo, hi):
                     # (the binding is not checked against e here: at worst an exact-range pass more)
                     failed = True
                     continue
-                lhs, rhs = rule.sides(EXPR_ALGEBRA, b)
+                v = SimpleNamespace(**b.variables)
+                lhs = rule.lhs(EXPR_ALGEBRA, v, k)
+                if lhs != e:
+                    continue
+                rhs = rule.rhs(EXPR_ALGEBRA, v, k)
             except (ArithmeticError, ValueError):
-                continue
-            if lhs != e:
                 continue
             if (e, rhs) in self._banned:
                 continue

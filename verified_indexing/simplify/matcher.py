@@ -220,15 +220,18 @@ def _mask(s: Sum) -> int:
 
 _TYPE_BIT = {_CLASSES[n]: b for n, b in _BIT.items()}
 
-_COMPILED: dict[int, tuple[Sequence[Rule], Callable[[AffineExpr], tuple[Rule, ...] | None], str]] = {}
-"""``id(catalogue) -> (catalogue, candidates function, its source)``; the catalogue is kept so its id
-cannot be reused while the entry lives."""
+_COMPILED: dict[tuple[int, ...], tuple[Sequence[Rule], Callable[[AffineExpr], tuple[Rule, ...] | None], str]] = {}
+"""``ids of the catalogue's rules -> (the rules, candidates function, its source)``: keyed by the rules,
+not the list (the simplifier builds subsets of the catalogue as new lists: without the sign rules on a
+risky map); the rules are kept so their ids cannot be reused while the entry lives."""
 
 
 def _compile(rules: Sequence[Rule]) -> tuple[Sequence[Rule], Callable[[AffineExpr], tuple[Rule, ...] | None], str]:
-    hit = _COMPILED.get(id(rules))
-    if hit is not None and hit[0] is rules:
+    key = tuple(map(id, rules))
+    hit = _COMPILED.get(key)
+    if hit is not None:
         return hit
+    rules = tuple(rules)
     source, leaves = _generate(rules)
     scope: dict[str, Any] = {n: c for n, c in _CLASSES.items()}
     scope.update(_L=tuple(leaves), _mask=_mask)
@@ -236,7 +239,7 @@ def _compile(rules: Sequence[Rule]) -> tuple[Sequence[Rule], Callable[[AffineExp
     if len(_COMPILED) > 16:
         _COMPILED.clear()
     entry = (rules, scope["candidates"], source)
-    _COMPILED[id(rules)] = entry
+    _COMPILED[key] = entry
     return entry
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 from verified_indexing.expr import (
     AffineExpr,
@@ -209,9 +209,9 @@ class Lemma:
     statement: Callable[[Algebra, Any, Any], Any]
 
 
-@dataclass(frozen=True)
-class Binding:
-    """A proposed instance of a rule: subterms for pattern variables, ints for constants."""
+class Binding(NamedTuple):
+    """A proposed instance of a rule: subterms for pattern variables, ints for constants (a named
+    tuple: matchers make many, most of them rejected)."""
 
     variables: Mapping[str, AffineExpr]
     constants: Mapping[str, int]
