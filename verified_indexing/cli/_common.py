@@ -287,7 +287,7 @@ def read_hlo_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
     one = given[0] if len(given) == 1 else None
     if args.input_dirs and isinstance(one, str) and one != "-" and os.path.isdir(one):
         return [read_hlo_file(f) for f in dump_directory_files(one)]
-    if isinstance(one, str) and one != "-" and os.path.isfile(one):
+    if isinstance(one, str) and one != "-" and os.path.isfile(one) and len(args.input_names) == 1:
         return [read_hlo_file(one)]
     return read_inputs(args, _looks_like_hlo)
 
