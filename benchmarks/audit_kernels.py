@@ -1,4 +1,4 @@
-"""audit-kernels on the dump directories of 27 small JAX programs (issue 25 item 2): each program is
+"""audit-kernels on the dump directories of 33 small JAX programs (issue 25 item 2): each program is
 compiled by jaxlib's XLA:CPU with ``--xla_dump_to=DIR --xla_dump_emitter_re=.*`` into a directory of
 its own, and every kernel XLA's fusion emitters wrote (``*-pre-optimization.mlir``) and every kernel
 after XLA's passes (``*-post-optimization.mlir``) is checked against the proven maps of its fusion.
@@ -71,6 +71,16 @@ def _programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...], tuple[st
                                                     np.array([0, 5, 7], np.int32)), ("gather", "concatenate")),
         "take_along_axis": (lambda x, i: jnp.take_along_axis(x, i, axis=1) + 1,
                             (X48, np.array([[0, 7, 3]] * 4, np.int32)), ("gather", "iota")),
+        "scatter_add": (lambda x, i, u: x.at[i].add(u), (np.ones((8, 4), F32), np.array([1, 5], np.int32),
+                                                         np.ones((2, 4), F32)), ("scatter",)),
+        "sort": (lambda x: jnp.sort(x, axis=1) + 1, (X48,), ("sort",)),
+        "one_hot": (lambda i: jax.nn.one_hot(i, 6) * 2, (np.array([1, 3, 5], np.int32),), ("iota", "compare")),
+        "conv_stride": (lambda x, w: lax.conv(x, w, (2, 2), "SAME") * 3,
+                        (np.ones((1, 2, 9, 9), F32), np.ones((4, 2, 3, 3), F32)), ("convolution",)),
+        "dus_2d": (lambda x, u, i, j: lax.dynamic_update_slice(x, u, (i, j)) + 1,
+                   (np.ones((6, 8), F32), np.ones((2, 3), F32), np.int32(2), np.int32(6)), ("dynamic-update-slice",)),
+        "int_ops": (lambda a, b: (a >> 2) ^ (b & 7) + jnp.abs(a), (np.ones((4, 8), np.int32), np.ones((4, 8), np.int32)),
+                    ("shift-right-arithmetic", "xor", "and", "abs")),
         "transpose_3d": (lambda x, y: jnp.transpose(x, (2, 0, 1)) + y, (np.ones((4, 6, 8), F32),
                                                                          np.ones((8, 4, 6), F32)), ("transpose",)),
         "matmul_bias_relu": (lambda x, w, b: jax.nn.relu(x @ w + b), (np.ones((8, 16), F32), np.ones((16, 4), F32),
