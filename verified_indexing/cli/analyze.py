@@ -26,6 +26,9 @@ EXAMPLES = """examples:
   verified-indexing analyze model.hlo --from transpose.1 --physical
   verified-indexing analyze --jax examples/jax/layer_norm.py:layer_norm --args 'f32[8,128]' --args 'f32[128]'
   verified-indexing analyze examples/jax_hlo/softmax.post.hlo --dot softmax.dot
+  XLA_FLAGS=--xla_dump_to=/tmp/dump python train.py; verified-indexing analyze /tmp/dump --module 'jit_step*'
+  verified-indexing analyze /tmp/dump/module_0004.jit_f.cpu_after_optimizations.hlo.pb
+  verified-indexing analyze model.hlo --epilogue reduce.3
   echo 'p0 = f32[20] parameter(0)
   bc = f32[10,20,30] broadcast(p0), dimensions={1}' | verified-indexing analyze -
 
@@ -39,6 +42,9 @@ whole entry computation from its root to every parameter instead. Exit code 0
 when every map is there and proven, 2 when an op has no indexing model (named
 in the output) or --timeout ran out (what was finished is printed, what was not
 reached is named), 4 when a proof fails.
+
+A dump directory (or a file of several modules) prints each module's analyses
+under a line 'module NAME (FILE)'; its JSON results carry "module" and "file".
 """
 
 
