@@ -207,3 +207,31 @@ def test_cli_not_modelled_json_error_is_valid_and_exit_2(capsys: pytest.CaptureF
     assert code == 2 and data["error"]["kind"] == "not-modelled"
     assert data["error"]["position"]["line"] == 13
     jsonschema.Draft202012Validator(schema).validate(data)
+
+
+def test_decompose_reduction_form_is_a_reduction() -> None:
+    """TVM's decompose_reduction prints a reduction as two blocks (X_init, then X_update reading X): read as
+    the reduction's init and update (was: 'block bias_add reads no reduction's tensor', unknown). fuse-epilogue
+    of the bias fuses it, and the fused program, printed as TVMScript, run by the TVMScript interpreter, stores
+    the relu the input stores; check_equivalence proves the decomposed form equal to the T.init() form (was
+    unknown: 'matmul is not written by one init block')."""
+    from verified_indexing.legality.tvmscript import format_tvmscript
+    from verified_indexing.tvm.equivalence import check_equivalence
+
+    text = (CORPUS / "te_sched_decompose_bias_relu.tvm").read_text()
+    prog = parse_tvmscript(text)
+    rep = fuse_reduction_epilogue(prog, "bias_add")
+    assert rep.status == "fused", rep.reason
+    assert rep.program is not None
+    expected = run_tvmscript(text)["relu"]
+    assert _close(run_tvmscript(format_tvmscript(rep.program, text))["relu"], expected)
+    INTS.clear()
+    assert _close(_run_ir(rep.program, {}, {"relu"})["relu"], expected)
+    plain = parse_tvmscript((CORPUS / "te_matmul.tvm").read_text())
+    decomposed = parse_tvmscript((CORPUS / "te_sched_decompose_reduction.tvm").read_text())
+    assert check_equivalence(plain, decomposed).status == "proved"
+    assert check_equivalence(decomposed, plain).status == "proved"
+    # the reduction loop outermost: not one loop more than the init, inside the same loops: unknown, not a verdict
+    k_outer = parse_tvmscript((CORPUS / "te_sched_decompose_k_outer.tvm").read_text())
+    r = check_equivalence(plain, k_outer)
+    assert r.status == "unknown" and "one more loop" in r.reason, r.reason

@@ -223,6 +223,14 @@ def scheduled(base: dict[str, tirx.PrimFunc]) -> dict[str, tirx.PrimFunc]:
 
     out["sched_decompose_k_outer"] = _sched(mm, decompose_k_outer)
 
+    def decompose_matmul(s: tvm.s_tir.Schedule) -> None:
+        b = s.get_sblock("matmul")
+        s.decompose_reduction(b, s.get_loops(b)[2])
+
+    out["sched_decompose_bias_relu"] = _sched(base["matmul_bias_relu"], decompose_matmul)
+    out["sched_decompose_row_max"] = _sched(base["softmax"], lambda s: s.decompose_reduction(
+        s.get_sblock("rmax"), s.get_loops(s.get_sblock("rmax"))[1]))
+
     def bind_threads(s: tvm.s_tir.Schedule) -> None:
         i, j = s.get_loops(s.get_sblock("C"))
         bx, tx = s.split(s.fuse(i, j), factors=[None, 8])

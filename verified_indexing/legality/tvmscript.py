@@ -1026,7 +1026,59 @@ def parse_tvmscript(text: str, source: str = "<input>", block: str | None = None
             if tensor in written:
                 raise r.unknown(f"{what}: {tensor} is computed by the program, so which element is read depends "
                                 "on the data: not modelled", node)
-    return unique_names(prog, {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+    prog = unique_names(prog, {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+    return _decomposed_inits(prog)
+
+
+def _decomposed_inits(prog: Stmt) -> Stmt:
+    """The init block of ``decompose_reduction``'s form (a block ``X_init`` storing ``X[idx] = v`` and a later
+    block ``X_update`` storing ``X[idx] = X[idx] op ...``) tagged as the reduction's init: its store becomes
+    ``X__reduce_init`` (which stores into ``X``: the program computes the same), as the reader writes a
+    ``T.init()``. Only when ``X`` has exactly these two writers, each with one store, the init's value does not
+    read ``X``, the update reads ``X`` and no block between them reads ``X``. Whether it is a modelled
+    reduction (one loop more, the same outer loops, the same element) is decided by each analysis
+    (``epilogue.find_reduction``), as for ``T.init()``."""
+    from verified_indexing.legality.cinn_ir import walk_blocks
+    from verified_indexing.legality.inline import _own_stores, _value_loads
+
+    contexts = list(walk_blocks(prog))
+    writers: dict[str, list[tuple[int, Store]]] = {}
+    for k, c in enumerate(contexts):
+        for st in _own_stores(c):
+            writers.setdefault(st.tensor, []).append((k, st))
+    tag: set[str] = set()
+    for tensor, ws in writers.items():
+        if len(ws) != 2 or tensor.endswith("__reduce_init"):
+            continue
+        (a, ist), (u, ust) = ws
+        if a == u or len(_own_stores(contexts[a])) != 1 or len(_own_stores(contexts[u])) != 1:
+            continue
+        if contexts[a].order > contexts[u].order:
+            continue
+        if any(ld.tensor == tensor for ld in _value_loads(ist.value)):
+            continue
+        if not any(ld.tensor == tensor for ld in _value_loads(ust.value)):
+            continue
+        if any(ld.tensor == tensor for k, c in enumerate(contexts) if k not in (a, u)
+               and contexts[a].order < c.order < contexts[u].order
+               for st in _own_stores(c) for ld in _value_loads(st.value)):
+            continue
+        tag.add(contexts[a].block.name)
+    if not tag:
+        return prog
+
+    def go(st: Stmt, inside: bool) -> Stmt:
+        if isinstance(st, Store):
+            return replace(st, tensor=f"{st.tensor}__reduce_init") if inside else st
+        if isinstance(st, ScheduleBlock):
+            inner = st.name in tag
+            return replace(st, body=tuple(go(c, inner) if not isinstance(c, ScheduleBlock) else go(c, False)
+                                          for c in st.body))
+        if isinstance(st, (For, Group, If)):
+            return replace(st, body=tuple(go(c, inside) for c in st.body))
+        return st
+
+    return go(prog, False)
 
 
 def _predicated_init(p: _Pending) -> ScheduleBlock:
