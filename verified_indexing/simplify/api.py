@@ -416,7 +416,7 @@ def _simplify_once(
 ) -> SimplifyReport:
     """One pass of the simplifier (see :func:`simplify_with_report`)."""
     use_exact = verify if exact is None else exact
-    if verify and any(r.name in SIGN_RULES for r in rules):
+    if verify and (rules is RULES or any(r.name in SIGN_RULES for r in rules)):  # (RULES holds them)
         from verified_indexing.engines.deadline import risky_maps
 
         if m.state == "ok" and risky_maps([m]):  # isl may already struggle: no form that is harder to prove
