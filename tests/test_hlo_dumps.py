@@ -193,3 +193,11 @@ def test_names_are_the_same_on_the_process_pool(dumps: tuple[Path, Path]) -> Non
     one = _cli("analyze", str(text_dir), "--jobs", "1", "--json", "--no-timing", "--no-verify")
     two = _cli("analyze", str(text_dir), "--jobs", "2", "--json", "--no-timing", "--no-verify")
     assert one[0] == two[0] == 0 and one[1] == two[1] and '"file"' in one[1]
+
+
+def test_a_directory_of_protos_not_named_by_xla(tmp_path: Path, dumps: tuple[Path, Path]) -> None:
+    _, proto_dir = dumps
+    one = sorted(proto_dir.glob("*softmax*after_optimizations.hlo.pb"))[0]
+    shutil.copy(one, tmp_path / "softmax.hlo.pb")
+    code, out, err = _cli("analyze", str(tmp_path))
+    assert code == 0 and f"module jit_softmax ({tmp_path / 'softmax.hlo.pb'})" in out, err

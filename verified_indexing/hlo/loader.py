@@ -185,14 +185,16 @@ def dump_modules(directory: str) -> DumpSelection:
     else:
         picked = []
         for n in names:
-            if n.endswith((".hlo", ".txt")):
+            if n.endswith(".hlo.pb"):  # a module proto (read through jaxlib)
+                picked.append(n)
+            elif n.endswith((".hlo", ".txt")):
                 try:
                     with open(os.path.join(directory, n), encoding="utf-8") as f:
                         if re.match(r"\s*HloModule\b", f.read(4096)):
                             picked.append(n)
                 except (OSError, UnicodeDecodeError):
                     continue
-        note = f"{len(picked)} HLO files (*.hlo, *.txt starting with HloModule)"
+        note = f"{len(picked)} HLO files (*.hlo, *.txt starting with HloModule, *.hlo.pb)"
     if not picked:
         raise VerifiedIndexingError(
             f"{directory}: no HLO module in the directory (expected an XLA dump: *after_optimizations.txt files)"
