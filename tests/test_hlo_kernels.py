@@ -265,3 +265,15 @@ def test_take_along_axis_is_decided(tmp_path: Path) -> None:
     (g,) = run(comp.by_name["gather.4"], comp, {1: indices})
     truth = {x for k, x in g[o[0] * 3 + o[1], 0, 0] if k == 0}
     assert (element in truth) == (who == "the analysis")
+
+
+def test_a_tiled_kernel_reading_an_argument_another_way_is_unknown(tmp_path: Path) -> None:
+    # a value the interpreter does not read (the argument as a tensor, a slice of it) feeding the computed tile
+    # could carry reads it would miss: unknown, never a refutation built on missing reads
+    kernel = next(TILED.glob("*wrapped_tanh-pre-optimization.mlir"))
+    d = _planted(tmp_path, kernel, "%1 = math.tanh %0 : tensor<1x4xf32>",
+                 "%b = bufferization.to_tensor %arg0 : memref<4x3xf32> to tensor<4x3xf32>\n"
+                 "    %e = tensor.extract_slice %b[0, 0] [1, 4] [1, 1] : tensor<4x3xf32> to tensor<1x4xf32>\n"
+                 "    %1 = arith.addf %0, %e : tensor<1x4xf32>")
+    code, out, _ = _cli("audit-kernels", str(d))
+    assert code == 2 and "UNKNOWN" in out and "does not read" in out, out

@@ -641,17 +641,20 @@ def _xtile(st: _State, entry: _Func, env: dict[str, Any]) -> tuple[str, list[tup
                 idx, cons = fn(t)
                 st.reads.append(KernelRead(arg, out, idx, inside + cons))
             continue
-        tiles = [env[x] for x in re.findall(r"%[\w.$\-]+", op.split(":")[0])
-                 if isinstance(env.get(x), tuple) and env[x] and env[x][0] == "tile"]
+        used = [env.get(x) for x in re.findall(r"%[\w.$\-]+", op.split(":")[0])]
+        tiles = [v for v in used if isinstance(v, tuple) and v and v[0] == "tile"]
+        # every other operand must be an index or an integer constant: a value the interpreter does not know
+        # (an argument read another way, the result of an op it does not read) could carry reads it would miss
+        others = [v for v in used if not (isinstance(v, tuple) and v and v[0] == "tile") and
+                  not isinstance(v, (AffineExpr, list)) and v != ("data",)]  # ("data",): a constant that is no index
+        if others and (tiles or head == "tensor.from_elements" or
+                       any(isinstance(v, tuple) and v and v[0] == "arg" for v in others)):
+            raise _Unknown(f"an op on values the interpreter does not read in a tiled kernel: {op}")
         result_type = re.findall(r"tensor<((?:\d+x)*)[a-z]\w*>", op)
         result_shape = tuple(int(x) for x in result_type[-1].split("x") if x) if result_type else None
         if head in ("arith.constant", "stablehlo.iota", "stablehlo.constant", "tensor.from_elements") and \
                 result_shape is not None and not tiles:
             # a tile of constants, of an iota, or of scalars that are no data read (indices, constants)
-            if head == "tensor.from_elements" and any(
-                    isinstance(env.get(x), tuple) and env[x] and env[x][0] == "data"
-                    for x in re.findall(r"%[\w.$\-]+", op.split(":")[0])):
-                raise _Unknown(f"a tile of values read from data: {op}")
             env[names[0]] = ("tile", result_shape, [])
             continue
         if head == "stablehlo.broadcast_in_dim" and len(tiles) == 1 and result_shape is not None:
