@@ -24,7 +24,7 @@ import pytest
 
 from verified_indexing.errors import ParseError
 from verified_indexing.legality.linalg_ir import GenericOp, parse_linalg_module
-from verified_indexing.legality.linalg_named import NAMED_CONVS, _spatial, softmax_decomposition
+from verified_indexing.legality.linalg_named import NAMED_CONVS, Q_CONVS, _spatial, softmax_decomposition
 
 np = pytest.importorskip("numpy")
 
@@ -72,6 +72,15 @@ def _case(name: str, rng: random.Random, elem: tuple[str, str, str] = ("f32", "f
     return text, shapes
 
 
+def _q_case(name: str, rng: random.Random, zp: str) -> tuple[str, dict[str, tuple[int, ...]]]:
+    """A quantized convolution: the base op's case with the zero points ``%zi, %zk : zp`` added."""
+    elem = ("i8", "i8", "i32") if zp == "i32" else ("f16", "f16", "f32")
+    text, shapes = _case(name[:-2], rng, elem)
+    text = text.replace(f"linalg.{name[:-2]} ", f"linalg.{name} ").replace("%w: ", f"%zi: {zp}, %zk: {zp}, %w: ")
+    text = re.sub(r"ins\(%x, %w : ([^)]*)\)", lambda m: f"ins(%x, %w, %zi, %zk : {m.group(1)}, {zp}, {zp})", text)
+    return text, {**shapes, "%zi": (), "%zk": ()}
+
+
 def _only(text: str) -> GenericOp:
     mod = parse_linalg_module(text, strict=True)
     assert not mod.skipped and len(mod.ops) == 1
@@ -112,6 +121,9 @@ def test_generalization_equals_mlirs() -> None:
     cases["pooling_nhwc_max_unsigned:i8"] = _case("pooling_nhwc_max_unsigned", rng, ("i8", "f32", "i32"))
     cases["pooling_nwc_min_unsigned:i8"] = _case("pooling_nwc_min_unsigned", rng, ("i8", "f32", "i16"))
     cases["conv_2d_nhwc_hwcf:f16"] = _case("conv_2d_nhwc_hwcf", rng, ("f16", "f16", "f32"))
+    for q in sorted(Q_CONVS):  # the quantized ones: i8 operands, i32 zero points and output
+        cases[q] = _q_case(q, rng, "i32")
+    cases[f"{sorted(Q_CONVS)[0]}:f32"] = _q_case(sorted(Q_CONVS)[0], rng, "f32")
     texts = [t for t, _ in cases.values()]
     res = subprocess.run([IREE_OPT, "--split-input-file", "--linalg-generalize-named-ops", "-"],
                          input="\n// -----\n".join(texts), capture_output=True, text=True, timeout=300)
@@ -128,12 +140,14 @@ def test_generalization_equals_mlirs() -> None:
         assert ours.iterator_types == mlir.iterator_types, name
         assert ours.result_types == mlir.result_types, name
         assert _statements(ours) == _statements(mlir), (name, ours.payload, mlir.payload)
-        if ":" not in name:  # payload semantics: the interpreter on both, random operands
+        if ":" not in name or name.endswith(":f32"):  # payload semantics: the interpreter on both, random operands
             env = _env(shapes, nprng)
-            theirs = {"%arg0": env["%x"], "%arg1": env["%w"], "%arg2": env["%o"]}  # MLIR's names
+            if "%zi" in shapes:
+                env.update({"%zi": 2.0, "%zk": -1.0})
+            theirs = {m.value: env[o.value] for o, m in zip(ours.operands, mlir.operands)}  # MLIR's names
             assert np.array_equal(_run(ours, env), _run(mlir, theirs)), name
             ran += 1
-    assert ran == len(FLOAT_OPS)
+    assert ran == len(FLOAT_OPS) + len(Q_CONVS) + 1
 
 
 def _conv_nhwc_hwcf(x: Any, w: Any, o: Any, s: list[int], d: list[int]) -> Any:
@@ -226,10 +240,13 @@ def test_named_conv_errors_are_positioned() -> None:
     with pytest.raises(ParseError, match="2 strides and dilations") as info:
         parse_linalg_module(three)
     assert three[info.value.offset:].startswith("linalg.conv_2d_nhwc_hwcf")
-    # the quantized forms are not modelled: skipped with the reason, never guessed
+    # a quantized convolution without its zero points is malformed
     q = text.replace("linalg.conv_2d_nhwc_hwcf", "linalg.conv_2d_nhwc_hwcf_q")
-    mod = parse_linalg_module(q)
-    assert not mod.ops and mod.skipped[0].op == "linalg.conv_2d_nhwc_hwcf_q"
+    with pytest.raises(ParseError, match="input zero point, filter zero point"):
+        parse_linalg_module(q)
+    # an op not modelled is skipped with the reason, never guessed
+    mod = parse_linalg_module(text.replace("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_3d_ndhwc_dhwcm"))
+    assert not mod.ops and mod.skipped[0].op == "linalg.depthwise_conv_3d_ndhwc_dhwcm"
 
 
 def _softmax_case(shape: tuple[int, ...], dim: int) -> str:

@@ -21,8 +21,8 @@ operands converted to the output's element type by ``TypeFn.cast_signed``, or
 
 with ``strides``/``dilations`` attributes (``dense<[a, b]>``, a splat
 ``dense<a>`` or ``array<i64: a, b>``; default 1). Not modelled (left to the
-reader's skipped list): the quantized ``_q`` convolutions (zero points) and
-``depthwise_conv_3d_ndhwc_dhwcm``.
+reader's skipped list): ``depthwise_conv_3d_ndhwc_dhwcm``. The quantized
+convolutions ``NAME_q`` (:data:`Q_CONVS`) are read with their two zero points.
 
 :func:`parse_conv` reads such an op in MLIR's pretty or generic (quoted) form
 as a :class:`~verified_indexing.legality.linalg_ir.GenericOp` (its ``kind`` the
@@ -47,8 +47,8 @@ from verified_indexing.syntax import parse_affine_map
 if TYPE_CHECKING:
     from verified_indexing.legality.linalg_ir import GenericOp
 
-__all__ = ["NAMED_CONVS", "NAMED_OPS", "ELEMENTWISE_KINDS", "generalize", "elementwise_payload", "parse_conv",
-           "parse_elementwise", "parse_named_op", "softmax_decomposition", "is_named_conv"]
+__all__ = ["NAMED_CONVS", "Q_CONVS", "NAMED_OPS", "ELEMENTWISE_KINDS", "generalize", "elementwise_payload",
+           "parse_conv", "parse_elementwise", "parse_named_op", "softmax_decomposition", "is_named_conv"]
 
 # name -> (domain, input indices, filter indices (None: a pooling's window, only its shape), output indices, kind).
 # In the indices, "D"/"H"/"W" stand for the spatial index o{x} * S{X} + k{x} * D{X}.
@@ -106,30 +106,40 @@ ELEMENTWISE_KINDS: dict[str, tuple[int, str, str | None]] = {
     "min_unsigned": (2, "arith.minimumf", "arith.minui"), "powf": (2, "math.powf", None),
     "select": (3, "arith.select", "arith.select"),
 }
+#: The quantized convolutions: ``NAME_q`` is ``NAME`` with two more inputs, the input's and the filter's
+#: zero points (scalars, maps ``() ``), subtracted from the converted operands before the product.
+Q_CONVS = frozenset(f"{b}_q" for b in ("conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc", "conv_2d_nchw_fchw",
+                                        "conv_2d_nhwgc_gfhwc", "conv_2d_ngchw_gfchw", "conv_3d_ndhwc_dhwcf",
+                                        "depthwise_conv_2d_nhwc_hwc", "depthwise_conv_2d_nhwc_hwcm"))
 #: Every named op this module reads (the reader hands them to :func:`parse_named_op`).
-NAMED_OPS = frozenset({*NAMED_CONVS, "elementwise"})
+NAMED_OPS = frozenset({*NAMED_CONVS, *Q_CONVS, "elementwise"})
 
 
 def is_named_conv(name: str) -> bool:
     """Whether ``linalg.<name>`` is a convolution or pooling this module generalizes."""
-    return name in NAMED_CONVS
+    return name in NAMED_CONVS or name in Q_CONVS
 
 
 def _spatial(domain: list[str]) -> list[str]:
     return [x[1] for x in domain if x.startswith("o") and f"k{x[1]}" in domain]
 
 
-def generalize(name: str, in_elements: tuple[str, str], out_element: str, strides: list[int] | None = None,
+def generalize(name: str, in_elements: tuple[str, ...], out_element: str, strides: list[int] | None = None,
                dilations: list[int] | None = None) -> tuple[list[AffineMap], list[str], list[str]]:
     """The indexing maps (input, filter or window, output), iterator types and
     payload statements (block arguments ``%in``, ``%in_0``, ``%out``) of the named
     convolution or pooling ``name``, as ``linalg-generalize-named-ops`` writes
     them, for those element types, strides and dilations (one per spatial dim,
     outermost first; ``None``: all 1). Raises ``ValueError`` for a wrong number of
-    strides or dilations, a non-positive one, or a conversion not modelled."""
+    strides or dilations, a non-positive one, or a conversion not modelled. A
+    quantized ``NAME_q`` takes four input element types (input, filter and their
+    zero points: maps ``()``, payload ``(I - IZp) * (K - KZp)`` after conversion)."""
     from verified_indexing.legality.linalg_types import convert
 
-    dom_s, i_s, k_s, o_s, kind = NAMED_CONVS[name]
+    quant = name in Q_CONVS
+    dom_s, i_s, k_s, o_s, kind = NAMED_CONVS[name[:-2] if quant else name]
+    if len(in_elements) != (4 if quant else 2):
+        raise ValueError(f"linalg.{name} takes {4 if quant else 2} inputs, got {len(in_elements)}")
     domain = dom_s.split()
     spatial = _spatial(domain)
     strides = [1] * len(spatial) if strides is None else strides
@@ -150,6 +160,9 @@ def generalize(name: str, in_elements: tuple[str, str], out_element: str, stride
 
     head = f"({', '.join(dims.values())})"
     maps = [parse_affine_map(f"{head} -> ({', '.join(index(t) for t in s.split())})") for s in (i_s, k_s, o_s)]
+    if quant:
+        scalar = parse_affine_map(f"{head} -> ()")
+        maps = [maps[0], maps[1], scalar, scalar, maps[2]]
     # reduced: the kernel loops and, in a convolution with output features (f, or fg per group), the channels
     iters = ["reduction" if x.startswith("k") or (x == "c" and ("f" in domain or "fg" in domain)) else "parallel"
              for x in domain]
@@ -171,10 +184,24 @@ def generalize(name: str, in_elements: tuple[str, str], out_element: str, stride
 
     a, lines = cast("%in", in_elements[0], "%0")
     n = len(lines)
+    sub = "arith.subf" if is_float else "arith.subi"
+
+    def zero_point(value: str, arg: str, src: str) -> str:
+        nonlocal n
+        zp, more = cast(arg, src, f"%{n}")
+        lines.extend(more)
+        lines.append(f"%{len(lines)} = {sub} {value}, {zp} : {elem}")
+        n = len(lines)
+        return f"%{n - 1}"
+
+    if quant:
+        a = zero_point(a, "%in_1", in_elements[2])
     if kind == "conv":
         b, more = cast("%in_0", in_elements[1], f"%{n}")
         lines += more
         n = len(lines)
+        if quant:
+            b = zero_point(b, "%in_2", in_elements[3])
         mul, add = ("arith.mulf", "arith.addf") if is_float else ("arith.muli", "arith.addi")
         lines += [f"%{n} = {mul} {a}, {b} : {elem}", f"%{n + 1} = {add} %out, %{n} : {elem}"]
     else:
@@ -233,14 +260,15 @@ def parse_conv(text: str, match: re.Match[str], source: str, name: str, strict: 
         cur.expect(":")
         t_start, t_stop = cur.balanced("(", ")")
         spans = cur.split_top(t_start, t_stop)
-        if len(spans) != len(values) or len(values) != 3:
-            raise cur.error(f"{kind} has 2 inputs and 1 output; {len(values)} operands, {len(spans)} types",
+        n_in = 4 if name in Q_CONVS else 2
+        if len(spans) != len(values) or len(values) != n_in + 1:
+            raise cur.error(f"{kind} has {n_in} inputs and 1 output; {len(values)} operands, {len(spans)} types",
                             match.start(), head)
         from verified_indexing.legality._mlir_text import parse_type
 
         types = [parse_type(text[a:b], a, source, text) for a, b in spans]
         typed = [(v, t, p) for (v, p), t in zip(values, types)]
-        ins, outs = typed[:2], typed[2:]
+        ins, outs = typed[:n_in], typed[n_in:]
     else:
         if cur.at("{"):
             a, b = cur.balanced("{", "}")
@@ -251,13 +279,15 @@ def parse_conv(text: str, match: re.Match[str], source: str, name: str, strict: 
             a, b = cur.balanced("{", "}")
             attrs += " " + text[a:b]
     result_types = ir._result_types(cur)
-    if len(ins) != 2 or len(outs) != 1:
-        raise cur.error(f"{kind} needs ins(input, filter) and one outs(...)", match.start(), head)
-    spatial = len(_spatial(NAMED_CONVS[name][0].split()))
+    quant = name in Q_CONVS
+    if len(ins) != (4 if quant else 2) or len(outs) != 1:
+        what = "input, filter, input zero point, filter zero point" if quant else "input, filter"
+        raise cur.error(f"{kind} needs ins({what}) and one outs(...)", match.start(), head)
+    spatial = len(_spatial(NAMED_CONVS[name[:-2] if quant else name][0].split()))
     strides = _int_attr(attrs, "strides", spatial)
     dilations = _int_attr(attrs, "dilations", spatial)
     try:
-        maps, iters, body = generalize(name, (ins[0][1].element, ins[1][1].element), outs[0][1].element,
+        maps, iters, body = generalize(name, tuple(t.element for _, t, _ in ins), outs[0][1].element,
                                        strides, dilations)
     except ValueError as exc:
         raise cur.error(str(exc), match.start(), head) from None
@@ -265,7 +295,8 @@ def parse_conv(text: str, match: re.Match[str], source: str, name: str, strict: 
         if t.rank != mp.num_results:
             raise ParseError(f"{kind}: operand {v} has rank {t.rank}, the op's definition {mp.num_results}",
                              text, pos, len(v), source)
-    header = f"%in: {ins[0][1].element}, %in_0: {ins[1][1].element}, %out: {outs[0][1].element}"
+    arg_names = ["%in", "%in_0", "%in_1", "%in_2"][:len(ins)]
+    header = ", ".join(f"{a}: {t.element}" for a, (_, t, _) in zip(arg_names, ins)) + f", %out: {outs[0][1].element}"
     payload = f"^bb0({header}):\n" + "\n".join(f"  {ln}" for ln in body)
     op = ir._assemble(text, match.start(), head, source, kind, maps, iters, ins, outs, payload, cur.pos,
                       result_types)
