@@ -33,7 +33,7 @@ from verified_indexing.hlo.parser import parse_modules
 
 SYNTAX = Path(__file__).resolve().parent / "hlo_corpus" / "xla_syntax"
 FILES = sorted(SYNTAX.glob("*.hlo"))
-N_MUTATIONS = 20
+N_MUTATIONS = 12
 POSITION = re.compile(r":\d+:\d+: (error|not modelled): ")
 
 
