@@ -287,7 +287,7 @@ def test_softmax_decomposition_equals_numpy(shape: tuple[int, ...], dim: int) ->
     assert [op.kind for op in mod.ops] == ["linalg.fill", "linalg.generic", "linalg.generic", "linalg.fill",
                                            "linalg.generic", "linalg.generic"]
     env = {**_softmax_env(shape, 0), **_scalars(text)}
-    env.update({v: np.zeros(tuple(s for i, s in enumerate(shape) if i != dim)) for v in ("%r_empty",)})
+    env.update({v: np.zeros(tuple(s for i, s in enumerate(shape) if i != dim)) for v in ("%softmax_r_empty",)})
     got = _run_text(list(mod.ops), env)["%r"]
     x = env["%s"]
     e = np.exp(x - x.max(axis=dim, keepdims=True))
@@ -314,7 +314,7 @@ def test_softmax_decomposition_equals_mlirs() -> None:
         env = _softmax_env(shape, 1)
         rshape = tuple(s for i, s in enumerate(shape) if i != dim)
         mine = _run_text(list(ours), {**env, **_scalars(softmax_decomposition("%r", "%s", "%o", ty, dim)),
-                                      "%r_empty": np.zeros(rshape)})["%r"]
+                                      "%softmax_r_empty": np.zeros(rshape)})["%r"]
         empties = {m: np.zeros(rshape) for m in re.findall(r"(%\w+) = tensor.empty", out)}
         theirs_env = {"%arg0": env["%s"], "%arg1": env["%o"], **_scalars(out), **empties}
         theirs = _run_text(list(mlir), theirs_env)[mlir[-1].results[0]]
@@ -512,3 +512,46 @@ def test_elementwise_on_numpy() -> None:
         parse_linalg_module(cases["exp:f32"].replace("<exp>", "<add>"))
     with pytest.raises(ParseError, match=r"unknown linalg\.elementwise kind"):
         parse_linalg_module(cases["exp:f32"].replace("<exp>", "<nope>"))
+
+
+SOFTMAX_FILES = ("softmax.dispatch-creation.mlir", "attention.dispatch-creation.mlir")
+
+
+def test_expand_softmax_on_real_iree_output() -> None:
+    # The dispatch regions IREE wrote holding a linalg.softmax: expanded, every op is read (none skipped),
+    # and the softmax's decomposition, interpreted, is numpy's softmax of its input.
+    from verified_indexing.legality.linalg_interpreter import run_ops
+    from verified_indexing.legality.linalg_named import expand_softmax
+
+    for name in SOFTMAX_FILES:
+        text = (CORPUS / name).read_text()
+        before = parse_linalg_module(text, name, strict=True)
+        assert [s.op for s in before.skipped] == ["linalg.softmax"]
+        expanded = expand_softmax(text)
+        after = parse_linalg_module(expanded, name, strict=True)
+        assert not after.skipped and len(after.ops) == len(before.ops) + 6
+        m = re.search(r"(%\w+) = linalg.softmax dimension\((\d+)\) ins\((%\w+) : tensor<(\d+)x(\d+)xf32>\) "
+                      r"outs\((%\w+)", text)
+        assert m is not None
+        res, dim, src, init = m.group(1), int(m.group(2)), m.group(3), m.group(6)
+        shape = (int(m.group(4)), int(m.group(5)))
+        ops = [o for o in after.ops if o.name.startswith(f"%softmax_{res[1:]}_") or o.name == res]
+        assert len(ops) == 6
+        x = np.random.default_rng(9).integers(-3, 4, size=shape).astype(np.float64)
+        env = {src: x, init: np.zeros(shape), f"%softmax_{res[1:]}_empty": np.zeros(shape[:dim] + shape[dim + 1:]),
+               **_scalars(expanded)}
+        got = run_ops(ops, env)[res]
+        e = np.exp(x - x.max(axis=dim, keepdims=True))
+        assert np.allclose(got, e / e.sum(axis=dim, keepdims=True), rtol=1e-12, atol=0), name
+
+
+@needs_iree
+def test_expanded_softmax_is_valid_mlir() -> None:
+    from verified_indexing.legality.linalg_named import expand_softmax
+
+    assert IREE_OPT is not None
+    texts = [expand_softmax((CORPUS / n).read_text()) for n in SOFTMAX_FILES]
+    res = subprocess.run([IREE_OPT, "--split-input-file", "-"], input="\n// -----\n".join(texts),
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[:3000]
+    assert "linalg.softmax" not in res.stdout

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from verified_indexing.legality.linalg_ir import GenericOp
 
 __all__ = ["NAMED_CONVS", "Q_CONVS", "NAMED_OPS", "ELEMENTWISE_KINDS", "generalize", "elementwise_payload",
-           "parse_conv", "parse_elementwise", "parse_named_op", "softmax_decomposition", "is_named_conv"]
+           "parse_conv", "parse_elementwise", "parse_named_op", "softmax_decomposition", "expand_softmax",
+           "is_named_conv"]
 
 # name -> (domain, input indices, filter indices (None: a pooling's window, only its shape), output indices, kind).
 # In the indices, "D"/"H"/"W" stand for the spatial index o{x} * S{X} + k{x} * D{X}.
@@ -309,8 +310,8 @@ def softmax_decomposition(result: str, src: str, init: str, type_text: str, dime
     max-reduce (``arith.maxnumf``) of ``src`` along ``dimension`` into a fill of NaN
     (``0xFFC00000``, the identity of ``maxnumf``); ``exp(src - max)`` into ``init``;
     a sum-reduce of it into a fill of 0; the division, whose result is ``result``.
-    MLIR text (values ``{result}_...`` for the intermediates); ``T`` a static,
-    floating-point ranked tensor type."""
+    MLIR text (values ``%softmax_{name}_...`` for the intermediates); ``T`` a
+    static, floating-point ranked tensor type."""
     from verified_indexing.legality._mlir_text import parse_type
 
     t = parse_type(type_text, 0, "<softmax>", type_text)
@@ -324,7 +325,7 @@ def softmax_decomposition(result: str, src: str, init: str, type_text: str, dime
     rtype = f"tensor<{''.join(f'{s}x' for s in rshape)}{elem}>"
     it = ", ".join('"reduction"' if i == dimension else '"parallel"' for i in range(n))
     par = ", ".join(['"parallel"'] * n)
-    r = result
+    r = "%softmax_" + re.sub(r"[^\w$.-]", "_", result[1:])  # the intermediates (a valid SSA name: not a digit first)
     return "\n".join([
         f"{r}_nan = arith.constant 0xFFC00000 : {elem}",
         f"{r}_zero = arith.constant 0.000000e+00 : {elem}",
@@ -350,7 +351,7 @@ def softmax_decomposition(result: str, src: str, init: str, type_text: str, dime
         f"  %0 = arith.addf %in, %out : {elem}",
         f"  linalg.yield %0 : {elem}",
         f"}} -> {rtype}",
-        f"{r} = linalg.generic {{indexing_maps = [{full}, {red}, {full}], iterator_types = [{par}]}} "
+        f"{result} = linalg.generic {{indexing_maps = [{full}, {red}, {full}], iterator_types = [{par}]}} "
         f"ins({r}_exp, {r}_sum : {type_text}, {rtype}) outs({init} : {type_text}) {{",
         f"^bb0(%in: {elem}, %in_1: {elem}, %out: {elem}):",
         f"  %0 = arith.divf %in, %in_1 : {elem}",
@@ -481,3 +482,27 @@ def parse_named_op(text: str, match: re.Match[str], source: str, name: str, stri
     if name == "elementwise":
         return parse_elementwise(text, match, source, strict, aliases)
     return parse_conv(text, match, source, name, strict)
+
+
+_SOFTMAX_RE = re.compile(r"^([ \t]*)(%[\w$.-]+)\s*=\s*linalg\.softmax\s+dimension\(\s*(\d+)\s*\)\s*"
+                         r"ins\(\s*(%[\w$.-]+(?:#\d+)?)\s*:\s*([^)]*?)\s*\)\s*"
+                         r"outs\(\s*(%[\w$.-]+(?:#\d+)?)\s*:\s*([^)]*?)\s*\)\s*->\s*(\S+)[ \t]*$", re.MULTILINE)
+
+
+def expand_softmax(text: str) -> str:
+    """``text`` with every ``linalg.softmax`` (pretty form, one line, static
+    shapes) replaced by its decomposition (:func:`softmax_decomposition`), at the
+    op's indentation: a module the reader reads with no softmax skipped, whose
+    last op of each decomposition defines the softmax's result. A softmax whose
+    types differ or are not static stays as written (the reader skips it)."""
+    def one(m: re.Match[str]) -> str:
+        indent, res, dim, src, t_in, init, t_out, t_res = m.groups()
+        if not t_in == t_out == t_res:
+            return m.group()
+        try:
+            body = softmax_decomposition(res, src, init, t_in, int(dim))
+        except ValueError:
+            return m.group()
+        return "\n".join(f"{indent}{ln}" if ln else ln for ln in body.rstrip("\n").split("\n"))
+
+    return _SOFTMAX_RE.sub(one, text)
