@@ -1,4 +1,4 @@
-"""validate-mlir on 16 small JAX programs (issue 24): MLIR's linalg-fuse-elementwise-ops run by
+"""validate-mlir on 17 small JAX programs (issue 24): MLIR's linalg-fuse-elementwise-ops run by
 IREE on each program's linalg (``iree-compile --compile-to=input``), every fused op and every op
 rewritten by reshape propagation checked; prints each program's verdicts, the decisions the model of
 the pass gets wrong, and the tally. Needs jax and IREE (the ``mlir`` extra).
@@ -52,6 +52,7 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "rms": (lambda x: x / jnp.sqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6), (X48,)),
     "where": (lambda x, y: jnp.where(x > y, x - y, y * 2.0), (X48, X48)),
     "mean_center": (lambda x: x - jnp.mean(x, 0, keepdims=True), (X48,)),
+    "flatten": (lambda x, y: jnp.reshape(jnp.exp(x), (32,)) * y, (X48, np.ones((32,), F32))),
 }
 
 
