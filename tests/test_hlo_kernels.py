@@ -277,3 +277,14 @@ def test_a_tiled_kernel_reading_an_argument_another_way_is_unknown(tmp_path: Pat
                  "    %1 = arith.addf %0, %e : tensor<1x4xf32>")
     code, out, _ = _cli("audit-kernels", str(d))
     assert code == 2 and "UNKNOWN" in out and "does not read" in out, out
+
+
+def test_a_loop_kernel_using_an_argument_another_way_is_unknown(tmp_path: Path) -> None:
+    # the loop emitter's kernel: an argument used by an op other than tensor.extract (a slice of it) could be
+    # reads the interpreter misses: unknown, named
+    kernel = next(DYNAMIC.glob("*-pre-optimization.mlir"))
+    d = _planted(tmp_path, kernel, "%extracted_2 = tensor.extract %arg0[%8, %arg3] : tensor<16x8xf32>",
+                 "%s = tensor.extract_slice %arg0[0, 0] [1, 8] [1, 1] : tensor<16x8xf32> to tensor<1x8xf32>\n"
+                 "    %extracted_2 = tensor.extract %arg0[%8, %arg3] : tensor<16x8xf32>")
+    code, out, _ = _cli("audit-kernels", str(d))
+    assert code == 2 and "tensor.extract_slice of a kernel argument" in out, out

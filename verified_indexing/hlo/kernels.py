@@ -501,6 +501,10 @@ def _op(st: _State, names: list[str], op: str, head: str, env: dict[str, Any],
         env[names[0]] = src if isinstance(src, AffineExpr) else ("unknown", "an index computed from data (a dynamic "
                                                                   "offset)")
         return
+    if names and any(isinstance(env.get(x), tuple) and env[x] and env[x][0] == "arg" for x in operands()):
+        # a kernel argument used by an op the interpreter does not read (not a tensor.extract): its reads would be
+        # missed, so the kernel is not stated
+        raise _Unknown(f"{head} of a kernel argument, an op the interpreter does not read")
     for n in names:
         env[n] = ("unknown", f"the result of {head}")
 
