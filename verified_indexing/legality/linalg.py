@@ -558,6 +558,12 @@ def simulate_fusions(text: str, ops: Sequence[GenericOp], limit: int = 200) -> l
     return events
 
 
+@functools.lru_cache(maxsize=4)
+def _simulated(text: str, ops: tuple[GenericOp, ...]) -> tuple[tuple[str, str], ...]:
+    """:func:`simulate_fusions`, once per module (``fuse`` asks for each refused pair)."""
+    return tuple(simulate_fusions(text, ops))
+
+
 def in_context(rep: FusionReport, text: str, ops: Sequence[GenericOp] = ()) -> FusionReport:
     """``rep`` with the pass's whole decision (:func:`pass_decision`) in the context
     of ``text``, the module its ops (``ops``, see :func:`producer_uses`) were read
@@ -566,7 +572,7 @@ def in_context(rep: FusionReport, text: str, ops: Sequence[GenericOp] = ()) -> F
     d = pass_decision(rep.producer, rep.consumer, rep.operand_index, producer_uses(text, rep.producer, ops),
                       unused_results(text, rep.producer))
     if not d.fuses and d.decided_by == "control function" and ops:
-        d = after_earlier_fusions(d, rep.producer, simulate_fusions(text, ops))
+        d = after_earlier_fusions(d, rep.producer, _simulated(text, tuple(ops)))
     return replace(rep, pass_decision=d)
 
 
