@@ -99,7 +99,10 @@ def test_values_that_could_leave_int64_are_not_tabulated() -> None:
         table.range(Dim(0) * (1 << 61) * 4)  # the expression, not the table, would overflow
 
 
-def test_switched_off_means_isl_answers() -> None:
+def test_switched_off_means_isl_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verified_indexing.simplify.api as api
+
+    monkeypatch.setattr(api, "TRUST_RULE_PROOFS", False)  # the whole-map proof (else: by the rules' theorems)
     m = parse_indexing_map("(d0, d1) -> ((d0 * 4 + d1) floordiv 4), domain: d0 in [0, 7], d1 in [0, 3]")
     on = simplify_with_report(m)
     assert on.verdict.engine == "enum" and on.verified
@@ -112,9 +115,11 @@ def test_switched_off_means_isl_answers() -> None:
     assert on.map == off.map == parse_indexing_map("(d0, d1) -> (d0), domain: d0 in [0, 7], d1 in [0, 3]")
 
 
-def test_the_command_line_answers_with_isl(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_line_answers_with_isl(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import verified_indexing.simplify.api as api
     from verified_indexing.cli import main
 
+    monkeypatch.setattr(api, "TRUST_RULE_PROOFS", False)  # the whole-map proof (else: by the rules' theorems)
     text = "(d0, d1) -> ((d0 * 4 + d1) floordiv 4), domain: d0 in [0, 7], d1 in [0, 3]"
     assert main(["simplify", "--json", "--no-timing", "-e", text]) == 0
     out = json.loads(capsys.readouterr().out)

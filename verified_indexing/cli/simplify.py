@@ -55,7 +55,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "simplify",
         help="simplify an indexing map; the result is proven equal to the input",
         description="Simplify an indexing map (results and domain) with the rule catalogue; the result is proven "
-        "equal to the input with isl before it is printed (the input is printed when no proof succeeds).",
+        "equal to the input before it is printed (the input is printed when no proof succeeds): by the rules' "
+        "general proofs when every step is a catalogue rule applied to the results (each side condition checked "
+        "on the map), else by isl.",
         epilog=SIMPLIFY_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
