@@ -361,3 +361,21 @@ def test_the_corpus_reads_and_every_fused_op_parses_in_mlir(tmp_path: Path) -> N
     assert len(chunks) >= 40, len(chunks)
     res = _run("\n// -----\n".join(chunks), "--split-input-file")
     assert res.returncode == 0, res.stderr[:3000]
+    # The dispatch-phase files (names repeated across regions) in one input, split: each chunk answered
+    # as its file alone (same pairs), none with exit 3.
+    import json
+
+    names = [n for n in CORPUS_FILES if ".dispatch-creation." in n]
+    whole = tmp_path / "dispatch.mlir"
+    whole.write_text("\n// -----\n".join((CORPUS / n).read_text() for n in names))
+    out = tmp_path / "dispatch.json"
+    assert main(["fuse", "--split-input-file", "--json", "--no-timing", "-o", str(out), str(whole)]) in (0, 1, 2)
+    dec, text, i, answers = json.JSONDecoder(), out.read_text(), 0, []
+    while text[i:].strip():
+        obj, i = dec.raw_decode(text, len(text) - len(text[i:].lstrip()))
+        answers.append(obj)
+    assert [a["chunk"] for a in answers] == list(range(1, len(names) + 1))
+    assert all(a["exit_code"] in (0, 1, 2) for a in answers)
+    for name, a in zip(names, answers):
+        alone = _FUSE_HEAD.findall((tmp_path / f"{name}.txt").read_text())
+        assert [(r["producer"], r["consumer"]) for r in a["result"]["results"]] == [(p, c) for p, c, _ in alone], name
