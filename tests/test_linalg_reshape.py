@@ -307,3 +307,4 @@ def test_the_pass_through_a_collapse_shape_is_proved() -> None:
     assert [f.status for f in r.fused] == ["proved"], [f.reason for f in r.fused]
     assert "the project's fused op of %1 into" in r.fused[0].reason and r.oracle_runs == 3
     assert [(d.predicted, d.fused, d.decided_by) for d in r.decisions] == [(True, True, "reshape propagation")]
+

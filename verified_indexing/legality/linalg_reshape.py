@@ -226,6 +226,8 @@ def check_expanded(a: GenericOp, b: GenericOp, facts: Mapping[str, Expansion],
     rel: list[Expansion | None] = []
     free: list[int] = []  # outputs whose grouping is tried
     for i, (oa, ob) in enumerate(zip(a.operands, b.operands)):
+        if oa.type.element != ob.type.element or oa.is_input != ob.is_input:
+            return no(f"{a.name}'s operand {oa.value} ({oa.type}) is not {b.name}'s {ob.value} ({ob.type}) reshaped")
         if oa.value == ob.value and oa.type == ob.type:
             rel.append(None)
             continue
