@@ -34,6 +34,7 @@ NOT_MODELLED = {
     "hand_gather_computed.tvm": "B[idx[v_i], v_j] (the index idx[v_i] is a runtime value)",
     "hand_data_dependent_predicate.tvm": "B[i, j] < T.float32(10.0)",
     "hand_access_ptr.tvm": "access_ptr",
+    "te_sched_blockize_cache_read.tvm": "a buffer allocated inside block 'matmul_o'",
 }
 SIZES = {"n": 3, "m": 2, "n64": 4, "N": 3, "M": 2}
 Tensors = dict[str, dict[tuple[int, ...], float]]

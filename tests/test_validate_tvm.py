@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from verified_indexing.cli import main
+from verified_indexing.errors import NotModelledError
 from verified_indexing.legality.tvmscript import parse_tvmscript
 from verified_indexing.tvm.equivalence import check_equivalence
 
@@ -617,3 +618,35 @@ def test_validate_tvm_json_refuted_proved_refused(tmp_path: Path) -> None:
                          "Z", "--json"])
     data = _checked_json(out)
     assert code == 3 and data["error"]["kind"] == "bad-input" and "no block named 'Z'" in data["error"]["message"]
+
+
+def test_tvm_reverse_inline_that_drops_a_second_readers_producer_is_refuted() -> None:
+    """Found by a sweep of random tvm.s_tir schedules: TVM 0.27's reverse_compute_inline of C (reading B) into
+    B removes B's store although D still reads B; TVM prints the result with 'B = T.Buffer((4, 6))' inside D.
+    The reader reads that declaration as memory nothing allocates (was unknown: 'unsupported value
+    (T.Buffer((4, 6)))'); validate-tvm refutes TVM's result: D reads B where nothing writes it. Oracles: the
+    TVMScript interpreter raises on TVM's result at that read (not on the original), and TVM's own
+    well-formedness check rejects TVM's result."""
+    import sys
+
+    tvm = _tvm()
+    sys.path.insert(0, str(ROOT / "tests"))
+    from tvmscript_interpreter import run_tvmscript
+
+    from verified_indexing.tvm import validate_primitive
+
+    text = (EX / "tvm_reverse_inline_second_reader.py").read_text()
+    r = validate_primitive(text, "reverse_compute_inline", "C")
+    assert r.tvm_status == "applied" and r.outcome == "refuted" and r.exit_code == 1
+    assert r.verdict is not None and "B[0, 0] is read before it is written" in r.verdict.reason
+    assert r.project["legal"] is False  # the project refuses: B is also read by D
+    assert r.after is not None and "B = T.Buffer((4, 6))" in r.after
+    run_tvmscript(text)  # the original runs
+    with pytest.raises(KeyError, match=r"B\[0, 0\] is read before it is written"):
+        run_tvmscript(r.after)
+    with pytest.raises(Exception, match="ill-formed"):
+        tvm.script.from_source(r.after.replace("# from tvm.script import tirx as T", ""))
+    # a declared buffer that the program also writes is not modelled (memory nothing allocates)
+    written = r.after.replace("D[v_i, v_j] = T.exp", "B[v_i, v_j] = T.float32(0.0)\n            D[v_i, v_j] = T.exp")
+    with pytest.raises(NotModelledError, match="declared inside a block"):
+        parse_tvmscript(written)

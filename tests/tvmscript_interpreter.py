@@ -238,8 +238,11 @@ class _T:
     parallel = vectorized = unroll = thread_binding = serial
 
     # buffers
-    def Buffer(self, *a: object, **k: object) -> None:
-        return None
+    def Buffer(self, shape: object = (), dtype: str = "float32", *a: object, _name: str = "",
+               **k: object) -> _Buf | None:
+        """``X = T.Buffer(shape)`` inside a block (TVM prints a buffer it uses where nothing defines it so): a
+        buffer nothing allocates; reading it raises ``KeyError``. As an annotation: nothing."""
+        return _Buf(self.state, _name, _shape(shape), dtype, False) if _name else None
 
     def alloc_buffer(self, shape: object, dtype: str = "float32", *a: object, _name: str = "",
                      **k: object) -> _Buf:
@@ -378,7 +381,7 @@ class _Rewrite(ast.NodeTransformer):
         v = node.value
         t = node.targets[0]
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(t, ast.Name) and \
-                v.func.attr in ("alloc_buffer", "sblock_alloc_buffer", "match_buffer", "decl_buffer"):
+                v.func.attr in ("alloc_buffer", "sblock_alloc_buffer", "match_buffer", "decl_buffer", "Buffer"):
             v.keywords.append(ast.keyword("_name", ast.Constant(t.id)))
             if v.func.attr == "match_buffer" and v.args and isinstance(v.args[0], ast.Subscript):
                 v.args[0] = _region(v.args[0])

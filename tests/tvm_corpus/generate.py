@@ -284,6 +284,12 @@ def scheduled(base: dict[str, tirx.PrimFunc]) -> dict[str, tirx.PrimFunc]:
 
     out["sched_gpu_matmul"] = _sched(mm, gpu_matmul)
 
+    def blockize_cache_read(s: tvm.s_tir.Schedule) -> None:  # a buffer allocated inside a block
+        s.blockize(s.get_loops(s.get_sblock("matmul"))[2], preserve_unit_iters=True)
+        s.cache_read(s.get_sblock("matmul"), 0, "shared")
+
+    out["sched_blockize_cache_read"] = _sched(mm, blockize_cache_read)
+
     return out
 
 

@@ -173,6 +173,7 @@ class _Reader:
         self.views: dict[str, tuple[str, tuple[AffineExpr, ...], tuple[int, ...], int]] = {}
         self.let_reads: dict[str, tuple[set[str], set[str]]] = {}
         self.dd_loads: list[tuple[str, str, ast.AST]] = []  # data-dependent reads: tensor, text, node
+        self.declared: dict[str, ast.AST] = {}  # ``X = T.Buffer(...)`` inside a block: used, never allocated
         # enclosing blocks of nested ones: axis names, their bindings, the scope depth, the predicate
         self.outer: list[tuple[tuple[str, ...], tuple[AffineExpr, ...], int, tuple[Cond, ...]]] = []
         self.block_written: set[str] = set()
@@ -423,6 +424,17 @@ class _Reader:
         for st in node.body:
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
                 continue
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and _t_name(st.value.func) == "Buffer" \
+                    and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                # TVM prints a buffer it uses where no allocation or parameter defines it so (a primitive
+                # that removed the buffer's producer left a reader): memory nothing allocates or writes
+                self.declared.setdefault(st.targets[0].id, st)
+                continue
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and \
+                    _t_name(st.value.func) in ("alloc_buffer", "sblock_alloc_buffer", "decl_buffer"):
+                raise self.unknown(f"{ast.unparse(st)}: a buffer allocated inside block {name!r} (one buffer per "
+                                   "instance of the block, as TVM's cache_read/cache_write under blockize print it) "
+                                   "is not modelled", st)
             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and not body and \
                     self._axis(st, loops, names, values, kinds):
                 continue
@@ -1020,6 +1032,11 @@ def parse_tvmscript(text: str, source: str = "<input>", block: str | None = None
     prog = r.function(fn)
     if r.pending:
         prog = _place_pending(prog, r)
+    written_somewhere = _stored(prog) if r.declared else set()
+    for name, node in r.declared.items():
+        if name in written_somewhere:
+            raise r.unknown(f"{name} is declared inside a block (T.Buffer: no allocation, no parameter) and written: "
+                            "memory nothing allocates is not modelled", node)
     if r.dd_loads:
         written = _stored(prog)
         for tensor, what, node in r.dd_loads:

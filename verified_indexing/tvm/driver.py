@@ -490,8 +490,10 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
 
     try:  # compiled and run in a child process (a wrong result may corrupt memory)
         runs = run_isolated(run_compiled, [before_pf.script(), after_pf.script()], inputs)
-    except RuntimeError as exc:
-        return {"confirmed": None, "found": None, "note": str(exc)}
+    except RuntimeError as exc:  # TVM's diagnostics run over many lines: the first and the reason
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        why = [ln for ln in lines[1:] if "ill-formed" in ln or "Check failed" in ln][:1]
+        return {"confirmed": None, "found": None, "note": " ".join(lines[:1] + why)}
     at_witness: tuple[Any, Any] | None = None
     found: dict[str, Any] | None = None
     outside = bool(tensor in names and element and (
