@@ -204,7 +204,54 @@ def _conv_1d_ncw_fcw(x: Any, w: Any, o: Any, s: list[int], d: list[int]) -> Any:
     return out
 
 
+def _conv_nchw_fchw(x: Any, w: Any, o: Any, s: list[int], d: list[int]) -> Any:
+    out = o.copy()
+    n_, f_, oh_, ow_ = o.shape
+    for n in range(n_):
+        for f in range(f_):
+            for oh in range(oh_):
+                for ow in range(ow_):
+                    for c in range(w.shape[1]):
+                        for kh in range(w.shape[2]):
+                            for kw in range(w.shape[3]):
+                                out[n, f, oh, ow] += x[n, c, oh * s[0] + kh * d[0], ow * s[1] + kw * d[1]] * w[f, c, kh, kw]
+    return out
+
+
+def _conv_ngchw_fgchw(x: Any, w: Any, o: Any, s: list[int], d: list[int]) -> Any:
+    # grouped: output feature fg of group g reads the channels of group g only
+    out = o.copy()
+    n_, g_, fg_, oh_, ow_ = o.shape
+    for n in range(n_):
+        for g in range(g_):
+            for fg in range(fg_):
+                for oh in range(oh_):
+                    for ow in range(ow_):
+                        acc = out[n, g, fg, oh, ow]
+                        for c in range(x.shape[2]):
+                            for kh in range(w.shape[3]):
+                                for kw in range(w.shape[4]):
+                                    acc += x[n, g, c, oh * s[0] + kh * d[0], ow * s[1] + kw * d[1]] * w[fg, g, c, kh, kw]
+                        out[n, g, fg, oh, ow] = acc
+    return out
+
+
+def _pool_nchw_max(x: Any, w: Any, o: Any, s: list[int], d: list[int]) -> Any:
+    out = o.copy()
+    n_, c_, oh_, ow_ = o.shape
+    for n in range(n_):
+        for c in range(c_):
+            for oh in range(oh_):
+                for ow in range(ow_):
+                    out[n, c, oh, ow] = max([out[n, c, oh, ow]] + [x[n, c, oh * s[0] + kh * d[0], ow * s[1] + kw * d[1]]
+                                                                   for kh in range(w.shape[0]) for kw in range(w.shape[1])])
+    return out
+
+
 ORACLES = {
+    "conv_2d_nchw_fchw": _conv_nchw_fchw,
+    "conv_2d_ngchw_fgchw": _conv_ngchw_fgchw,
+    "pooling_nchw_max": _pool_nchw_max,
     "conv_2d_nhwc_hwcf": _conv_nhwc_hwcf,
     "depthwise_conv_2d_nchw_chw": _depthwise_nchw_chw,
     "pooling_nhwc_sum": lambda x, w, o, s, d: _pool_nhwc(x, w, o, s, d, "sum"),
