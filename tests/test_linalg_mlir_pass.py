@@ -17,8 +17,8 @@ import json
 import re
 
 import pytest
+from test_cli_io import assert_valid, run
 
-from tests.test_cli_io import assert_valid, run
 from verified_indexing.legality.linalg import check_fusion, in_context, pass_decision, producer_uses
 from verified_indexing.legality.linalg_ir import parse_linalg_module
 from verified_indexing.mlir_driver import find_iree_opt, run_iree_opt

@@ -223,7 +223,7 @@ def test_fuse_finds_and_decides_the_pair_through_an_expand_shape() -> None:
     run by the interpreter."""
     import json
 
-    from tests.test_cli_io import assert_valid, run
+    from test_cli_io import assert_valid, run
 
     code, out, err = run("fuse", "-", "--json", stdin=THROUGH)
     assert code == 0, err
@@ -281,7 +281,7 @@ def test_fuse_decides_the_pair_through_a_collapse_shape() -> None:
     minus y (numpy)."""
     import json
 
-    from tests.test_cli_io import assert_valid, run
+    from test_cli_io import assert_valid, run
 
     code, out, err = run("fuse", "-", "--json", stdin=FLATTEN)
     assert code == 0, err
