@@ -540,13 +540,17 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
 
 def validate(schedule: Any, original: Any | None = None, *, timeout: float = 10.0,
              recheck_with_tvm: bool = True) -> list[StepValidation]:
-    """Every recorded step of ``schedule``'s trace that is one of
-    :data:`PRIMITIVES`, checked against the function before it. ``original`` is
-    the function the schedule started from (a PrimFunc, IRModule or TVMScript);
-    without it, the schedule's ``mod`` must still be that function (a schedule
-    with steps needs ``original``). Other instructions (``get_sblock``...) are
-    replayed; a transforming primitive outside :data:`PRIMITIVES` stops the
-    validation with an ``unknown`` note."""
+    """Every recorded transforming step of ``schedule``'s trace, checked against the
+    function before it: TVM's result computes every output of the function before
+    the step (proved, refuted with the element and both values, or unknown).
+    ``original`` is the function the schedule started from (a PrimFunc, IRModule or
+    TVMScript); without it, the schedule's ``mod`` must still be that function (a
+    schedule with steps needs ``original``). Lookups (``get_sblock``...) are
+    replayed. For :data:`PRIMITIVES` the project's own answer is given too; for any
+    other primitive (``split``, ``reorder``, ``fuse``, ``compute_at``,
+    ``cache_read``, ``decompose_reduction``...) ``project`` is ``not asked``. A
+    function before a step that the reader does not read stops the validation
+    with an ``unknown`` step."""
     tvm = load_tvm()
     s_tir = tvm.s_tir
     if not isinstance(schedule, s_tir.Schedule):
@@ -575,13 +579,20 @@ def validate(schedule: Any, original: Any | None = None, *, timeout: float = 10.
         after_pf = _prim_func(tvm, after_sch)
         blocks = tuple(next((nm for rv, nm in names if rv.same_as(x)), str(x)) for x in inst.inputs)
         before_text = pf.script()
-        if prim is None:
-            verdict = EquivalenceReport("unknown", f"the primitive {kind} is not validated here "
-                                                   f"(validated: {', '.join(PRIMITIVES)})")
+        try:
+            before = read_tvm_program(before_text, "<original>")
+        except VerifiedIndexingError as exc:
+            verdict = EquivalenceReport("unknown", f"the function before {kind} is not read: "
+                                                   f"{str(exc).splitlines()[0]}")
             out.append(StepValidation(kind, blocks, "applied", "", before_text, after_pf.script(), verdict,
                                       {"status": "unknown", "reason": "not asked", "legal": False}))
             break
-        before = read_tvm_program(before_text, "<original>")
+        if prim is None:  # any other primitive (split, reorder, compute_at, cache_read...): its result is
+            # validated against the function before it the same way; the project has no answer of its own
+            out.append(_validate_result(tvm, pf, after_pf, before, before_text, after_pf.script(), kind, blocks,
+                                        {"status": "not asked", "reason": f"the project does not model {kind}",
+                                         "legal": False}, timeout, None, recheck_with_tvm))
+            continue
         project = project_answer(before, prim, blocks[-1], timeout)
         out.append(_validate_result(tvm, pf, after_pf, before, before_text, after_pf.script(), prim, blocks,
                                     project, timeout, None, recheck_with_tvm))
