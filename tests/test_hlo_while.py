@@ -218,3 +218,27 @@ def test_call_in_every_form_reads_what_the_interpreter_says() -> None:
     got, marks = _maps(CALLS)
     assert not marks
     assert {o: got.get(o, set()) for o in want} == want
+
+
+# -- JAX's fori_loop: two counters (the trip count and i, advanced inside a call), a wrapped offset --------------
+
+
+@pytest.mark.parametrize(("lower", "upper", "scale"), [(0, 4, 1), (1, 5, 1), (0, 3, 2), (-3, 0, 1), (2, 2, 1)])
+def test_jax_fori_loop_reads_what_the_jacobian_says(lower: int, upper: int, scale: int) -> None:
+    # acc + x[scale * i] for i in [lower, upper): an independent oracle is jax's own Jacobian (the loop is linear in x:
+    # output element o depends on x[r, c] exactly where d out[o] / d x[r, c] is not 0)
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax import lax
+
+    def f(x: object) -> object:
+        return lax.fori_loop(lower, upper, lambda i, acc: acc + lax.dynamic_slice(x, (scale * i, 0), (1, 3))[0],
+                             jnp.zeros(3, np.float32))
+
+    x = np.arange(18, dtype=np.float32).reshape(6, 3)
+    jac = np.asarray(jax.jacfwd(f)(x))  # [3, 6, 3]
+    want = {(o,): {(0, (r, c)) for r in range(6) for c in range(3) if jac[o, r, c] != 0} for o in range(3)}
+    text = jax.jit(f).lower(x).compiler_ir("hlo").as_hlo_text()
+    got, marks = _maps(text)
+    assert not marks, marks  # exact: the counters are followed, not the whole loop
+    assert {o: got.get(o, set()) for o in want} == want

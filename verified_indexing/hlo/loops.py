@@ -22,6 +22,7 @@ are. Any other loop returns None: the caller's whole-loop over-approximation
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from verified_indexing.expr import AffineExpr, Const, Sym, emax, emin
@@ -54,6 +55,67 @@ def _gte_of_param(comp: Computation, name: str) -> int | None:
         return None
     src = comp.by_name.get(inst.operands[0])
     return inst.tuple_index if src is not None and src.opcode == "parameter" else None
+
+
+def _step_of(body: Computation, module: Any, j: int) -> int | None:
+    """The constant ``step > 0`` when the body's element ``j`` is ``add(element j,
+    constant step)``, directly or as an element of a ``call`` whose computation
+    returns that add of the parameter the call passes element ``j`` to (JAX's
+    ``fori_loop`` keeps its ``i`` so)."""
+    from verified_indexing.hlo.ops import constant_scalar
+
+    if j >= len(body.root.operands):
+        return None
+    grow = body.by_name.get(body.root.operands[j])
+    where = body
+    element_j = {i.name for i in body.instructions if _gte_of_param(body, i.name) == j}  # the names of element j
+    if grow is not None and grow.opcode == "get-tuple-element" and len(grow.operands) == 1:
+        call = body.by_name.get(grow.operands[0])
+        callee = module.computations.get(call.called_computation() or "") if call is not None else None
+        if call is None or call.opcode != "call" or callee is None or callee.root.opcode != "tuple" or \
+                grow.tuple_index is None or grow.tuple_index >= len(callee.root.operands):
+            return None
+        element_j = {p.name for p in callee.parameters() if p.parameter_number is not None and p.parameter_number <
+                     len(call.operands) and _gte_of_param(body, call.operands[p.parameter_number]) == j}
+        grow, where = callee.by_name.get(callee.root.operands[grow.tuple_index]), callee
+    if grow is None or grow.opcode != "add" or len(grow.operands) != 2:
+        return None
+    for x, y in (grow.operands, grow.operands[::-1]):
+        step = constant_scalar(where.by_name.get(y))
+        if x in element_j and step is not None and step > 0:
+            return step
+    return None
+
+
+def _counter_value(body: Computation, module: Any, name: str, counters: dict[int, tuple[int, int]],
+                   t: AffineExpr) -> list[tuple[list[tuple[AffineExpr, Interval]], AffineExpr]] | None:
+    """The value of the runtime variable's origin ``name`` (an instruction of the body,
+    or ``callee/instruction`` of a computation the body calls) at iteration ``t``, as
+    pieces (conditions, value) over the counters (element j: ``first + step * t``);
+    None where it is not computed from them by the ops the kernel audit evaluates."""
+    from verified_indexing.hlo.kernels import _scalar_value
+
+    j = _gte_of_param(body, name)
+    if j is not None:
+        return [([], Const(counters[j][0]) + t * counters[j][1])] if j in counters else None
+    if "/" not in name:
+        return None
+    callee_name, inner = name.split("/", 1)
+    calls = [i for i in body.instructions if i.opcode == "call" and i.called_computation() == callee_name]
+    callee = module.computations.get(callee_name)
+    if len(calls) != 1 or callee is None:
+        return None
+    raw_args, values = [], []
+    for p in callee.parameters():
+        k = p.parameter_number
+        c = _gte_of_param(body, calls[0].operands[k]) if k is not None and k < len(calls[0].operands) else None
+        if k is not None and c in counters:
+            raw_args.append(k)
+            values.append(Const(counters[c][0]) + t * counters[c][1])
+    pieces = _scalar_value(callee, inner, raw_args, 0, [], None)
+    if pieces is None:
+        return None
+    return [([(e.substitute(rts=values), iv) for e, iv in cons], v.substitute(rts=values)) for cons, v in pieces]
 
 
 def induction_of(inst: Instruction, comp: Computation, module: Any) -> Induction | None:
@@ -103,7 +165,7 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     element ``output_index`` of the ``while`` ``inst`` to its initial state, or None
     when the loop is not one this model states exactly."""
     from verified_indexing.hlo.fusion import output_to_input_maps
-    from verified_indexing.hlo.ops import RuntimeOrigin
+    from verified_indexing.hlo.ops import RuntimeOrigin, constant_scalar
 
     ind = induction_of(inst, comp, module)
     if ind is None or not inst.shape.is_tuple:
@@ -116,9 +178,21 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     identity = IndexingMap.identity(out_dims)
     if ind.trips == 0:  # a loop that never runs: the initial value
         return [(operand, output_index, identity, "", ())]
-    if output_index == ind.element:  # the counter: computed from its first value (and constants)
-        return [(operand, output_index, identity, "", ())] if ind.first is not None else None
     body: Computation = module.computations[(inst.attributes.get("body") or "").strip().lstrip("%")]
+    init = comp.by_name.get(operand)
+    counters: dict[int, tuple[int, int]] = {}  # element -> (first value, step): every counter advances each iteration
+    if ind.first is not None:
+        counters[ind.element] = (ind.first, ind.step)
+        for j in range(len(body.root.operands)):
+            step = _step_of(body, module, j) if j != ind.element else None
+            first = constant_scalar(comp.by_name.get(init.operands[j])) if init is not None and \
+                init.opcode == "tuple" and j < len(init.operands) else None
+            if step is not None and first is not None:
+                counters[j] = (first, step)
+    if output_index in counters or (output_index == ind.element and ind.first is not None):
+        return [(operand, output_index, identity, "", ())]  # a counter: computed from its first value (and constants)
+    if output_index == ind.element:
+        return None
     invariant = {j for j, name in enumerate(body.root.operands) if _gte_of_param(body, name) == j}
     res = output_to_input_maps(body, output_index=output_index, module=module)
     if res.unsupported:
@@ -135,7 +209,7 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
                 if m != identity:
                     return None  # an element that moves across iterations: the whole-loop model
                 accumulates = True
-            elif j == ind.element or j in invariant:
+            elif j == ind.element or j in invariant or j in counters:
                 reads.append((j, m, access.over_approximation))
             else:
                 return None  # another element that changes in the body
@@ -144,25 +218,34 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
            f"every value up to {ind.last} taken, and the initial value kept",) if unknown else ()
     steps: list[Step] = [(operand, output_index, identity, "", why)] if accumulates or unknown else []
     for j, m, approx in reads:
-        values: list[AffineExpr] = []
+        choices: list[list[tuple[list[tuple[AffineExpr, Interval]], AffineExpr]]] = []
         extra: list[Variable] = []
         for v in m.rt_vars:
             origin = v.origin
-            if not isinstance(origin, RuntimeOrigin) or _gte_of_param(body, origin.operand_name) != ind.element:
-                return None  # a runtime value that is not the counter
+            if not isinstance(origin, RuntimeOrigin):
+                return None
             if ind.first is None or ind.trips is None:  # any value up to the bound, clamped
+                if _gte_of_param(body, origin.operand_name) != ind.element:
+                    return None  # a runtime value that is not the counter
                 hi = min(v.bounds.hi, ind.last)
                 if hi < v.bounds.lo:
-                    values.append(Const(v.bounds.lo))
+                    choices.append([([], Const(v.bounds.lo))])
                     continue
-                values.append(Sym(m.num_range_vars + len(extra)))
+                choices.append([([], Sym(m.num_range_vars + len(extra)))])
                 extra.append(Variable(Interval(v.bounds.lo, hi)))
                 continue
             if accumulates and not extra:
                 extra.append(Variable(Interval(0, ind.trips - 1)))
             t: AffineExpr = Sym(m.num_range_vars) if accumulates else Const(ind.trips - 1)
-            values.append(emin(emax(Const(ind.first) + t * ind.step, Const(v.bounds.lo)), Const(v.bounds.hi)))
-        lifted = IndexingMap(m.dims, [r.substitute(rts=values) for r in m.results], [*m.range_vars, *extra], [],
-                             [(e.substitute(rts=values), iv) for e, iv in m.constraints])
-        steps.append((operand, j, lifted, "", tuple(f"{body.name}/{a}" for a in approx) + why))
+            pieces = _counter_value(body, module, origin.operand_name, counters, t)
+            if pieces is None:
+                return None  # a runtime value that is not computed from the counters
+            choices.append([(cons, emin(emax(e, Const(v.bounds.lo)), Const(v.bounds.hi))) for cons, e in pieces])
+        for combo in itertools.product(*choices):
+            values = [e for _, e in combo]
+            cons = [c for cs, _ in combo for c in cs]
+            lifted = IndexingMap(m.dims, [r.substitute(rts=values) for r in m.results], [*m.range_vars, *extra], [],
+                                 [(e.substitute(rts=values), iv) for e, iv in m.constraints] + cons)
+            if not lifted.is_known_empty:
+                steps.append((operand, j, lifted, "", tuple(f"{body.name}/{a}" for a in approx) + why))
     return steps
