@@ -7,6 +7,7 @@ a constant), or from a subset of them, marked, when the initial state is a param
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 import pytest
@@ -231,7 +232,7 @@ def test_jax_fori_loop_reads_what_the_jacobian_says(lower: int, upper: int, scal
     import jax.numpy as jnp
     from jax import lax
 
-    def f(x: object) -> object:
+    def f(x: Any) -> Any:
         return lax.fori_loop(lower, upper, lambda i, acc: acc + lax.dynamic_slice(x, (scale * i, 0), (1, 3))[0],
                              jnp.zeros(3, np.float32))
 
