@@ -315,8 +315,14 @@ def test_the_corpus_covers_the_programs() -> None:
     assert all((CORPUS / n).stat().st_size < 16_000 for n in CORPUS_FILES)
 
 
+#: The pass runs on every input-phase file; at the dispatch phase (IREE fused already: the pass fuses nothing
+#: there, 40 pairs in all, 40 decisions agree) on the files with the most pairs, to keep the suite fast.
+PASS_FILES = [n for n in CORPUS_FILES if ".input." in n] + [
+    f"{p}.dispatch-creation.mlir" for p in ("mlp_ln", "softmax_bf16", "layer_norm", "attention", "mlp")]
+
+
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n]))
-                                  if n in KNOWN else n for n in CORPUS_FILES])
+                                  if n in KNOWN else n for n in PASS_FILES])
 def test_the_real_pass_on_the_corpus(name: str) -> None:
     # MLIR's linalg-fuse-elementwise-ops on real IREE output: every op it fused is proved equal to
     # what it replaced (a refutation carries a witness the interpreter confirmed: never expected
