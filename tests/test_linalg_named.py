@@ -287,6 +287,11 @@ def test_named_conv_errors_are_positioned() -> None:
     with pytest.raises(ParseError, match="2 strides and dilations") as info:
         parse_linalg_module(three)
     assert three[info.value.offset:].startswith("linalg.conv_2d_nhwc_hwcf")
+    # strides written in a form the reader does not know: an error, never the default 1
+    odd = re.sub(r"strides = dense<\[[^\]]*\]>", 'strides = dense<"0x02000000000000000200000000000000">', text)
+    assert odd != text
+    with pytest.raises(ParseError, match="'strides' is not read"):
+        parse_linalg_module(odd)
     # a quantized convolution without its zero points is malformed
     q = text.replace("linalg.conv_2d_nhwc_hwcf", "linalg.conv_2d_nhwc_hwcf_q")
     with pytest.raises(ParseError, match="input zero point, filter zero point"):

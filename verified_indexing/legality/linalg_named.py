@@ -221,6 +221,8 @@ _DENSE_RE = r"\s*=\s*(?:dense<\s*(\[[^\]]*\]|-?\d+)\s*>(?:\s*:\s*[\w<>x]+)?|arra
 def _int_attr(attrs: str, key: str, count: int) -> list[int] | None:
     m = re.search(rf"\b{key}{_DENSE_RE}", attrs)
     if m is None:
+        if re.search(rf"\b{key}\b", attrs):  # written in a form not read: never the default silently
+            raise ValueError(f"'{key}' is not read (expected {key} = dense<[...]>, dense<n> or array<i64: ...>)")
         return None
     if m.group(1) is not None:
         body = m.group(1).strip()
@@ -285,9 +287,9 @@ def parse_conv(text: str, match: re.Match[str], source: str, name: str, strict: 
         what = "input, filter, input zero point, filter zero point" if quant else "input, filter"
         raise cur.error(f"{kind} needs ins({what}) and one outs(...)", match.start(), head)
     spatial = len(_spatial(NAMED_CONVS[name[:-2] if quant else name][0].split()))
-    strides = _int_attr(attrs, "strides", spatial)
-    dilations = _int_attr(attrs, "dilations", spatial)
     try:
+        strides = _int_attr(attrs, "strides", spatial)
+        dilations = _int_attr(attrs, "dilations", spatial)
         maps, iters, body = generalize(name, tuple(t.element for _, t, _ in ins), outs[0][1].element,
                                        strides, dilations)
     except ValueError as exc:
