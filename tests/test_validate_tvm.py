@@ -685,3 +685,36 @@ def test_validate_checks_every_transforming_step_not_only_the_three() -> None:
     arrays = [rng.integers(-3, 4, size=tuple(int(d) for d in p.shape)).astype("float32") for p in f.params]
     (outs,) = run_isolated(run_compiled, [f.script(), s.mod["main"].script()], [arrays])
     assert np.array_equal(outs[0][-1], outs[1][-1])
+
+
+def test_tvm_reverse_compute_at_of_a_concatenate_drops_half_the_output() -> None:
+    """Found by a sweep of random tvm.s_tir schedules validated step by step: TVM 0.27's reverse_compute_at of
+    concatenate(A, B) under B's loops computes only the consumer iterations that read B (rows 4..7): rows 0..3
+    (which read A) are never written. validate(schedule) refutes the step at T_concat[0, 0] and TVM's compiled
+    code confirms it. Oracles: numpy (the original's concatenation on the documented inputs) and the TVMScript
+    interpreter on TVM's result (rows 0..3 not written)."""
+    tvm = _tvm()
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "tvm_corpus"))
+    sys.path.insert(0, str(ROOT / "tests"))
+    from generate import functions  # type: ignore[import-not-found]
+    from tvmscript_interpreter import run_tvmscript
+
+    from verified_indexing.tvm import validate
+
+    f = functions()["concatenate"]
+    s = tvm.s_tir.Schedule(f)
+    s.reverse_compute_at(s.get_sblock("T_concat"), s.get_loops(s.get_sblock("B"))[1])
+    (step,) = validate(s, f)
+    assert step.primitive == "ReverseComputeAt" and step.outcome == "refuted"
+    assert step.verdict is not None and step.verdict.witness is not None
+    w = step.verdict.witness
+    a = _array("A", (4, 6), int(w["seed"]))
+    expected = np.concatenate([a, 2 * a])
+    i, j = w["element"]
+    assert w["tensor"] == "T_concat" and i < 4 and float(w["original"]) == expected[i, j]
+    assert "not written" in step.verdict.reason
+    after = run_tvmscript(s.mod["main"].script())["T_concat"]
+    assert sorted({k[0] for k in after}) == [4, 5, 6, 7]
+    assert step.tvm_recheck is not None and step.tvm_recheck["confirmed"] is True
