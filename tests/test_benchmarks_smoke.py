@@ -12,7 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # Arguments that keep each run short in CI.
 SHORT_ARGS = {"simplify.py": ["30"], "startup.py": ["3"], "simplify_vs_tvm.py": ["6"], "hlo.py": ["--llama", "1,2"],
-              "throughput.py": ["40"], "audit_kernels.py": ["gather", "dot", "convolution", "iota", "softmax"]}
+              "throughput.py": ["40"], "audit_kernels.py": ["gather", "dot", "convolution", "iota", "softmax"],
+              "validate_mlir_jax.py": ["layer_norm", "attention", "flatten", "max_pool", "mlp"]}
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")))
