@@ -718,3 +718,18 @@ def test_tvm_reverse_compute_at_of_a_concatenate_drops_half_the_output() -> None
     after = run_tvmscript(s.mod["main"].script())["T_concat"]
     assert sorted({k[0] for k in after}) == [4, 5, 6, 7]
     assert step.tvm_recheck is not None and step.tvm_recheck["confirmed"] is True
+
+
+def test_a_buffer_declared_in_a_block_as_a_view_of_other_memory_is_unknown() -> None:
+    """'X = T.Buffer(shape)' in a block is memory nothing allocates; with data= (or strides, an offset) it is a
+    view of another buffer's memory: reading it as unwritten memory would refute a correct program, so it is
+    unknown, named."""
+    text = (EX / "tvm_reverse_inline_second_reader.py").read_text()
+    aliased = text.replace('''            D[v_i, v_j] = T.exp(C[v_i, v_j]) - B[v_i, v_j]''',
+                           '''            Bv = T.Buffer((24,), data=B.data)
+            D[v_i, v_j] = T.exp(C[v_i, v_j]) - Bv[v_i * 6 + v_j]''')
+    assert aliased != text
+    with pytest.raises(NotModelledError, match="a view of other memory"):
+        parse_tvmscript(aliased)
+    plain = aliased.replace("Bv = T.Buffer((24,), data=B.data)", "Bv = T.Buffer((24,))")
+    parse_tvmscript(plain)  # memory nothing allocates: read

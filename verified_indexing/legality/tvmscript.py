@@ -427,7 +427,13 @@ class _Reader:
             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and _t_name(st.value.func) == "Buffer" \
                     and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
                 # TVM prints a buffer it uses where no allocation or parameter defines it so (a primitive
-                # that removed the buffer's producer left a reader): memory nothing allocates or writes
+                # that removed the buffer's producer left a reader): memory nothing allocates or writes.
+                # With data=, strides or an offset it would be a view of another buffer's memory: unknown.
+                call = st.value
+                if len(call.args) > 2 or any(k.arg not in ("dtype", "scope", "align", "offset_factor")
+                                             for k in call.keywords):
+                    raise self.unknown(f"{ast.unparse(st)}: a buffer declared inside block {name!r} with its "
+                                       "memory, strides or offset given (a view of other memory) is not modelled", st)
                 self.declared.setdefault(st.targets[0].id, st)
                 continue
             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and \
