@@ -40,11 +40,12 @@ def test_rule_only_result_is_proven_by_its_rules_and_agrees_with_enumeration() -
     assert rep.map != m and points(rep.map) == points(m)
 
 
-def test_a_domain_step_is_proven_whole() -> None:
-    # the constraint is rewritten (a domain step, not a rule instance): the whole map is proven
-    m = P("(d0, d1) -> (d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14], d0 + 2 in [2, 6]")
+def test_a_domain_step_without_a_general_theorem_is_proven_whole() -> None:
+    # the mod constraints are merged (a domain step with no general theorem): the whole map is proven;
+    # domain steps with theorems (proofs/domain.py) are covered in tests/test_simplify_domain_rules.py
+    m = P("(d0, d1) -> (d1 mod 16), domain: d0 in [0, 30], d1 in [0, 14], d0 mod 2 in [1, 1], d0 mod 3 in [1, 1]")
     rep = simplify_with_report(m)
-    assert any(s.where == "domain" or s.rule not in api._CATALOGUE for s in rep.steps)
+    assert any(s.rule == "constraint_mod_merge" for s in rep.steps)
     assert rep.verdict is not None and rep.verdict.proved and rep.verdict.engine != "rules"
     assert points(rep.map) == points(m)
 

@@ -21,6 +21,7 @@ from verified_indexing.expr import AffineExpr, Const, Sum, Sym, _BinaryDiv, _Min
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.simplify.constraints import settled_domain
 from verified_indexing.simplify.cost import cost, map_cost
+from verified_indexing.simplify.domain_rules import STEP_THEOREMS
 from verified_indexing.simplify.engine import Rewriter, Step
 from verified_indexing.simplify.rules import RULES, Rule
 from verified_indexing.syntax import format_expr
@@ -544,6 +545,15 @@ TRUST_RULE_PROOFS = True
 those instances (:func:`_rule_instances_verdict`) instead of a whole-map proof. ``False`` proves
 every candidate whole (what the simplifier did before; the benchmark times both)."""
 
+TRUST_DOMAIN_PROOFS = True
+"""Whether the domain steps with a general theorem (:data:`~verified_indexing.simplify.domain_rules.STEP_THEOREMS`)
+count as proven steps for :func:`_rule_instances_verdict` (``False``: a candidate with a domain step is
+proven whole, as before; the benchmark times both)."""
+
+_DOMAIN_STEPS: frozenset[str] = frozenset(STEP_THEOREMS)
+"""The domain steps whose theorems ``proofs/domain.py`` proves (``tests/test_proofs_domain.py`` fails
+otherwise)."""
+
 _CATALOGUE: dict[str, Rule] = {r.name: r for r in RULES}
 """The catalogue by name: the rules whose general theorems ``proofs/`` proves (every one is proved;
 ``tests/test_proofs.py`` and ``tests/test_simplify_rule_proofs.py`` fail otherwise)."""
@@ -551,26 +561,43 @@ _CATALOGUE: dict[str, Rule] = {r.name: r for r in RULES}
 
 def _rule_instances_verdict(m: IndexingMap, cand: IndexingMap, steps: Sequence[Step],
                             rules: Sequence[Rule]) -> Any:
-    """``proved`` (engine ``rules``) when ``cand`` is ``m`` with only its results rewritten, every step an
-    instance of a catalogue rule; ``None`` otherwise (the caller then proves the candidate whole).
+    """``proved`` (engine ``rules``) when every step from ``m`` to ``cand`` is an instance of a catalogue rule
+    or of a proven domain rule; ``None`` otherwise (the caller then proves the candidate whole).
 
     What this rests on: each rule's theorem, proven by z3 in ``proofs/`` for all integers
     (``condition and lo.v <= v <= hi.v for each pattern variable v  ->  lhs == rhs``); the engine
     applies a rule only where the instantiated ``lhs`` is exactly the subexpression and the condition
     holds with sound ranges of the bound subexpressions over the domain (interval evaluation over the
     box of variable bounds, or the exact range over the domain from enumeration or isl). Each step thus
-    replaces a subexpression by one equal to it at every point of the domain, and the domain itself is
-    the input's (same variables, bounds and constraints), so the results are equal point by point.
-    A rule object not in the catalogue (a modified copy, a user's rule) or any other step (a domain
-    step, a point dimension) leaves the proof to :func:`_prove`."""
+    replaces a subexpression by one equal to it at every point of the domain. A step on the domain is a
+    rule instance in a constraint (valid on the whole box, so the constraint defines the same set) or a
+    domain rule of :mod:`~verified_indexing.simplify.domain_rules` (``proofs/domain.py`` proves for all
+    integers that the constraint before and after hold at the same points, under its side condition,
+    which the engine decides per map with the rule's own function and sound ranges): the domain is the
+    same set of points, and the results are equal at each of them. A rule object not in the catalogue (a
+    modified copy, a user's rule) or any other step (a merge of ``mod`` constraints, a point dimension,
+    an empty domain) leaves the proof to :func:`_prove`."""
     if cand == m or not steps or cand.state != "ok" or m.state != "ok":
         return None
-    if (cand.dims, cand.range_vars, cand.rt_vars, cand.constraints, cand.num_results) != (
-            m.dims, m.range_vars, m.rt_vars, m.constraints, m.num_results):
+    if (cand.num_dims, cand.num_range_vars, cand.num_rt_vars, cand.num_results) != (
+            m.num_dims, m.num_range_vars, m.num_rt_vars, m.num_results):
+        return None
+    if any(a.name != b.name for a, b in zip((*cand.dims, *cand.range_vars, *cand.rt_vars),
+                                            (*m.dims, *m.range_vars, *m.rt_vars))):
+        return None
+    same_domain = (cand.dims, cand.range_vars, cand.rt_vars, cand.constraints) == (
+        m.dims, m.range_vars, m.rt_vars, m.constraints)
+    if not same_domain and not TRUST_DOMAIN_PROOFS:
         return None
     trusted = {r.name for r in rules if _CATALOGUE.get(r.name) is r}
-    if any(s.rule not in trusted or s.where == "domain" for s in steps):
+    for s in steps:
+        if s.rule in trusted:
+            continue
+        if s.where == "domain" and s.rule in _DOMAIN_STEPS and TRUST_DOMAIN_PROOFS:
+            continue
         return None
+    if not same_domain and not any(s.where == "domain" for s in steps):
+        return None  # (the domain changed with no step saying how: never trusted)
     from verified_indexing.engines import Verdict
 
     def text() -> str:  # (built when read)

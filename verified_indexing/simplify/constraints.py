@@ -28,11 +28,22 @@ from typing import Any
 from verified_indexing.expr import AffineExpr, Const, Dim, FloorDiv, Mod, RtSym, Sum, Sym, _Var
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval
+from verified_indexing.simplify.domain_rules import domain_rule, holds, new_interval
 from verified_indexing.simplify.engine import Step
 
 __all__ = ["normalize_constraint", "settled_domain", "simplify_domain"]
 
 Simplifier = Callable[[AffineExpr], AffineExpr]
+
+_SHIFT = domain_rule("constraint_shift")
+_SCALE = domain_rule("constraint_scale")
+_SCALE_NEG = domain_rule("constraint_scale_negative")
+_FLOORDIV = domain_rule("constraint_floordiv")
+_FLOORDIV_NEG = domain_rule("constraint_floordiv_negative")
+_ALWAYS = domain_rule("constraint_always_true")
+_NEVER = domain_rule("constraint_never_true")
+_IMPLIED = domain_rule("constraint_implied")
+_EXACT_BOUNDS = domain_rule("bounds_exact")
 
 
 def _fdiv(a: int, b: int) -> int:
@@ -44,9 +55,11 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def normalize_constraint(e: AffineExpr, iv: Interval) -> tuple[str, AffineExpr, Interval] | None:
-    """One normalization step of ``e in iv`` (``(rule name, e', iv')``), or None."""
+    """One normalization step of ``e in iv`` (``(rule name, e', iv')``), or None. The new interval is the
+    domain rule's own (:mod:`verified_indexing.simplify.domain_rules`, proven in general in ``proofs/``)."""
     if isinstance(e, Sum) and e.constant != 0:
-        return "constraint_shift", e - e.constant, Interval(iv.lo - e.constant, iv.hi - e.constant)
+        c = e.constant
+        return "constraint_shift", e - c, Interval(*new_interval(_SHIFT, c=c, l=iv.lo, u=iv.hi))
     if isinstance(e, Sum):
         g = 0
         for _, c in e.terms:
@@ -54,16 +67,14 @@ def normalize_constraint(e: AffineExpr, iv: Interval) -> tuple[str, AffineExpr, 
         if e.terms[0][1] < 0:
             g = -g
         if g != 1:
-            inner = Sum(tuple((t, c // g) for t, c in e.terms), 0)
+            inner = Sum(tuple((t, c // g) for t, c in e.terms), 0)  # (g divides every coefficient: e = g*inner)
             inner_e = inner if len(inner.terms) > 1 or inner.terms[0][1] != 1 else inner.terms[0][0]
-            if g > 0:
-                return "constraint_scale", inner_e, Interval(_cdiv(iv.lo, g), _fdiv(iv.hi, g))
-            return "constraint_scale", inner_e, Interval(_cdiv(iv.hi, g), _fdiv(iv.lo, g))
+            rule = _SCALE if g > 0 else _SCALE_NEG
+            return "constraint_scale", inner_e, Interval(*new_interval(rule, g=g, l=iv.lo, u=iv.hi))
     if isinstance(e, FloorDiv):
         d = e.divisor
-        if d > 0:
-            return "constraint_floordiv", e.lhs, Interval(iv.lo * d, iv.hi * d + d - 1)
-        return "constraint_floordiv", e.lhs, Interval(iv.hi * d + d + 1, iv.lo * d)
+        rule = _FLOORDIV if d > 0 else _FLOORDIV_NEG
+        return "constraint_floordiv", e.lhs, Interval(*new_interval(rule, d=d, l=iv.lo, u=iv.hi))
     return None
 
 
@@ -204,11 +215,11 @@ def _interval_domain(
             return m
         final: list[tuple[AffineExpr, Interval]] = []
         for e, iv in kept:
-            r = m.range_of(e)
-            if iv.contains_interval(r):
+            r = m.range_of(e)  # (interval evaluation over the box: a sound range of e on the domain)
+            if holds(_ALWAYS, a=r.lo, b=r.hi, l=iv.lo, u=iv.hi):
                 steps.append(Step.deferred("constraint_always_true", "domain", _said(name, e, iv), "(dropped)"))
                 continue
-            if r.intersect(iv).is_empty():
+            if holds(_NEVER, a=r.lo, b=r.hi, l=iv.lo, u=iv.hi):
                 steps.append(Step.deferred("constraint_never_true", "domain", _said(name, e, iv), "KNOWN EMPTY"))
                 return IndexingMap.known_empty()
             final.append((e, iv))
@@ -274,7 +285,7 @@ def _exact_domain_with(
     dropped: set[int] = set()
     for i, (e, iv) in enumerate(m.constraints):
         r = range_without(e, dropped | {i})
-        if r is not None and iv.contains_interval(r):
+        if r is not None and holds(_IMPLIED, a=r.lo, b=r.hi, l=iv.lo, u=iv.hi):
             steps.append(Step.deferred("constraint_implied", "domain", _said(name, e, iv), "(dropped)"))
             dropped.add(i)
     out = m.replace(constraints=[c for k, c in enumerate(m.constraints) if k not in dropped])
@@ -283,7 +294,8 @@ def _exact_domain_with(
         for kind, index, var in list(out.variables()):
             x: _Var = {"d": Dim, "s": Sym, "rt": RtSym}[kind](index)
             r = range_without(x, dropped)
-            if r is not None and not r.is_empty() and r != var.bounds and var.bounds.contains_interval(r):
+            if r is not None and r != var.bounds and holds(_EXACT_BOUNDS, a=r.lo, b=r.hi, lo=var.bounds.lo,
+                                                           hi=var.bounds.hi):
                 steps.append(Step.deferred("bounds_exact", "domain", _said(name, x, var.bounds), _said(name, x, r)))
                 out = out.with_constraint(x, r)
     return out, steps
