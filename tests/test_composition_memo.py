@@ -85,3 +85,38 @@ def test_repeated_layers_compose_each_pair_once_and_read_what_the_oracle_reads(
     assert not back.unsupported and all(v.proved for v in back.verdicts())
     inverse = {(a.map.evaluate(d, s, r), d) for a in back.targets[0].maps for d, s, r in a.map.domain_points()}
     assert inverse == pairs
+
+
+def test_a_loop_body_met_from_two_whiles_is_composed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # two whiles with one body (a counter, an accumulator, an invariant array read at the counter): the
+    # induction model composes the body's element once for both (hlo/loops.py through the memo of called
+    # computations); the maps are those of each while analysed in a module of its own
+    from test_hlo_while import _module
+
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.parser import parse_module
+
+    one = _module(0, 6, "LT", 1)
+    two = one.replace(
+        "  l = (s32[], f32[4,3], f32[6,3]) while(init), condition=cond, body=body\n"
+        "  ROOT h = f32[4,3] get-tuple-element(l), index=1\n",
+        "  l = (s32[], f32[4,3], f32[6,3]) while(init), condition=cond, body=body\n"
+        "  m = (s32[], f32[4,3], f32[6,3]) while(init), condition=cond, body=body\n"
+        "  h = f32[4,3] get-tuple-element(l), index=1\n"
+        "  g = f32[4,3] get-tuple-element(m), index=1\n"
+        "  ROOT r = f32[4,3] add(h, g)\n")
+    assert two != one
+    walks: list[str] = []
+    original = fusion.output_to_input_maps
+
+    def counted(comp: Any, **kwargs: Any) -> Any:
+        walks.append(comp.name)
+        return original(comp, **kwargs)
+
+    monkeypatch.setattr(fusion, "output_to_input_maps", counted)
+    both = analyze_module(parse_module(two), computation="main")
+    assert walks.count("body") == 1, walks
+    alone = analyze_module(parse_module(one), computation="main")
+    want = {(t.name, str(a.map), a.over_approximation) for r in alone for t in r.targets for a in t.maps}
+    got = {(t.name, str(a.map), a.over_approximation) for r in both for t in r.targets for a in t.maps}
+    assert got == want and all(v.proved for r in both for v in r.verdicts())

@@ -164,7 +164,7 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     """The steps (operand, tuple element, map, reason, over-approximations) from
     element ``output_index`` of the ``while`` ``inst`` to its initial state, or None
     when the loop is not one this model states exactly."""
-    from verified_indexing.hlo.fusion import output_to_input_maps
+    from verified_indexing.hlo.fusion import _called_maps
     from verified_indexing.hlo.ops import RuntimeOrigin, constant_scalar
 
     ind = induction_of(inst, comp, module)
@@ -194,7 +194,7 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     if output_index == ind.element:
         return None
     invariant = {j for j, name in enumerate(body.root.operands) if _gte_of_param(body, name) == j}
-    res = output_to_input_maps(body, output_index=output_index, module=module)
+    res = _called_maps(module, body.name, output_index, True, True)  # memoised: once per body and element
     if res.unsupported:
         return None
     accumulates = False
