@@ -164,3 +164,35 @@ def test_random_constrained_maps_same_output_with_and_without_the_rule_proofs(m:
 ])
 def test_examples_with_domain_steps(text: str) -> None:
     _with_and_without(P(text))
+
+
+@settings(max_examples=40)
+@given(indexing_maps(max_dims=2, max_syms=1, max_rts=1, max_constraints=1, max_bound=4))
+def test_leaf_shortcut_gives_the_same_rewrites(m: IndexingMap) -> None:
+    # constants and variables decided without the matcher (engine.LEAF_SHORTCUT) against every node offered
+    # to the matcher: the same results and steps, and the results equal the input's at every point
+    from verified_indexing.simplify import engine
+    from verified_indexing.simplify.engine import Rewriter
+
+    outs = []
+    for shortcut in (True, False):
+        old = engine.LEAF_SHORTCUT
+        engine.LEAF_SHORTCUT = shortcut
+        try:
+            rw = Rewriter(m, exact=True)
+            outs.append(([rw.simplify(r) for r in m.results], [(s.rule, s.before, s.after) for s in rw.steps]))
+        finally:
+            engine.LEAF_SHORTCUT = old
+    assert outs[0] == outs[1]
+    assert points(m.replace(results=outs[0][0])) == points(m)
+
+
+def test_leaf_shortcut_keeps_point_values() -> None:
+    from verified_indexing.simplify.engine import Rewriter
+
+    m = P("(d0, d1)[s0] -> (d0 + d1 * 3 + s0), domain: d0 in [2, 2], d1 in [0, 4], s0 in [-1, -1]")
+    rw = Rewriter(m, exact=True)
+    assert rw._leaves == 2
+    out = rw.simplify(m.results[0])
+    assert [s.rule for s in rw.steps].count("point_value") == 2
+    assert points(m.replace(results=[out])) == points(m)

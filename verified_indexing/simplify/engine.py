@@ -22,7 +22,7 @@ from typing import Any
 
 from verified_indexing.deferred_text import Text, deferred_text, store_deferred
 from verified_indexing.engines.deadline import budget_exhausted
-from verified_indexing.expr import AffineExpr
+from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval, range_of
 from verified_indexing.simplify.cost import measure
@@ -117,6 +117,7 @@ class Rewriter:
     def __post_init__(self) -> None:
         self._points: Any = False  # the domain's point table, built on the first exact question
         self._candidates = _candidates(self.rules) if COMPILED_MATCHER else _every_rule
+        self._leaves = _leaf_shortcut(self._candidates) if LEAF_SHORTCUT else 0
         if len(_TERMS) > 1 << 15:
             _TERMS.clear()
         d = self.domain
@@ -202,6 +203,15 @@ class Rewriter:
         if budget_exhausted():  # the command's time is up: no more rewriting (what is done is still proven)
             self.truncated = True
             return e
+        if self._leaves:
+            # A constant is offered no rule, a variable only point_value, which has no binding unless the
+            # variable's interval is one value: decided here without the matcher (the same answer).
+            t = type(e)
+            if t is Const or (t in _VAR_TYPES and self._leaves == 2 and not self.interval(e).is_point()):
+                if len(self._log) >= self.max_steps:
+                    self.truncated = True
+                self._memo[e] = e
+                return e
         self._active.add(e)
         try:
             cur = e.map_children(self.simplify)
@@ -304,6 +314,35 @@ COMPILED_MATCHER = True
 
 def _every_rule(e: AffineExpr) -> None:
     return None
+
+
+LEAF_SHORTCUT = True
+"""Decide constants and variables in :meth:`Rewriter.simplify` without the matcher when the candidates
+allow it (:func:`_leaf_shortcut`); ``False``: every node through the matcher (the benchmark's before)."""
+
+_VAR_TYPES = (Dim, Sym, RtSym)
+_POINT_VALUE = next(r for r in RULES if r.name == "point_value")
+
+
+def _leaf_shortcut(candidates: Callable[[AffineExpr], Sequence[Rule] | None]) -> int:
+    """2 when constants are offered no rule and variables only the catalogue's ``point_value`` (whose
+    matcher binds a variable only when its range is one value); 1 when only the constants' part holds;
+    0 otherwise (a catalogue with other rules on leaves: every node goes through the matcher)."""
+    hit = _LEAVES.get(candidates)
+    if hit is None:
+        if candidates(Const(0)) != ():
+            hit = 0
+        else:
+            var_rules = {tuple(candidates(t(0)) or (None,)) for t in _VAR_TYPES}
+            hit = 2 if var_rules == {(_POINT_VALUE,)} else 1
+        if len(_LEAVES) > 64:
+            _LEAVES.clear()
+        _LEAVES[candidates] = hit
+    return hit
+
+
+_LEAVES: dict[Callable[[AffineExpr], Sequence[Rule] | None], int] = {}
+""":func:`_leaf_shortcut` per candidates function (the functions are kept by the matcher's cache)."""
 
 
 def _candidates(rules: Sequence[Rule]) -> Callable[[AffineExpr], Sequence[Rule] | None]:
