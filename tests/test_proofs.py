@@ -27,6 +27,10 @@ def test_python_m_proofs_proves_the_catalogue() -> None:
     assert "0 refuted or error" in proc.stdout
     assert "refuted" not in proc.stdout.split("\n\n")[0].replace("refuted or error", "")
     assert ", 0 unknown" in proc.stdout  # div_of_mod is proved (with its lemmas), not unknown
+    from verified_indexing.simplify.domain_rules import DOMAIN_RULES
+
+    n = len(DOMAIN_RULES)
+    assert f"{n} domain rules: {n} proved" in proc.stdout  # the domain steps' theorems (proofs/domain.py)
 
 
 def test_check_rule_proved_refuted_unknown_and_bad_input() -> None:

@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="simplify an indexing map; the result is proven equal to the input",
         description="Simplify an indexing map (results and domain) with the rule catalogue; the result is proven "
         "equal to the input before it is printed (the input is printed when no proof succeeds): by the rules' "
-        "general proofs when every step is a catalogue rule applied to the results (each side condition checked "
-        "on the map), else by isl.",
+        "general proofs when every step is a catalogue rule or a domain step with a general proof (each side "
+        "condition checked on the map), else by isl or, on a small domain, every point.",
         epilog=SIMPLIFY_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -109,7 +109,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser(
         "prove-rules",
         help="prove every rule of the simplifier's catalogue (same as python -m verified_indexing.proofs)",
-        description="Prove the general theorem of every catalogue rule with z3 and print a table.",
+        description="Prove the general theorem of every catalogue rule and of every domain step with z3 and print "
+        "a table.",
         epilog="examples:\n  verified-indexing prove-rules\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -226,7 +227,33 @@ def run_prove_rules(args: argparse.Namespace) -> int:
         except BudgetExpired:  # the backstop stopped this rule: it and the rest are not reached
             not_reached.append(rule.name)
     print(format_table(results))
+    # the domain steps' theorems (verified_indexing.simplify.domain_rules, proofs/domain.py)
+    from verified_indexing._timing import show_timing
+    from verified_indexing.proofs.domain import prove_domain_rule
+    from verified_indexing.simplify.domain_rules import DOMAIN_RULES
+
+    domain_ok, done, proved = True, [], 0
+    for drule in DOMAIN_RULES:
+        if remaining() <= 0:
+            not_reached.append(drule.name)
+            continue
+        try:
+            v = prove_domain_rule(drule, timeout=min(10.0, args.timeout))
+        except BudgetExpired:
+            not_reached.append(drule.name)
+            continue
+        domain_ok = domain_ok and v.proved
+        proved += v.proved
+        ms = f"{v.seconds * 1000:7.1f}" if show_timing() else "      -"
+        where = f"  if {drule.where}" if drule.where else ""
+        done.append(f"{drule.name:<28}  {v.status:<8}  {ms}  {drule.text}{where}"
+                    + (f"  ({v.reason})" if v.reason and not v.proved else ""))
+    if done:
+        print("\ndomain steps (before <-> after, for all integers):")
+        print("\n".join(done))
+        print(f"{len(done)} domain rules: {proved} proved")
+    ok = table_ok(results) and domain_ok
     if not_reached:
         print(_not_reached(not_reached, "rules", args.timeout))
-        return 1 if not table_ok(results) else 2
-    return 0 if table_ok(results) else 1
+        return 1 if not ok else 2
+    return 0 if ok else 1
