@@ -271,7 +271,7 @@ def _run_both(tvm: Any, func: Any, after_text: str | None, laws: bool) -> str:
     inputs = [[rng.integers(-3, 4, size=tuple(int(d) for d in b.shape)).astype("float32") for b in params]
               for _ in range(2)]
     try:  # compiled and run in a child process (a wrong result may corrupt memory)
-        runs = run_isolated(run_compiled, [func.script(), after_text], inputs)
+        runs = run_isolated(run_compiled, [func.script(), after_text], inputs, reuse=True)  # proved: one child
     except RuntimeError as exc:
         return f"proved, but TVM's compiled code fails: {exc}"
     for outs in runs:

@@ -409,6 +409,22 @@ def test_tvm_code_runs_isolated_a_crash_stays_in_the_child() -> None:
     with pytest.raises(TypeError, match="child process"):  # a closure cannot cross to a new interpreter
         run_isolated(lambda: 42)
     del signal
+    # one serving child for many calls (reuse): replaced after a crash or an error
+    from verified_indexing.tvm import driver
+
+    assert run_isolated(operator.add, 1, 2, reuse=True) == 3
+    first = driver._SERVER[os.getpid()].pid
+    assert run_isolated(operator.mul, 6, 7, reuse=True) == 42 and driver._SERVER[os.getpid()].pid == first
+    assert run_isolated(os.getpid, reuse=True) == first  # it ran in that child
+    with pytest.raises(RuntimeError, match="crashed"):
+        run_isolated(os.abort, reuse=True)
+    assert run_isolated(os.getpid, reuse=True) != first  # a new child
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        run_isolated(operator.floordiv, 1, 0, reuse=True)
+    assert run_isolated(operator.sub, 5, 2, reuse=True) == 3
+    with pytest.raises(RuntimeError, match="did not finish"):
+        run_isolated(__import__("time").sleep, 5, timeout=0.5, reuse=True)
+    assert run_isolated(operator.sub, 9, 2, reuse=True) == 7
 
 
 def test_tvm_recheck_never_forks_so_jax_does_not_warn() -> None:

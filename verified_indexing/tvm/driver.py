@@ -375,7 +375,7 @@ def _shape(tvm: Any, buf: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
-def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float = 60.0) -> Any:
+def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float = 60.0, reuse: bool = False) -> Any:
     """``fn(*args)`` in a child process (a new Python interpreter, ``subprocess``: never
     ``os.fork``, which JAX and other multithreaded libraries warn against and which can
     deadlock; allowed in daemonic pool workers too), its result pickled back. ``fn``
@@ -383,16 +383,25 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float = 60.0) -> A
     and ``args`` picklable. TVM's compiled code of a wrong result may read or write out
     of bounds (a TVM primitive that drops a predicate): the corruption stays in the
     child. Raises :class:`RuntimeError` when the child dies (a signal), fails or
-    exceeds ``timeout`` seconds, :class:`TypeError` when ``fn`` cannot be pickled."""
+    exceeds ``timeout`` seconds, :class:`TypeError` when ``fn`` cannot be pickled.
+
+    With ``reuse``, one child per process serves the calls one after the other (it
+    imports TVM once: a new interpreter importing TVM costs about 3 s a call); it is
+    replaced after a crash, an error or a timeout. Memory a wrong result corrupted
+    without crashing would stay corrupted for the next call of that child: use it
+    where every call's programs are believed correct (re-running proved results)."""
     import pickle
     import subprocess
     import sys
 
     try:
-        payload = pickle.dumps(list(sys.path)) + pickle.dumps((fn, args))
+        job = pickle.dumps((fn, args))
+        payload = pickle.dumps(list(sys.path)) + job
     except (pickle.PicklingError, AttributeError, TypeError) as exc:
         raise TypeError(f"run_isolated: {fn!r} cannot run in a child process (a module-level function "
                         f"with picklable arguments is needed): {exc}") from exc
+    if reuse:
+        return _serve(job, timeout)
     code = "from verified_indexing.tvm.driver import _isolated_child; _isolated_child()"
     try:
         proc = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True,
@@ -407,6 +416,93 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float = 60.0) -> A
     if kind != "ok":
         raise RuntimeError(str(value))
     return value
+
+
+_SERVER: dict[int, Any] = {}  # the process id -> its serving child (a forked pool worker gets its own)
+
+
+def _serve(job: bytes, timeout: float) -> Any:
+    """One call in this process's serving child (started on first use): frames of a 4-byte length and a pickle,
+    both ways."""
+    import os
+    import pickle
+    import select
+    import struct
+    import subprocess
+    import sys
+    import time
+
+    proc = _SERVER.get(os.getpid())
+    if proc is None or proc.poll() is not None:
+        code = "from verified_indexing.tvm.driver import _isolated_server; _isolated_server()"
+        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None
+        proc.stdin.write(pickle.dumps(list(sys.path)))
+        _SERVER[os.getpid()] = proc
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def fail(message: str) -> RuntimeError:
+        proc.kill()
+        proc.wait()
+        _SERVER.pop(os.getpid(), None)
+        return RuntimeError(message)
+
+    try:
+        proc.stdin.write(struct.pack("<I", len(job)) + job)
+        proc.stdin.flush()
+    except OSError:
+        raise fail("TVM's compiled code crashed (its process is gone): an out-of-bounds access is likely") from None
+    deadline = time.monotonic() + timeout
+    fd = proc.stdout.fileno()
+    data = b""
+    need = 4
+    size: int | None = None
+    while len(data) < need:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise fail(f"TVM's compiled code did not finish in {timeout:g} s")
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, max(need - len(data), 1 << 16))
+        if not chunk:
+            raise fail(f"TVM's compiled code crashed (exit code {proc.wait()}): an out-of-bounds access is likely")
+        data += chunk
+        if size is None and len(data) >= 4:
+            size = struct.unpack("<I", data[:4])[0]
+            need = 4 + size
+    kind, value = pickle.loads(data[4:need])
+    if kind != "ok":
+        raise fail(str(value))
+    return value
+
+
+def _isolated_server() -> None:
+    """The serving child of :func:`run_isolated` with ``reuse``: reads the parent's ``sys.path``, then runs one
+    framed ``(fn, args)`` after the other, answering each with a framed ``("ok", result)`` or
+    ``("error", text)`` on the original standard output."""
+    import os
+    import pickle
+    import struct
+    import sys
+
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    sys.path[:] = pickle.load(inp)
+    while True:
+        head = inp.read(4)
+        if len(head) < 4:
+            return
+        body = inp.read(struct.unpack("<I", head)[0])
+        try:
+            fn, args = pickle.loads(body)
+            data = pickle.dumps(("ok", fn(*args)))
+        except BaseException as exc:  # everything goes back to the parent as text
+            data = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+        out.write(struct.pack("<I", len(data)) + data)
+        out.flush()
 
 
 def _isolated_child() -> None:
