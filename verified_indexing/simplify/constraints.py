@@ -1,7 +1,10 @@
 """Domain simplification: constraints and variable bounds.
 
-Each transformation here keeps the domain exactly the same set of points (the
-simplifier proves the whole result equal to its input afterwards). "Exact" below
+Each transformation here keeps the domain exactly the same set of points. Most are domain rules
+(:mod:`verified_indexing.simplify.domain_rules`): stated once, proven for all integers in ``proofs/``,
+and applied with the rule's own interval and side condition, decided per map with sound ranges; a map
+whose every step is such a rule or a catalogue rule needs no whole-map proof (the ``mod`` merge, point
+dimensions and an empty domain still get one). "Exact" below
 means isl, or on a small domain every point (:mod:`verified_indexing.engines.points`):
 
 * ``e + k in [l, u]`` becomes ``e in [l - k, u - k]``;
