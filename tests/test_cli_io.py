@@ -226,6 +226,8 @@ JSON_COMMANDS = [
     ["verify-cache", "--dry-run"],
     ["validate-mlir", "examples/mlir/validate_mlir_chain.mlir"],  # proved (0); needs IREE's iree-opt
     ["validate-mlir", "examples/mlir/validate_mlir_outs_reduction.mlir"],  # MLIR's pass refuted (1)
+    ["validate-tvm", "examples/tvm/tvm_chain.py", "--primitive", "compute_inline(B)"],  # proved (0); needs TVM
+    ["validate-tvm", "examples/tvm/tvm_reverse_inline_second_reader.py", "--primitive", "reverse_compute_inline(C)"],
 ]
 
 
@@ -235,6 +237,8 @@ def test_every_json_output_carries_the_schema_and_validates(argv: list[str]) -> 
 
     if argv[0] == "validate-mlir" and find_iree_opt() is None:
         pytest.skip("IREE (iree-base-compiler, the mlir extra) is not installed")
+    if argv[0] == "validate-tvm":
+        pytest.importorskip("tvm")
     code, out, err = run(*argv, "--json")
     assert code in (0, 1), err
     data = json.loads(out)
