@@ -120,3 +120,32 @@ def test_a_loop_body_met_from_two_whiles_is_composed_once(monkeypatch: pytest.Mo
     want = {(t.name, str(a.map), a.over_approximation) for r in alone for t in r.targets for a in t.maps}
     got = {(t.name, str(a.map), a.over_approximation) for r in both for t in r.targets for a in t.maps}
     assert got == want and all(v.proved for r in both for v in r.verdicts())
+
+
+def test_an_element_fed_by_another_changing_element_is_not_composed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the accumulator reads x at the counter, and x changes in the body: the whole-loop model (marked), decided
+    # from the graph before any composition of the body; the same maps as when the body is composed first
+    from test_hlo_while import _module
+
+    from verified_indexing.hlo import loops
+    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.hlo.parser import parse_module
+
+    text = _module(0, 6, "LT", 1).replace("tuple(n, acc2, x)", "tuple(n, acc2, xn)").replace(
+        "  n = s32[] add(", "  xn = f32[6,3] negate(x)\n  n = s32[] add(")
+    walks: list[str] = []
+    original = fusion.output_to_input_maps
+
+    def counted(comp: Any, **kwargs: Any) -> Any:
+        walks.append(comp.name)
+        return original(comp, **kwargs)
+
+    monkeypatch.setattr(fusion, "output_to_input_maps", counted)
+    quick = analyze_module(parse_module(text), computation="main")
+    assert "body" not in walks, walks
+    monkeypatch.setattr(loops, "_elements_reached", lambda body, name: None)  # compose the body first
+    full = analyze_module(parse_module(text), computation="main")
+    assert "body" in walks
+    maps = [[(str(a.map), a.over_approximation) for t in r.targets for a in t.maps] for r in quick]
+    assert maps == [[(str(a.map), a.over_approximation) for t in r.targets for a in t.maps] for r in full]
+    assert any(a.over_approximation for r in quick for t in r.targets for a in t.maps)

@@ -57,6 +57,29 @@ def _gte_of_param(comp: Computation, name: str) -> int | None:
     return inst.tuple_index if src is not None and src.opcode == "parameter" else None
 
 
+def _elements_reached(body: Computation, name: str) -> set[int] | None:
+    """The elements of the body's state (``get-tuple-element`` of its parameter) that instruction ``name``
+    depends on in the graph (a superset of those its composed maps read: a path may read nothing); None
+    when the whole state is used otherwise (elements not told apart here)."""
+    from verified_indexing.hlo.fusion import topological_order
+
+    inst = body.by_name.get(name)
+    if inst is None or inst.opcode == "parameter":
+        return None
+    out: set[int] = set()
+    for i in topological_order(body, [inst]):
+        if i.opcode == "parameter":
+            continue
+        if i.opcode != "get-tuple-element" and any(
+            (src := body.by_name.get(o)) is not None and src.opcode == "parameter" for o in i.operands
+        ):
+            return None
+        j = _gte_of_param(body, i.name)
+        if j is not None:
+            out.add(j)
+    return out
+
+
 def _step_of(body: Computation, module: Any, j: int) -> int | None:
     """The constant ``step > 0`` when the body's element ``j`` is ``add(element j,
     constant step)``, directly or as an element of a ``call`` whose computation
@@ -194,6 +217,10 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     if output_index == ind.element:
         return None
     invariant = {j for j, name in enumerate(body.root.operands) if _gte_of_param(body, name) == j}
+    allowed = {output_index, ind.element} | invariant | set(counters)
+    reached = _elements_reached(body, body.root.operands[output_index])
+    if reached is not None and not reached <= allowed:
+        return None  # another element that changes in the body feeds this one (seen in the graph, not composed)
     res = _called_maps(module, body.name, output_index, True, True)  # memoised: once per body and element
     if res.unsupported:
         return None
