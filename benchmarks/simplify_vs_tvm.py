@@ -563,7 +563,9 @@ def main() -> int:
           f"input ({len(maps) - sampled} enumerated exhaustively, {sampled - unchecked} on sampled points, "
           f"{unchecked} too large to compare), {wrong_ours} WRONG; "
           f"not proven (input returned): {not_proved}")
-    return 1 if wrong_ours else 0
+    if differ_before:
+        print(f"OUTPUT CHANGED: this round's before and after differ on {differ_before} maps")
+    return 1 if wrong_ours or differ_before else 0
 
 
 if __name__ == "__main__":
