@@ -271,6 +271,51 @@ def test_inline_all_removes_dead_alloc_buffer_producers(capsys: pytest.CaptureFi
     assert code == 0 and 'T.block("E")' not in out and 'T.block("B")' not in out and "alloc_buffer" not in out
 
 
+
+
+_PARAM_CHAIN = '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + 1.0
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] * 2.0
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = C[vi] - 3.0
+'''
+
+
+def test_a_rewritten_program_keeps_the_buffers_the_caller_sees() -> None:
+    """compute_inline's result lost the function's parameters (the root block was rebuilt without them): a
+    second compute_inline on it, with the default outputs, inlined the parameter C away (the caller's C no
+    longer written). Now refused, as on the input. Oracle: the TVMScript interpreter writes C in the input."""
+    from tvmscript_interpreter import run_tvmscript
+
+    from verified_indexing.legality.cinn_ir import program_params
+    from verified_indexing.legality.epilogue import fuse_reduction_epilogue
+    from verified_indexing.legality.reverse_inline import reverse_compute_inline
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+
+    assert set(run_tvmscript(_PARAM_CHAIN)) >= {"C", "D"}  # the caller sees C written
+    p = parse_tvmscript(_PARAM_CHAIN, "<params>")
+    first = compute_inline(p, "B")
+    assert first.status == "inlined" and first.program is not None
+    assert program_params(first.program) == program_params(p) == ("A", "C", "D")
+    second = compute_inline(first.program, "C")
+    assert second.status == "refused" and "parameter of the function" in second.reason
+    rev = reverse_compute_inline(p, "C")
+    if rev.program is not None:
+        assert program_params(rev.program) == ("A", "C", "D")
+    mm = parse_tvmscript((ROOT / "tests" / "tvm_corpus" / "te_matmul_bias_relu.tvm").read_text())
+    fused = fuse_reduction_epilogue(mm, "bias_add")
+    assert fused.program is not None and program_params(fused.program) == program_params(mm)
+
 # ---------------------------------------------------------------------------
 # issue 23 item 5: a loop that never runs is a program like any other (was exit 3: "reads B with 0 indices")
 # ---------------------------------------------------------------------------

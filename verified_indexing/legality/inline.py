@@ -374,7 +374,7 @@ def _replace_block(s: Stmt, name: str, fn: Callable[[ScheduleBlock], Stmt | None
             return If(s.conds, tuple(body), s.scope)
         if isinstance(s, Group):
             return Group(tuple(body))
-        return ScheduleBlock(s.name, tuple(body))
+        return replace(s, body=tuple(body))  # the root keeps its parameters (the buffers the caller sees)
     return s
 
 
