@@ -38,6 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -187,7 +188,7 @@ def hlo_maps() -> list[IndexingMap]:
 # -- TVM ------------------------------------------------------------------------------------------------------
 def load_tvm() -> Any:
     try:
-        import tvm
+        import tvm  # type: ignore[import-untyped]
         from tvm import sym as _sym  # noqa: F401  (TVM >= 0.22: arith lives in tvm.sym, tir in tvm.tirx)
         from tvm import tirx as _tirx  # noqa: F401
     except Exception:
@@ -312,6 +313,7 @@ def _points(m: IndexingMap, rng: random.Random) -> tuple[list[tuple[tuple[int, .
     """The box points of ``m`` (every one, or a sample above ENUM_LIMIT); True when exhaustive."""
     ranges = [(v.bounds.lo, v.bounds.hi) for _, _, v in m.variables()]
     nd, ns = m.num_dims, m.num_range_vars
+    pts: Iterable[tuple[int, ...]]
     if m.box_size() <= ENUM_LIMIT:
         pts = itertools.product(*[range(lo, hi + 1) for lo, hi in ranges])
         exhaustive = True
