@@ -14,6 +14,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_simplify_rule_proofs import points, same_output_with_and_without_the_rule_proofs
 
 import verified_indexing.simplify.api as api
 from verified_indexing import parse_indexing_map as P
@@ -25,11 +26,6 @@ from verified_indexing.simplify import RULES, simplify_with_report
 from verified_indexing.simplify.constraints import normalize_constraint
 from verified_indexing.simplify.domain_rules import DOMAIN_RULES, STEP_THEOREMS, domain_rule
 from verified_indexing.testing.strategies import indexing_maps
-
-
-def points(m: IndexingMap) -> dict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], tuple[int, ...]]:
-    """Every domain point with the map's results (the oracle)."""
-    return {p: tuple(r.evaluate(*p) for r in m.results) for p in m.domain_points()}
 
 
 @pytest.mark.parametrize("rule", DOMAIN_RULES, ids=lambda r: r.name)
@@ -133,26 +129,10 @@ def test_an_unrecorded_domain_change_is_never_trusted() -> None:
     assert api._rule_instances_verdict(m, wrong, [Step("constraint_mod_merge", "domain", "", "")], RULES) is None
 
 
-def _with_and_without(m: IndexingMap) -> None:
-    rep = simplify_with_report(m, isl_candidate=False)
-    old = api.TRUST_RULE_PROOFS
-    api.TRUST_RULE_PROOFS = False
-    try:
-        whole = simplify_with_report(m, isl_candidate=False)
-    finally:
-        api.TRUST_RULE_PROOFS = old
-    assert rep.map == whole.map
-    if rep.verdict is not None and rep.verdict.engine == "rules":
-        if rep.map.num_range_vars == m.num_range_vars:
-            assert points(rep.map) == points(m)
-        else:  # an unused range variable was removed afterwards (its own step, proven as a relation)
-            assert {(p[0], v) for p, v in points(rep.map).items()} == {(p[0], v) for p, v in points(m).items()}
-
-
 @settings(max_examples=40)
 @given(indexing_maps(max_dims=2, max_syms=1, max_rts=0, max_constraints=2, max_bound=5))
 def test_random_constrained_maps_same_output_with_and_without_the_rule_proofs(m: IndexingMap) -> None:
-    _with_and_without(m)
+    same_output_with_and_without_the_rule_proofs(m)
 
 
 @pytest.mark.parametrize("text", [
@@ -163,7 +143,7 @@ def test_random_constrained_maps_same_output_with_and_without_the_rule_proofs(m:
     "(d0, d1) -> (d1 floordiv 2), domain: d0 in [0, 5], d1 in [0, 11], d0 floordiv -2 in [-1, 0]",
 ])
 def test_examples_with_domain_steps(text: str) -> None:
-    _with_and_without(P(text))
+    same_output_with_and_without_the_rule_proofs(P(text))
 
 
 @settings(max_examples=40)
@@ -195,4 +175,23 @@ def test_leaf_shortcut_keeps_point_values() -> None:
     assert rw._leaves == 2
     out = rw.simplify(m.results[0])
     assert [s.rule for s in rw.steps].count("point_value") == 2
+    assert points(m.replace(results=[out])) == points(m)
+
+
+def test_a_rewriter_made_under_a_spent_budget_stops() -> None:
+    # the rewriter reads the clock at each node only under a command budget: under one that is spent it
+    # rewrites nothing and says so; with no budget it rewrites (the answer checked by enumeration)
+    import time
+
+    from verified_indexing.engines.deadline import command_budget
+    from verified_indexing.simplify.engine import Rewriter
+
+    m = P("(d0) -> ((d0 floordiv 4) * 4 + d0 mod 4), domain: d0 in [0, 15]")
+    with command_budget(1e-6):
+        time.sleep(0.002)
+        rw = Rewriter(m, exact=True)
+        assert rw.simplify(m.results[0]) == m.results[0] and rw.truncated
+    rw = Rewriter(m, exact=True)
+    out = rw.simplify(m.results[0])
+    assert out != m.results[0] and not rw.truncated
     assert points(m.replace(results=[out])) == points(m)

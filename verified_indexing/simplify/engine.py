@@ -15,13 +15,14 @@ Promises:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from verified_indexing.deferred_text import Text, deferred_text, store_deferred
-from verified_indexing.engines.deadline import budget_exhausted
+from verified_indexing.engines.deadline import budget_exhausted, remaining
 from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval, range_of
@@ -118,6 +119,9 @@ class Rewriter:
         self._points: Any = False  # the domain's point table, built on the first exact question
         self._candidates = _candidates(self.rules) if COMPILED_MATCHER else _every_rule
         self._leaves = _leaf_shortcut(self._candidates) if LEAF_SHORTCUT else 0
+        # no command budget when the rewriter is made (a budget is a context around the whole command):
+        # no clock to read at each node
+        self._budget = remaining() != math.inf
         if len(_TERMS) > 1 << 15:
             _TERMS.clear()
         d = self.domain
@@ -200,7 +204,7 @@ class Rewriter:
             return hit
         if e in self._active:  # a rewrite cycle: stop here
             return e
-        if budget_exhausted():  # the command's time is up: no more rewriting (what is done is still proven)
+        if self._budget and budget_exhausted():  # the command's time is up: no more rewriting (what is done is proven)
             self.truncated = True
             return e
         if self._leaves:
