@@ -23,7 +23,7 @@ from verified_indexing.hlo.ir import Computation, Instruction, Shape
 
 Tag = frozenset[tuple[int, tuple[int, ...]]]
 
-__all__ = ["ELEMENTWISE_FOR_ORACLE", "run", "tagged"]
+__all__ = ["ELEMENTWISE_FOR_ORACLE", "compose_tags", "run", "tagged"]
 
 ELEMENTWISE_FOR_ORACLE = {
     "add", "multiply", "select", "clamp", "exponential", "compare", "convert", "copy", "negate",
@@ -50,6 +50,20 @@ def tagged(dims: Sequence[int], k: int) -> np.ndarray:
     for idx in np.ndindex(*dims):
         a[idx] = frozenset({(k, tuple(int(i) for i in idx))})
     return a
+
+
+def compose_tags(res: np.ndarray, operands: Sequence[np.ndarray]) -> np.ndarray:
+    """``res``, an output of :func:`run` (element -> tags ``(k, x)``: element ``x`` of operand ``k``), with each
+    tag replaced by the tags of element ``x`` of ``operands[k]`` (a scalar operand: its one element): running an
+    instruction on values that are themselves tagged (by the parameters of a computation, say)."""
+    mapped = np.empty(res.shape, dtype=object)
+    for idx in np.ndindex(*res.shape):
+        acc: set[tuple[int, tuple[int, ...]]] = set()
+        for k, x in res[idx]:
+            src = operands[k]
+            acc |= set(src[x] if src.ndim else src[()])
+        mapped[idx] = frozenset(acc)
+    return mapped
 
 
 def _empty(dims: Sequence[int]) -> np.ndarray:

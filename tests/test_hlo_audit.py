@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hlo_oracle import run
+from hlo_oracle import compose_tags, run
 
 from verified_indexing.cli import main
 from verified_indexing.errors import ParseError
@@ -855,14 +855,7 @@ def _fusion_oracle(hlo: Path, arg: int) -> dict[tuple[int, ...], set[tuple[int, 
             continue
         # run the op on tags: every operand element's tag k refers to operand k; map them back to parameters
         (res, *_) = run(inst, comp)
-        mapped = np.empty(res.shape, dtype=object)
-        for idx in np.ndindex(*res.shape):
-            acc: set[tuple[int, tuple[int, ...]]] = set()
-            for k, x in res[idx]:
-                src = values[inst.operands[k]]
-                acc |= src[x] if src.ndim else src[()]
-            mapped[idx] = frozenset(acc)
-        values[inst.name] = mapped
+        values[inst.name] = compose_tags(res, [values[o] for o in inst.operands])
     root = values[comp.root.name]
     return {tuple(int(i) for i in idx): {x for k, x in root[idx] if k == arg} for idx in np.ndindex(*root.shape)}
 

@@ -326,13 +326,7 @@ def _run_computation(comp: Computation) -> dict[str, np.ndarray]:
             values[inst.name] = res
             continue
         local = hlo_oracle.run(inst, comp)[0]  # tags (operand k, index in operand k)
-        res = np.empty(dims, dtype=object)
-        for idx in np.ndindex(*dims):
-            acc = frozenset()
-            for k, x in local[idx]:
-                acc |= operands[k][x]
-            res[idx] = acc
-        values[inst.name] = res
+        values[inst.name] = hlo_oracle.compose_tags(local, operands)
     return values
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hlo_oracle import _empty, run, tagged
+from hlo_oracle import _empty, compose_tags, run, tagged
 
 from verified_indexing.cli import main
 from verified_indexing.hlo.ir import Computation
@@ -59,14 +59,7 @@ def _fusion_oracle(hlo: Path, fusion: str, arg: int) -> dict[tuple[int, ...], se
             values[inst.name] = _empty(inst.shape.dims)
             continue
         (res, *_) = run(inst, comp)
-        mapped = np.empty(res.shape, dtype=object)
-        for idx in np.ndindex(*res.shape):
-            acc: set[tuple[int, tuple[int, ...]]] = set()
-            for k, x in res[idx]:
-                src = values[inst.operands[k]]
-                acc |= set(src[x] if src.ndim else src[()])
-            mapped[idx] = frozenset(acc)
-        values[inst.name] = mapped
+        values[inst.name] = compose_tags(res, [values[o] for o in inst.operands])
     root = values[comp.root.name]
     return {tuple(int(i) for i in idx): {x for k, x in root[idx] if k == arg} for idx in np.ndindex(*root.shape)}
 

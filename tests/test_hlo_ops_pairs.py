@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hlo_oracle import run, tagged
+from hlo_oracle import compose_tags, run, tagged
 
 from verified_indexing.hlo.fusion import output_to_input_maps
 from verified_indexing.hlo.parser import parse_module
@@ -61,16 +61,7 @@ def test_async_collective_pairs_read_what_the_interpreter_says(pair: str) -> Non
                 values[inst.name] = start[0 if inst.opcode == "copy-done" else 1]
             continue
         outs = run(inst, comp, {-2: np.array(2)})
-        mapped_all = []
-        for res in outs:
-            mapped = np.empty(res.shape, dtype=object)
-            for idx in np.ndindex(*res.shape):
-                acc: set[tuple[int, tuple[int, ...]]] = set()
-                for k, x in res[idx]:
-                    src = values[inst.operands[k]]
-                    acc |= set(src[x] if src.ndim else src[()])
-                mapped[idx] = frozenset(acc)
-            mapped_all.append(mapped)
+        mapped_all = [compose_tags(res, [values[o] for o in inst.operands]) for res in outs]
         values[inst.name] = mapped_all if inst.shape.is_tuple else mapped_all[0]
     final = values[comp.root.name]
     want = {tuple(int(i) for i in idx): set(final[idx]) for idx in np.ndindex(*final.shape)}

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hlo_oracle import run, tagged
+from hlo_oracle import compose_tags, run, tagged
 
 from verified_indexing.hlo.fusion import output_to_input_maps
 from verified_indexing.hlo.ir import Computation
@@ -74,14 +74,7 @@ def _body_step(body: Computation, state: list[np.ndarray], i: int) -> list[np.nd
             return [values[o] for o in inst.operands]
         concrete = {k: np.array(scalars[o]) for k, o in enumerate(inst.operands) if o in scalars and k}
         (res, *_) = run(inst, body, concrete)
-        mapped = np.empty(res.shape, dtype=object)
-        for idx in np.ndindex(*res.shape):
-            acc: set[tuple[int, tuple[int, ...]]] = set()
-            for k, x in res[idx]:
-                src = values[inst.operands[k]]
-                acc |= set(src[x] if src.ndim else src[()])
-            mapped[idx] = frozenset(acc)
-        values[inst.name] = mapped
+        values[inst.name] = compose_tags(res, [values[o] for o in inst.operands])
     raise AssertionError("the body has no root tuple")
 
 
@@ -204,14 +197,7 @@ def test_call_in_every_form_reads_what_the_interpreter_says() -> None:
                 values[inst.name] = values[inst.operands[0]]  # the call's result, element 1 of the start's tuple
                 continue
             (res, *_) = run(inst, comp)
-            mapped = np.empty(res.shape, dtype=object)
-            for idx in np.ndindex(*res.shape):
-                acc: set[tuple[int, tuple[int, ...]]] = set()
-                for k, x in res[idx]:
-                    src = values[inst.operands[k]]
-                    acc |= set(src[x] if src.ndim else src[()])
-                mapped[idx] = frozenset(acc)
-            values[inst.name] = mapped
+            values[inst.name] = compose_tags(res, [values[o] for o in inst.operands])
         return values[comp.root.name]
 
     final = run_comp("main", [tagged((4, 3), 0), tagged((3,), 1)])
