@@ -821,7 +821,7 @@ CONCAT_KERNEL = next(KERNELS.glob("module_0036.*-pre-optimization.mlir"))
 
 def _kernel_relation(text: str, arg: int) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
     """Output element -> the elements of kernel argument ``arg`` the kernel reads, by enumerating the
-    interpreted index arithmetic."""
+    interpreted index arithmetic (every variable over its bounds)."""
     from verified_indexing.hlo.kernels import kernel_reads
     from verified_indexing.indexing_map import IndexingMap, Variable
 
@@ -837,20 +837,23 @@ def _kernel_relation(text: str, arg: int) -> dict[tuple[int, ...], set[tuple[int
     return out
 
 
-def _fusion_oracle(hlo: Path, arg: int) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
-    """The numpy interpreter, op by op through the fused computation: output element -> parameter elements."""
-    module = parse_module(hlo.read_text(), str(hlo))
-    ((_, comp),) = module.fusions()
-    values: dict[str, np.ndarray] = {}
-    from hlo_oracle import tagged
+def _fusion_oracle(hlo: Path, arg: int, fusion: str | None = None) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
+    """The numpy interpreter, op by op through the fused computation (the module's only one, or the one of
+    fusion ``fusion``): output element -> the elements of parameter ``arg`` it is computed from (iota and
+    constants read nothing; elementwise ops unite their operands' elements)."""
+    from hlo_oracle import _empty, tagged
 
+    module = parse_module(hlo.read_text(), str(hlo))
+    if fusion is None:
+        ((_, comp),) = module.fusions()
+    else:
+        comp = next(c for i, c in module.fusions() if i.name == fusion)
+    values: dict[str, np.ndarray] = {}
     for inst in comp.instructions:
         if inst.opcode == "parameter":
             values[inst.name] = tagged(inst.shape.dims, inst.parameter_number or 0)
             continue
-        if inst.opcode == "constant":
-            from hlo_oracle import _empty
-
+        if inst.opcode in ("constant", "iota"):
             values[inst.name] = _empty(inst.shape.dims)
             continue
         # run the op on tags: every operand element's tag k refers to operand k; map them back to parameters

@@ -6,18 +6,15 @@ The kernels are XLA:CPU's (jaxlib) dumps of small JAX programs."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hlo_oracle import _empty, compose_tags, run, tagged
+from hlo_oracle import run
+from test_hlo_audit import _cli, _fusion_oracle, _kernel_relation
 
-from verified_indexing.cli import main
-from verified_indexing.hlo.ir import Computation
 from verified_indexing.hlo.parser import parse_module
 
 HERE = Path(__file__).resolve().parent / "hlo_corpus" / "audit"
@@ -25,13 +22,6 @@ DYNAMIC = HERE / "kernels_dynamic"
 TILED = HERE / "kernels_tiled"
 GATHER_AFTER = next(DYNAMIC.glob("*-post-optimization.mlir"))
 TRANSPOSE = next(TILED.glob("*transpose_copy_fusion.1-pre-optimization.mlir"))
-
-
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def _planted(tmp_path: Path, kernel: Path, old: str, new: str) -> Path:
@@ -42,44 +32,6 @@ def _planted(tmp_path: Path, kernel: Path, old: str, new: str) -> Path:
     assert old in text
     (tmp_path / kernel.name).write_text(text.replace(old, new, 1))
     return tmp_path
-
-
-def _fusion_oracle(hlo: Path, fusion: str, arg: int) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
-    """The numpy interpreter, op by op through fusion ``fusion``'s computation: output element -> the
-    elements of parameter ``arg`` it is computed from (iota and constants read nothing; elementwise ops
-    unite their operands' elements)."""
-    module = parse_module(hlo.read_text(), str(hlo))
-    comp: Computation = next(c for i, c in module.fusions() if i.name == fusion)
-    values: dict[str, np.ndarray] = {}
-    for inst in comp.instructions:
-        if inst.opcode == "parameter":
-            values[inst.name] = tagged(inst.shape.dims, inst.parameter_number or 0)
-            continue
-        if inst.opcode in ("constant", "iota"):
-            values[inst.name] = _empty(inst.shape.dims)
-            continue
-        (res, *_) = run(inst, comp)
-        values[inst.name] = compose_tags(res, [values[o] for o in inst.operands])
-    root = values[comp.root.name]
-    return {tuple(int(i) for i in idx): {x for k, x in root[idx] if k == arg} for idx in np.ndindex(*root.shape)}
-
-
-def _kernel_relation(text: str, arg: int) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
-    """Output element -> the elements of kernel argument ``arg`` read, by enumerating the interpreted
-    index arithmetic (every variable over its bounds)."""
-    from verified_indexing.hlo.kernels import kernel_reads
-    from verified_indexing.indexing_map import IndexingMap, Variable
-
-    _, _, bounds, reads, _ = kernel_reads(text)
-    out: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
-    for r in reads:
-        if r.arg != arg:
-            continue
-        m = IndexingMap([Variable(b) for b in bounds], [*r.output, *r.index], constraints=r.constraints)
-        for d, s, rt in m.domain_points():
-            v = m.evaluate(d, s, rt)
-            out.setdefault(v[: len(r.output)], set()).add(v[len(r.output):])
-    return out
 
 
 # -- a gather after XLA's passes: its indices read at the row of the linear index written ---------------
@@ -141,7 +93,7 @@ def test_tiled_kernels_are_proved_and_read_what_the_interpreter_says() -> None:
         fusion = re.search(r"__compute_module_(.*)-pre-optimization", kernel.name)
         assert fusion is not None
         hlo = TILED / (".".join(kernel.name.split(".")[:2]) + ".cpu_after_optimizations.txt")
-        want = _fusion_oracle(hlo, fusion.group(1), 0)
+        want = _fusion_oracle(hlo, 0, fusion.group(1))
         got = _kernel_relation(kernel.read_text(), 0)
         assert {k: v for k, v in got.items() if v} == {k: v for k, v in want.items() if v}, kernel.name
 
@@ -157,7 +109,7 @@ def test_a_wrong_tiled_kernel_is_refuted_with_its_element(tmp_path: Path, old: s
     assert code == 1 and m is not None, out
     at = tuple(int(x) for x in m.group(1).split(","))
     element = tuple(int(x) for x in m.group(3).split(","))
-    truth = _fusion_oracle(d / "module_0024.jit__lambda.cpu_after_optimizations.txt", "transpose_copy_fusion.1", 0)
+    truth = _fusion_oracle(d / "module_0024.jit__lambda.cpu_after_optimizations.txt", 0, "transpose_copy_fusion.1")
     kernel = _kernel_relation((d / TRANSPOSE.name).read_text(), 0)
     assert (element in truth[at]) == (m.group(2) == "the analysis")
     assert (element in kernel.get(at, set())) == (m.group(2) == "the kernel")
