@@ -54,6 +54,19 @@ def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
     return calls
 
 
+def _walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the computations ``fusion.output_to_input_maps`` walks from now on, in order."""
+    walks: list[str] = []
+    original = fusion.output_to_input_maps
+
+    def counted(comp: Any, **kwargs: Any) -> Any:
+        walks.append(comp.name)
+        return original(comp, **kwargs)
+
+    monkeypatch.setattr(fusion, "output_to_input_maps", counted)
+    return walks
+
+
 def test_repeated_layers_compose_each_pair_once_and_read_what_the_oracle_reads(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -106,14 +119,7 @@ def test_a_loop_body_met_from_two_whiles_is_composed_once(monkeypatch: pytest.Mo
         "  g = f32[4,3] get-tuple-element(m), index=1\n"
         "  ROOT r = f32[4,3] add(h, g)\n")
     assert two != one
-    walks: list[str] = []
-    original = fusion.output_to_input_maps
-
-    def counted(comp: Any, **kwargs: Any) -> Any:
-        walks.append(comp.name)
-        return original(comp, **kwargs)
-
-    monkeypatch.setattr(fusion, "output_to_input_maps", counted)
+    walks = _walks(monkeypatch)
     both = analyze_module(parse_module(two), computation="main")
     assert walks.count("body") == 1, walks
     alone = analyze_module(parse_module(one), computation="main")
@@ -133,14 +139,7 @@ def test_an_element_fed_by_another_changing_element_is_not_composed(monkeypatch:
 
     text = _module(0, 6, "LT", 1).replace("tuple(n, acc2, x)", "tuple(n, acc2, xn)").replace(
         "  n = s32[] add(", "  xn = f32[6,3] negate(x)\n  n = s32[] add(")
-    walks: list[str] = []
-    original = fusion.output_to_input_maps
-
-    def counted(comp: Any, **kwargs: Any) -> Any:
-        walks.append(comp.name)
-        return original(comp, **kwargs)
-
-    monkeypatch.setattr(fusion, "output_to_input_maps", counted)
+    walks = _walks(monkeypatch)
     quick = analyze_module(parse_module(text), computation="main")
     assert "body" not in walks, walks
     monkeypatch.setattr(loops, "_elements_reached", lambda body, name: None)  # compose the body first
