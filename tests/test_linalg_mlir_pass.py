@@ -89,6 +89,27 @@ func.func @f(%a0: tensor<3x3x3xf32>, %a1: tensor<3x3xf32>, %a2: tensor<3x3x3xf32
 }
 """
 
+# the producer's input %a sizes the consumer's reduction loop d1 after fusion, but its payload never reads it:
+# the canonicalization drops it first, and areElementwiseOpsFusable then refuses (d1 has no size)
+UNREAD_SIZER = """func.func @f(%a: tensor<4x3xf32>, %b: tensor<4xf32>, %pi: tensor<4x3xf32>, %ci: tensor<4xf32>) -> tensor<4xf32> {
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+      affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<4x3xf32>, tensor<4xf32>) outs(%pi : tensor<4x3xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4x3xf32> loc("1")
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%1 : tensor<4x3xf32>) outs(%ci : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32> loc("2")
+  return %2 : tensor<4xf32>
+}
+"""
+
 # (the function, producer, consumer, the part of the pass that decides, whether it rewrites the pair)
 CASES = {
     "one use": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y")), "%1", "%2", "control function", True),
@@ -120,6 +141,9 @@ CASES = {
                                                     "tensor<3x3x3xf32>, tensor<3x3xf32>").replace(
         "-> tensor<3x3x3xf32> {", "-> (tensor<3x3x3xf32>, tensor<3x3xf32>) {"), "%1", "%2",
         "areElementwiseOpsFusable", False),
+    "unread producer input sized a reduction loop": (UNREAD_SIZER, "%1", "%2", "areElementwiseOpsFusable", False),
+    "read producer input sizes a reduction loop": (UNREAD_SIZER.replace("arith.negf %v", "arith.subf %u, %v"),
+                                                   "%1", "%2", "control function", True),
     "fill": (_func(FILL + _binary("%2", "%f", "%y")), "%f", "%2", "FoldFillWithGenericOp", True),
     "fill with another use": (_func(FILL + _binary("%2", "%f", "%y"), "%2, %f", 2), "%f", "%2",
                               "FoldFillWithGenericOp", True),

@@ -434,6 +434,16 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                 mv = mv2
                 erased = (f" (after the canonicalization erased the unused result(s) "
                           f"{', '.join(producer.results[i] for i in sorted(unused_results))})")
+    if mv.fusable:
+        # the canonicalization also drops the producer's inputs its payload never reads (while every loop keeps
+        # a size): the consumer-has-reductions check then no longer sees their maps
+        dropped = _without_unread_inputs(producer)
+        if dropped is not None:
+            mv3 = mlir_fusable(dropped[0], consumer, operand_index)
+            if not mv3.fusable:
+                mv = mv3
+                erased = (f" (after the canonicalization dropped the producer's unread input(s) "
+                          f"{', '.join(dropped[1])})")
     if not mv.fusable:
         return PassDecision(False, "areElementwiseOpsFusable", f"areElementwiseOpsFusable: {mv.rejected_by}{erased}",
                             uses)
@@ -447,6 +457,28 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                             "counts, are not known out of context)", uses)
     return PassDecision(True, "control function", "areElementwiseOpsFusable holds and the producer has one use "
                         f"(the pass's default control function accepts){erased}", uses)
+
+
+def _without_unread_inputs(op: GenericOp) -> tuple[GenericOp, list[str]] | None:
+    """``op`` without the inputs its payload never reads, dropped one by one as MLIR's
+    canonicalization (``DeduplicateAndRemoveDeadOperandsAndResults``,
+    ``canOpOperandsBeDropped``) drops them: only while the remaining operands still give
+    every loop a size; ``None`` when none is dropped. Also the dropped values."""
+    if op.kind != "linalg.generic":
+        return None
+    keep = list(range(len(op.inputs)))
+    for i in range(len(op.inputs)):
+        if op.payload_uses(i):
+            continue
+        trial = [k for k in keep if k != i]
+        sized = {e.index for o in (*(op.inputs[k] for k in trial), *op.outputs)
+                 for e in o.map.results if isinstance(e, Dim)}
+        if len(sized) == op.num_loops:
+            keep = trial
+    if len(keep) == len(op.inputs):
+        return None
+    dropped = [op.inputs[k].value for k in range(len(op.inputs)) if k not in keep]
+    return replace(op, inputs=tuple(op.inputs[k] for k in keep), block_args=(), payload=""), dropped
 
 
 def _without_results(op: GenericOp, drop: Sequence[int]) -> GenericOp | None:
