@@ -36,6 +36,17 @@ def _array(name: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
     return a
 
 
+def _relu_epilogue_by_numpy(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """D of the 4x4 matmul + bias + ReLU (_matmul_bias_relu) on the inputs of ``seed``: as written (the ReLU
+    once, after the bias and the whole reduction) and as TVM fuses it (the ReLU at every reduction step)."""
+    a, wt, b = _array("A", (4, 4), seed), _array("W", (4, 4), seed), _array("bias", (4, 4), seed)
+    original = np.maximum(a @ wt.T + b, 0.0)
+    fused = np.maximum(b, 0.0)
+    for kk in range(4):
+        fused = np.maximum(fused + np.outer(a[:, kk], wt[:, kk]), 0.0)
+    return original, fused
+
+
 def _run(args: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -175,11 +186,7 @@ def test_tvm_relu_epilogue_fusion_is_refuted_with_the_element_and_both_values() 
     assert v.verdict is not None and v.verdict.witness is not None
     w = v.verdict.witness
     seed = int(w["seed"])
-    a, wt, b = _array("A", (4, 4), seed), _array("W", (4, 4), seed), _array("bias", (4, 4), seed)
-    original = np.maximum(a @ wt.T + b, 0.0)
-    fused = np.maximum(b, 0.0)
-    for kk in range(4):
-        fused = np.maximum(fused + np.outer(a[:, kk], wt[:, kk]), 0.0)
+    original, fused = _relu_epilogue_by_numpy(seed)
     i, j = w["element"]
     assert original[i, j] != fused[i, j]
     assert (float(w["original"]), float(w["after"])) == (original[i, j], fused[i, j])
@@ -607,11 +614,7 @@ def test_validate_tvm_json_refuted_proved_refused(tmp_path: Path) -> None:
     assert code == 1 and data["outcome"] == "refuted" and data["tvm"]["status"] == "applied"
     w = data["validation"]["witness"]
     seed = int(w["seed"])
-    a, wt, b = _array("A", (4, 4), seed), _array("W", (4, 4), seed), _array("bias", (4, 4), seed)
-    original = np.maximum(a @ wt.T + b, 0.0)
-    fused = np.maximum(b, 0.0)
-    for kk in range(4):
-        fused = np.maximum(fused + np.outer(a[:, kk], wt[:, kk]), 0.0)
+    original, fused = _relu_epilogue_by_numpy(seed)
     i, j = w["element"]
     assert (float(w["original"]), float(w["after"])) == (original[i, j], fused[i, j]) and w["tensor"] == "D"
     assert data["tvm_recheck"]["confirmed"] is True and data["project"]["legal"] is True
