@@ -34,6 +34,16 @@ def _planted(tmp_path: Path, kernel: Path, old: str, new: str) -> Path:
     return tmp_path
 
 
+def test_no_timing_leaves_the_kernel_times_out_of_the_text() -> None:
+    # --no-timing promises the same bytes on two runs: the text printed each kernel's milliseconds
+    code, out, _ = _cli("audit-kernels", str(DYNAMIC), "--no-timing")
+    assert code == 0, out
+    assert re.search(r"PROVED\s+add_bitcast_fusion \(after XLA's passes\)$", out, re.M), out
+    assert not re.search(r"\d ms\)", out), out
+    code, out, _ = _cli("audit-kernels", str(DYNAMIC))
+    assert re.search(r"\(\d+\.\d ms\)", out), out  # shown without it
+
+
 # -- a gather after XLA's passes: its indices read at the row of the linear index written ---------------
 
 

@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from verified_indexing._timing import show_timing
 from verified_indexing.errors import ParseError, VerifiedIndexingError
 from verified_indexing.expr import AffineExpr, Const, Dim, emax, emin
 from verified_indexing.indexing_map import IndexingMap, Variable
@@ -1236,7 +1237,7 @@ def audit_dump(directory: str) -> list[KernelResult]:
 def format_kernel_results(results: list[KernelResult]) -> str:
     lines = []
     for r in results:
-        line = f"{r.status.upper():8} {r.kernel} ({r.seconds * 1000:.1f} ms)"
+        line = f"{r.status.upper():8} {r.kernel}" + (f" ({r.seconds * 1000:.1f} ms)" if show_timing() else "")
         if r.reason:
             line += f": {r.reason}"
         lines.append(line)
