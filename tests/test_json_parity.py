@@ -156,6 +156,17 @@ def _fuse_one() -> tuple[str, str]:
     return to_json_text(list(fuse(path)), no_timing=True), _cli("fuse", str(path))
 
 
+def _fuse_reshape() -> tuple[str, str]:
+    # pairs through a tensor.expand_shape / collapse_shape: the library finds and decides them as the command
+    # line does (it did not: it had its own copy of the pair search, without them)
+    from verified_indexing import fuse
+
+    path = EX / "mlir" / "validate_mlir_reshape.mlir"
+    result = fuse(path)
+    assert any(r.through_reshape for r in result)
+    return result.to_json_text(no_timing=True), _cli("fuse", str(path))
+
+
 def _inline() -> tuple[str, str]:
     from verified_indexing import compute_inline
 
@@ -257,7 +268,8 @@ CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "show": _show, "show affine_map": _show_affine, "simplify": _simplify, "check-rule": _check_rule,
     "check-rule refuted": _check_rule_refuted, "prove-equal": _prove_equal, "analyze": _analyze,
     "analyze results": _analyze_results, "audit": _audit, "audit-kernels": _audit_kernels,
-    "verify-cache": _verify_cache, "fuse": _fuse, "fuse one pair": _fuse_one, "inline": _inline,
+    "verify-cache": _verify_cache, "fuse": _fuse, "fuse one pair": _fuse_one,
+    "fuse through a reshape": _fuse_reshape, "inline": _inline,
     "inline --all": _inline_all, "fuse-epilogue": _fuse_epilogue, "reverse-inline": _reverse_inline,
     "invert": _invert(INVERTIBLE), "invert refuted": _invert(COLLIDING), "invert affine_map": _invert_affine,
     "utilization": _utilization, "tile": _tile, "coalescing": _coalescing, "validate-mlir": _validate_mlir,

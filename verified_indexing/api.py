@@ -217,33 +217,68 @@ class Fusions(Sequence["FusionReport"]):
 def fuse(mlir: str | os.PathLike[str], producer: str | None = None, consumer: str | None = None) -> Fusions:
     """MLIR's verdict and ours, with proofs, on every producer-consumer pair of linalg ops of ``mlir`` (a path
     or the text), or the pair ``producer`` -> ``consumer`` (``%`` optional), as ``verified-indexing fuse``."""
+    text, source = _text(mlir, "MLIR")
+    return _fuse_text(text, source, producer, consumer)
+
+
+def _fuse_text(text: str, source: str, producer: str | None, consumer: str | None) -> Fusions:
+    """:func:`fuse` on MLIR text read from ``source`` (the command ``fuse`` prints this): the direct pairs and
+    the pairs through a tensor.expand_shape or collapse_shape, in program order. No modelled linalg op, or no
+    op or pair of the names given: :class:`VerifiedIndexingError`; no pair at all: no report, and the line
+    saying so (``Fusions.nothing``)."""
+    from dataclasses import replace
+
     from verified_indexing.errors import VerifiedIndexingError
-    from verified_indexing.legality.linalg import check_fusion, fusion_candidates, in_context, results_used_elsewhere
+    from verified_indexing.legality.linalg import (
+        check_fusion,
+        fusion_candidates,
+        in_context,
+        producer_uses,
+        reshape_candidates,
+        reshape_decision,
+        results_used_elsewhere,
+    )
     from verified_indexing.legality.linalg_ir import parse_linalg_module
 
-    text, source = _text(mlir, "MLIR")
     module = parse_linalg_module(text, source)
     ops = list(module.ops)
     notes = [f"skipped {s.op} ({s.name}, line {s.line}): {s.reason}" for s in module.skipped]
     prod, cons = (None if n is None else n if n.startswith("%") else "%" + n for n in (producer, consumer))
     if not ops and (prod is not None or cons is not None or not module.skipped):
+        # No linalg op at all is not MLIR for this command (bad input); one op and no pair is an answer (below).
         raise VerifiedIndexingError("no modelled linalg op in the input" + "".join(f"; {n}" for n in notes))
-    names = [op.name for op in ops]
+    by_name = {op.name: op for op in ops}
     for n in (prod, cons):
-        if n is not None and n not in names:
-            raise VerifiedIndexingError(f"no linalg op named {n} (ops: {', '.join(names)})")
-    cands = [(p, c, k) for p, c, k in fusion_candidates(ops)
-             if (prod is None or p.name == prod) and (cons is None or c.name == cons)]
+        if n is not None and n not in by_name:
+            raise VerifiedIndexingError(f"no linalg op named {n} (ops: {', '.join(by_name)})")
+    # direct pairs, and pairs through a tensor.expand_shape (the consumer reading the producer's result
+    # through the collapsed map), in program order
+    every = [(p, c, k, "") for p, c, k in fusion_candidates(ops)] + reshape_candidates(text, ops)
+    cands = sorted(
+        ((p, c, k, via) for p, c, k, via in every
+         if (prod is None or p.name == prod) and (cons is None or c.name == cons)),
+        key=lambda t: (t[1].offset, t[0].offset, t[2]),
+    )
     if not cands and (prod is not None or cons is not None):
         raise VerifiedIndexingError("no producer-consumer pair of linalg ops matches")
     if not cands:
+        # Nothing to fuse is an answer, not bad input (a chunk holding one op); with
+        # linalg ops not modelled, pairs through them are not decided: unknown.
         line = (f"no producer-consumer pair of linalg ops ({len(ops)} linalg op{'s' if len(ops) != 1 else ''} "
                 "read): nothing to fuse")
         if module.skipped:
             line += f"; {len(module.skipped)} linalg op(s) not modelled: pairs through them are not decided"
         return Fusions([], notes, line)
-    reports = [in_context(check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k)), text, ops)
-               for p, c, k in cands]
+    reports = []
+    for p, c, k, via in cands:
+        rep = check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k))
+        if via:
+            rep = replace(rep, through_reshape=via,
+                          pass_decision=reshape_decision(p, c, k, producer_uses(text, p, ops), via,
+                                                         next((o for o in ops if o.name == c.name), None)))
+        else:
+            rep = in_context(rep, text, ops)
+        reports.append(rep)
     return Fusions(reports, notes)
 
 

@@ -170,73 +170,23 @@ def read_program(text: str, source: str, block: str | None = None) -> Stmt:
     return parse_program(text, source)
 
 
-def _name(s: str | None) -> str | None:
-    if s is None:
-        return None
-    return s if s.startswith("%") else "%" + s
-
-
 def run_fuse(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from verified_indexing.legality.linalg import (
-        check_fusion,
-        format_report,
-        fusion_candidates,
-        in_context,
-        producer_uses,
-        reshape_candidates,
-        reshape_decision,
-        results_used_elsewhere,
-    )
-    from verified_indexing.legality.linalg_ir import parse_linalg_module
+    from verified_indexing.api import _fuse_text
+    from verified_indexing.legality.linalg import format_report
 
     ((text, source),) = read_inputs(args)
-    module = parse_linalg_module(text, source)
-    ops = list(module.ops)
-    notes = [f"skipped {s.op} ({s.name}, line {s.line}): {s.reason}" for s in module.skipped]
-    prod, cons = _name(args.producer), _name(args.consumer)
-    if not ops and (prod is not None or cons is not None or not module.skipped):
-        # No linalg op at all is not MLIR for this command (bad input); one op and no pair is an answer (below).
-        raise VerifiedIndexingError("no modelled linalg op in the input" + "".join(f"; {n}" for n in notes))
-    by_name = {op.name: op for op in ops}
-    for n in (prod, cons):
-        if n is not None and n not in by_name:
-            raise VerifiedIndexingError(f"no linalg op named {n} (ops: {', '.join(by_name)})")
-    # direct pairs, and pairs through a tensor.expand_shape (the consumer reading the producer's result
-    # through the collapsed map), in program order
-    every = [(p, c, k, "") for p, c, k in fusion_candidates(ops)] + reshape_candidates(text, ops)
-    cands = sorted(
-        ((p, c, k, via) for p, c, k, via in every
-         if (prod is None or p.name == prod) and (cons is None or c.name == cons)),
-        key=lambda t: (t[1].offset, t[0].offset, t[2]),
-    )
-    if not cands and (prod is not None or cons is not None):
-        raise VerifiedIndexingError("no producer-consumer pair of linalg ops matches")
-    if not cands:
+    result = _fuse_text(text, source, args.producer, args.consumer)
+    notes, reports = result.notes, result.reports
+    if not reports:
         # Nothing to fuse is an answer, not bad input (a chunk holding one op); with
-        # linalg ops not modelled, pairs through them are not decided: unknown.
-        line = (f"no producer-consumer pair of linalg ops ({len(ops)} linalg op{'s' if len(ops) != 1 else ''} "
-                "read): nothing to fuse")
-        if module.skipped:
-            line += f"; {len(module.skipped)} linalg op(s) not modelled: pairs through them are not decided"
+        # linalg ops not modelled (a note each), pairs through them are not decided: unknown.
         if args.json:
             for n in notes:
                 print(f"note: {n}", file=sys.stderr)
-            print_json({"results": [], "note": line})
+            print_json({"results": [], "note": result.nothing})
         else:
-            print("\n".join([*notes, line]))
-        return 2 if module.skipped else 0
-    reports = []
-    for p, c, k, via in cands:
-        rep = check_fusion(p, c, operand_index=k, keep=results_used_elsewhere(text, p, c, k))
-        if via:
-            rep = replace(rep, through_reshape=via,
-                          pass_decision=reshape_decision(p, c, k, producer_uses(text, p, ops), via,
-                                                         next((o for o in ops if o.name == c.name), None)))
-        else:
-            rep = in_context(rep, text, ops)
-        reports.append(rep)
+            print("\n".join([*notes, result.nothing]))
+        return 2 if notes else 0
     if args.json:
         for n in notes:
             print(f"note: {n}", file=sys.stderr)
