@@ -944,14 +944,10 @@ def _folded_chain(c: Any, absorbed: Sequence[Any], before: str, timeout: float,
     current = c
     remaining = list(absorbed)
     while remaining:
-        p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
-        if p is None and bexp:
-            current, p = _through_reshape_step(current, remaining, bexp)
-        if p is None:
+        step = _next_in_chain(current, remaining, bexp)
+        if step is None:
             return None, "the absorbed producers do not form a chain into it"
-        k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
-        if sum(1 for o in current.operands if o.value in p.results) == 1:
-            remaining.remove(p)
+        current, p, k = step
         keep = results_used_elsewhere(before, p, c, k) if current is c else ()
         if keep:
             return None, f"{p.name} has other uses"
@@ -1011,6 +1007,23 @@ def _folded_fills(a: Any, c: Any, bdef: dict[str, Any], vanished: set[str]) -> l
     return out
 
 
+def _next_in_chain(current: Any, remaining: list[Any], bexp: Mapping[str, Any] | None) -> tuple[Any, Any, int] | None:
+    """The next step of a chain of producers fused into ``current``: the op of ``remaining`` whose result
+    ``current`` reads, ``current`` (reading it through an input tensor.expand_shape / collapse_shape when it
+    reads none directly: :func:`_through_reshape_step`) and the operand it reads it at; the op is removed from
+    ``remaining`` unless ``current`` reads it at another operand too (fused again through that one, as the
+    pass does). ``None`` when ``current`` reads none of them."""
+    p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
+    if p is None and bexp:
+        current, p = _through_reshape_step(current, remaining, bexp)
+    if p is None:
+        return None
+    k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
+    if sum(1 for o in current.operands if o.value in p.results) == 1:
+        remaining.remove(p)
+    return current, p, k
+
+
 def _through_reshape_step(current: Any, remaining: Sequence[Any], bexp: Mapping[str, Any]) -> tuple[Any, Any]:
     """``current`` reading, through an input reshape, the result of one of ``remaining``
     (:func:`~verified_indexing.legality.linalg_reshape.read_through`), and that op;
@@ -1063,15 +1076,10 @@ def _check_fused(a: Any, c: Any, absorbed: Sequence[Any], bdef: dict[str, Any], 
     current = c
     remaining = list(absorbed)
     while remaining:
-        p = next((q for q in remaining if any(o.value in q.results for o in current.operands)), None)
-        if p is None and bexp:
-            # the chain goes through a tensor.expand_shape / collapse_shape: read the producer's result through it
-            current, p = _through_reshape_step(current, remaining, bexp)
-        if p is None:
+        step = _next_in_chain(current, remaining, bexp)
+        if step is None:
             return unknown("the replaced producers do not form a chain into the consumer")
-        k = next(i for i, o in enumerate(current.operands) if o.value in p.results)
-        if sum(1 for o in current.operands if o.value in p.results) == 1:
-            remaining.remove(p)  # else: fused again through its next operand, as the pass does
+        current, p, k = step
         keep = results_used_elsewhere(before, p, c, k) if current is c and p.name not in folded else ()
         if preserved and not remaining:
             keep = tuple(preserved)
