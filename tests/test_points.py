@@ -273,3 +273,32 @@ def test_a_domain_inside_the_box_is_compared_on_the_outer_table(a: IndexingMap, 
     assert point == en.find_pointwise_difference(a, b)  # the first differing point, in the same order
     if point is not None:  # the plain evaluator confirms it
         assert a.contains(*point) != b.contains(*point) or a.evaluate(*point) != b.evaluate(*point)
+
+
+@settings(max_examples=40)
+@given(indexing_maps(max_dims=3, max_syms=1, max_rts=1, max_constraints=2).filter(_ok))
+def test_the_columns_are_every_box_point_in_the_enumeration_order(m: IndexingMap) -> None:
+    # the oracle: itertools.product over the bounds (the box's order, the last variable fastest), not the
+    # chunk code the columns replace
+    table = points.table_for(m)
+    assert table is not None
+    kinds = [(k, i) for k, i, _ in m.variables()]
+    expected = list(itertools.product(*[range(v.bounds.lo, v.bounds.hi + 1) for _, _, v in m.variables()]))
+    got = list(zip(*[table.cols[k].tolist() for k in kinds])) if kinds else [()]  # (no variable: one point)
+    assert got == expected
+    chunk = next(table._box.chunks(True))  # the enumeration engine's own chunk: the same arrays
+    assert all(table.cols[k].dtype == chunk[k].dtype and (table.cols[k] == chunk[k]).all() for k in kinds)
+    mask = table.mask
+    inside = [m.contains(p[:m.num_dims], p[m.num_dims:m.num_dims + m.num_range_vars],
+                         p[m.num_dims + m.num_range_vars:]) for p in expected]
+    assert (mask is None and all(inside)) or (mask is not None and mask.tolist() == inside)
+
+
+def test_a_plain_box_rejected_at_its_corners_builds_no_column() -> None:
+    m = parse_indexing_map("(d0, d1) -> (d0), domain: d0 in [0, 63], d1 in [0, 63]")
+    table = points.DomainPoints(m)
+    e = (Dim(0) * 3 + Dim(1)).mod(8)
+    assert table.affine_fit(e) is None
+    assert table._cols is None and table._masks is None  # decided in Python integers
+    # the answer is right: no affine form equals it at every point (the evaluator at three points)
+    assert e.evaluate([0, 0]) == 0 and e.evaluate([0, 1]) == 1 and e.evaluate([0, 8]) == 0

@@ -83,11 +83,11 @@ class DomainPoints:
         self._memo: dict[AffineExpr, Any] = {}
         # The columns and the masks are built when first read (:attr:`cols`, :attr:`mask`): a question
         # decided without them (the corner test of :meth:`affine_fit`) builds no array.
-        self._cols: dict[tuple[str, int], Any] | None = None
+        self._cols: dict[Any, Any] | None = None
         self._masks: tuple[list[Any], Any] | None = None
 
     @property
-    def cols(self) -> dict[tuple[str, int], Any]:
+    def cols(self) -> dict[Any, Any]:
         """Each variable's value at every box point (numpy ``int64`` columns, the last variable
         fastest: the enumeration engine's order), built on first use."""
         if self._cols is None:
@@ -314,12 +314,12 @@ FAST_COLUMNS = True
 in the same order). ``False`` restores the chunk's columns (the benchmark's "before")."""
 
 
-def _columns(box: Any) -> dict[tuple[str, int], Any]:
+def _columns(box: Any) -> dict[Any, Any]:
     """The box's points as columns, in the order of ``box.chunks(True)``'s single chunk: row-major,
     the last variable fastest."""
     import numpy as np
 
-    cols: dict[tuple[str, int], Any] = {}
+    cols: dict[Any, Any] = {}
     inner = box.size
     outer = 1
     for k, b in zip(box.kinds, box.bounds):

@@ -417,16 +417,16 @@ def _simplify_once(
 ) -> SimplifyReport:
     """One pass of the simplifier (see :func:`simplify_with_report`)."""
     use_exact = verify if exact is None else exact
+    mode = ("per-rewrite" if per_rewrite else "whole") if verify else "unverified"
+    report = SimplifyReport(input=m, map=m, mode=mode)
+    if m.state != "ok" or _already_simple(m):  # (before the risky walk below: nothing is rewritten)
+        report.verified = True
+        return report
     if verify and (rules is RULES or any(r.name in SIGN_RULES for r in rules)):  # (RULES holds them)
         from verified_indexing.engines.deadline import risky_maps
 
-        if m.state == "ok" and risky_maps([m]):  # isl may already struggle: no form that is harder to prove
+        if risky_maps([m]):  # isl may already struggle: no form that is harder to prove
             rules = [r for r in rules if r.name not in SIGN_RULES]
-    mode = ("per-rewrite" if per_rewrite else "whole") if verify else "unverified"
-    report = SimplifyReport(input=m, map=m, mode=mode)
-    if m.state != "ok" or _already_simple(m):
-        report.verified = True
-        return report
     t0 = time.perf_counter()
     cand, steps, rejected, report.domain_settled = _rewrite_map(
         m,
