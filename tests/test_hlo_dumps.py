@@ -10,8 +10,6 @@ the same module for the proto.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -22,8 +20,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from verified_indexing.cli import main
+from test_cli_io import run as _cli  # the CLI in-process: (exit code, stdout, stderr)
 
 pytest.importorskip("jax")  # the `test` extra installs it
 
@@ -45,13 +42,6 @@ PROGRAMS = textwrap.dedent(
     """
 )
 NAMES = ("jit_scale_shift", "jit_matvec_sum", "jit_softmax")
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,14 @@ be exactly the union of the maps' graphs, enumerated point by point.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 from hlo_oracle import run
+from test_cli_io import run as _cli  # the CLI in-process: (exit code, stdout, stderr)
 
-from verified_indexing.cli import main
 from verified_indexing.hlo.epilogue import epilogue_indexing
 from verified_indexing.hlo.ir import Computation
 from verified_indexing.hlo.report import load_hlo
@@ -93,13 +91,6 @@ HEROES = [("reduce_transpose_broadcast", "red"), ("reduce_transpose_broadcast", 
 
 def _module_text(name: str) -> str:
     return "HloModule " + name + "\n" + MODULES[name]
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
 
 
 def _oracle(comp: Computation, hero: str) -> list[set[tuple[tuple[int, ...], tuple[int, ...]]]]:

@@ -16,8 +16,6 @@ from XLA's re-print of the module.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import random
 import re
@@ -25,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cli_io import run as _cli  # the CLI in-process: (exit code, stdout, stderr)
 
-from verified_indexing.cli import main
 from verified_indexing.errors import ParseError
 from verified_indexing.hlo.loader import is_stablehlo, not_hlo_reason, split_modules
 from verified_indexing.hlo.parser import parse_modules
@@ -35,13 +33,6 @@ SYNTAX = Path(__file__).resolve().parent / "hlo_corpus" / "xla_syntax"
 FILES = sorted(SYNTAX.glob("*.hlo"))
 N_MUTATIONS = 12
 POSITION = re.compile(r":\d+:\d+: (error|not modelled): ")
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
 
 
 def _xla_parser() -> Any:
