@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from verified_indexing.legality.linalg_interpreter import run_ops
-from verified_indexing.legality.linalg_ir import parse_linalg
+from verified_indexing.legality.linalg_ir import GenericOp, Operand, parse_linalg
 from verified_indexing.legality.linalg_reshape import check_expanded, expand_shape_facts
 from verified_indexing.mlir_driver import PRINT_FLAGS, find_iree_opt, run_iree_opt, validate_mlir, validate_output
 
@@ -216,28 +216,37 @@ THROUGH = """func.func @f(%x: tensor<8xf32>, %y: tensor<2x4xf32>) -> tensor<2x4x
 """
 
 
+def _fused_through(text: str, via: str) -> tuple[GenericOp, Operand]:
+    """``fuse --json`` on ``text`` (valid against the schema): its one pair, through ``via``, legal, and MLIR's
+    pass deciding it by reshape propagation (it fuses); the project's fused op and its operand reading %x."""
+    import json
+
+    from test_cli_io import assert_valid, run
+
+    code, out, err = run("fuse", "-", "--json", stdin=text)
+    assert code == 0, err
+    data = json.loads(out)
+    assert_valid(data)
+    assert data["through_reshape"] == via and data["status"] == "legal"
+    assert data["mlir"]["pass"]["decided_by"] == "reshape propagation" and data["mlir"]["pass"]["fuses"]
+    (fop,) = parse_linalg(data["fused"]["mlir"], strict=True)
+    (xin,) = [o for o in fop.inputs if o.value == "%x"]
+    return fop, xin
+
+
 def test_fuse_finds_and_decides_the_pair_through_an_expand_shape() -> None:
     """Issue 24 item 2: the pair %1 -> tensor.expand_shape -> %2 is found (it was
     'no producer-consumer pair') and decided: legal, the fused op reading %x through
     the linearized map. Oracle: numpy (x*x reshaped, minus y) against the fused op
     run by the interpreter."""
-    import json
+    from test_cli_io import run
 
-    from test_cli_io import assert_valid, run
-
-    code, out, err = run("fuse", "-", "--json", stdin=THROUGH)
-    assert code == 0, err
-    data = json.loads(out)
-    assert_valid(data)
-    assert data["through_reshape"] == "tensor.expand_shape %ex" and data["status"] == "legal"
-    assert data["mlir"]["pass"]["decided_by"] == "reshape propagation" and data["mlir"]["pass"]["fuses"]
-    (fop,) = parse_linalg(data["fused"]["mlir"], strict=True)
-    (xin,) = [o for o in fop.inputs if o.value == "%x"]
+    fop, xin = _fused_through(THROUGH, "tensor.expand_shape %ex")
     assert "d0 * 4 + d1" in str(xin.map), xin.map
     x, y = np.arange(8.0) - 3, np.arange(8.0).reshape(2, 4) * 2
     got = run_ops([fop], {"%x": x, "%y": y, "%e2": np.zeros((2, 4))})["%fused"]
     assert np.array_equal(got, (x * x).reshape(2, 4) - y)
-    code, out, _ = run("fuse", "-", stdin=THROUGH)
+    _, out, _ = run("fuse", "-", stdin=THROUGH)
     assert "(operand #0: %1 through tensor.expand_shape %ex)" in out
 
 
@@ -279,18 +288,7 @@ def test_fuse_decides_the_pair_through_a_collapse_shape() -> None:
     """The flatten JAX writes (reshape to 1-D): %2 reads %1 through a collapse_shape,
     i.e. %1[d0 floordiv 8, d0 mod 8]; legal, and the fused op computes x*x flattened
     minus y (numpy)."""
-    import json
-
-    from test_cli_io import assert_valid, run
-
-    code, out, err = run("fuse", "-", "--json", stdin=FLATTEN)
-    assert code == 0, err
-    data = json.loads(out)
-    assert_valid(data)
-    assert data["through_reshape"] == "tensor.collapse_shape %c" and data["status"] == "legal"
-    assert data["mlir"]["pass"]["decided_by"] == "reshape propagation" and data["mlir"]["pass"]["fuses"]
-    (fop,) = parse_linalg(data["fused"]["mlir"], strict=True)
-    (xin,) = [o for o in fop.inputs if o.value == "%x"]
+    fop, xin = _fused_through(FLATTEN, "tensor.collapse_shape %c")
     assert "d0 floordiv 8" in str(xin.map) and "d0 mod 8" in str(xin.map), xin.map
     x, y = np.arange(32.0).reshape(4, 8) - 5, np.arange(32.0) / 2
     got = run_ops([fop], {"%x": x, "%y": y, "%e2": np.zeros(32)})["%fused"]
