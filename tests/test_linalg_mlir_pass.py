@@ -126,6 +126,10 @@ CASES = {
     "an unread input is dropped": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y", "arith.addf %b, %b")
                                          + _binary("%3", "%1", "%2"), "%3, %2", 2), "%1", "%2", "canonicalization",
                                    True),
+    # %a is mentioned only by a payload op nothing uses: the canonicalization erases that op, then the input
+    "an input read only by a dead payload op is dropped": (
+        _func(_unary("%1", "%x") + _binary("%2", "%1", "%y", "arith.addf %b, %b : f32\n    %dead = arith.mulf %a, %a")
+              + _binary("%3", "%1", "%2"), "%3, %2", 2), "%1", "%2", "canonicalization", True),
     "tensor.extract is a use": (_func(_unary("%1", "%x") + '  %c0 = arith.constant 0 : index\n'
                                       '  %v = tensor.extract %1[%c0] : tensor<4xf32>\n'
                                       '  %t = tensor.insert %v into %y[%c0] : tensor<4xf32>\n'

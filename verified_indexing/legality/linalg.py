@@ -69,7 +69,14 @@ from verified_indexing.legality._mlir_text import parse_type
 from verified_indexing.legality._proofs import now as _now
 from verified_indexing.legality._proofs import reads_inside as _reads_inside
 from verified_indexing.legality.inverse import InverseResult, collision, inverse, is_injective
-from verified_indexing.legality.linalg_ir import GenericOp, Operand, captured_values, loop_bounds, parse_linalg
+from verified_indexing.legality.linalg_ir import (
+    _BLOCK_RE,
+    GenericOp,
+    Operand,
+    captured_values,
+    loop_bounds,
+    parse_linalg,
+)
 from verified_indexing.legality.linalg_semantics import FusionSemantics, prove_fused_equivalent
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.syntax import format_affine_map
@@ -412,7 +419,7 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
     ``collapse_shape``) and what an earlier rewrite changes in the function.
     """
     operand = consumer.operands[operand_index]
-    if consumer.kind == "linalg.generic" and operand.is_input and not consumer.payload_uses(operand_index):
+    if consumer.kind == "linalg.generic" and operand.is_input and not _payload_reads(consumer, operand_index):
         return PassDecision(True, "canonicalization",
                             f"the consumer's payload never reads {operand.value}: linalg.generic's canonicalization "
                             "(DeduplicateAndRemoveDeadOperandsAndResults), which the pass runs, drops the input", uses)
@@ -459,6 +466,35 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                         f"(the pass's default control function accepts){erased}", uses)
 
 
+_PAYLOAD_DEF = re.compile(r"^((?:%[\w.$-]+(?::\d+)?\s*,\s*)*%[\w.$-]+(?::\d+)?)\s*=\s*((?:arith|math)\.\S+.*)$")
+_SSA = re.compile(r"%[\w.$-]+")
+
+
+def _payload_reads(op: GenericOp, operand_index: int) -> bool:
+    """Whether the payload reads the block argument of that operand once the canonicalization the pass runs
+    has erased the payload's dead ``arith``/``math`` ops (trivially dead: nothing live uses their results);
+    ``op.payload_uses`` (the argument mentioned anywhere) when the payload is not a plain list of such ops
+    ending in ``linalg.yield``."""
+    if operand_index >= len(op.block_args):
+        return True
+    header = _BLOCK_RE.search(op.payload)
+    body = op.payload[header.end():] if header is not None else op.payload
+    lines = [ln.strip() for ln in body.splitlines() if ln.strip() and ln.strip() != "}"]
+    if not lines or not lines[-1].startswith("linalg.yield") or any("{" in ln or "}" in ln for ln in lines):
+        return op.payload_uses(operand_index)
+    defs: list[tuple[set[str], str]] = []
+    for ln in lines[:-1]:
+        m = _PAYLOAD_DEF.match(ln)
+        if m is None:  # another op (side effects not known): mentions count as reads
+            return op.payload_uses(operand_index)
+        defs.append(({n.split(":")[0] for n in _SSA.findall(m.group(1))}, m.group(2)))
+    live = {n.split("#")[0] for n in _SSA.findall(lines[-1])}
+    for names, rest in reversed(defs):
+        if names & live:
+            live |= {n.split("#")[0] for n in _SSA.findall(rest)}
+    return op.block_args[operand_index] in live
+
+
 def _without_unread_inputs(op: GenericOp) -> tuple[GenericOp, list[str]] | None:
     """``op`` without the inputs its payload never reads, dropped one by one as MLIR's
     canonicalization (``DeduplicateAndRemoveDeadOperandsAndResults``,
@@ -468,7 +504,7 @@ def _without_unread_inputs(op: GenericOp) -> tuple[GenericOp, list[str]] | None:
         return None
     keep = list(range(len(op.inputs)))
     for i in range(len(op.inputs)):
-        if op.payload_uses(i):
+        if _payload_reads(op, i):
             continue
         trial = [k for k in keep if k != i]
         sized = {e.index for o in (*(op.inputs[k] for k in trial), *op.outputs)
@@ -485,7 +521,7 @@ def _without_results(op: GenericOp, drop: Sequence[int]) -> GenericOp | None:
     """``op`` without the results ``drop`` (and their inits), as MLIR's canonicalization
     erases unused results whose init the payload does not read; ``None`` when that
     would leave a loop without a size (MLIR keeps such a result)."""
-    drop = [i for i in drop if i < len(op.outputs) and not op.payload_uses(len(op.inputs) + i)]
+    drop = [i for i in drop if i < len(op.outputs) and not _payload_reads(op, len(op.inputs) + i)]
     if not drop or len(drop) >= len(op.outputs):
         return None
     outs = tuple(o for i, o in enumerate(op.outputs) if i not in drop)
@@ -516,7 +552,7 @@ def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ())
         groups: dict[tuple[str, str], list[bool]] = {}
         for i, o in enumerate(op.inputs):
             if o.value in producer.results and op.sees(producer):
-                groups.setdefault((o.value, str(o.map)), []).append(op.payload_uses(i))
+                groups.setdefault((o.value, str(o.map)), []).append(_payload_reads(op, i))
         for used in groups.values():
             n -= len(used) - (1 if any(used) else 0)
     return n
