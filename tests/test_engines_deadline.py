@@ -186,3 +186,47 @@ def test_the_budget_backstop_never_raises_inside_z3s_python_wrapper() -> None:
                  os.sep.join(["", "x", "verified_indexing", "engines", "z3.py"]), "exec"), ns)
     assert not _in_wrapper(ns["frame"])
     assert not _in_wrapper(sys._getframe())
+
+
+def _tree_stats(e: object) -> tuple[int, int, int]:
+    """The oracle: (division nodes, deepest nesting of divisions, largest |divisor|) by a plain recursive
+    walk over ``children()``."""
+    from verified_indexing.expr import _BinaryDiv
+
+    def go(x: object, d: int) -> tuple[int, int, int]:
+        div = isinstance(x, _BinaryDiv)
+        d += div
+        n, dp, big = int(div), d, abs(x.divisor) if isinstance(x, _BinaryDiv) else 0
+        for c in x.children():  # type: ignore[attr-defined]
+            cn, cd, cb = go(c, d)
+            n, dp, big = n + cn, max(dp, cd), max(big, cb)
+        return n, dp, big
+
+    return go(e, 0)
+
+
+def test_the_risky_walk_agrees_with_the_thresholds_on_a_plain_tree_walk() -> None:
+    from hypothesis import given, settings
+
+    from verified_indexing import IndexingMap
+    from verified_indexing.engines import deadline
+    from verified_indexing.testing.strategies import affine_exprs, indexing_maps
+
+    @settings(max_examples=60)
+    @given(indexing_maps(max_dims=3, max_syms=2, max_rts=1, max_constraints=2), affine_exprs(3, 2, 1, max_leaves=8))
+    def check(m: IndexingMap, extra: object) -> None:
+        if m.state != "ok":
+            return
+        exprs = [extra.floordiv(5) + extra.mod(4096)]  # type: ignore[attr-defined]
+        for existential in (True, False):
+            roots = list(m.results) + [c for c, _ in m.constraints] + exprs
+            stats = [_tree_stats(r) for r in roots]
+            divs = sum(s[0] for s in stats)
+            depth = max((s[1] for s in stats), default=0)
+            big = max((s[2] for s in stats), default=0)
+            many = m.num_dims + m.num_range_vars + m.num_rt_vars >= deadline.RISKY_VARIABLES
+            expected = many or big >= deadline.RISKY_DIVISOR or depth >= deadline.RISKY_DIV_DEPTH or (
+                divs >= deadline.RISKY_DIV_COUNT) or (existential and m.num_range_vars > 0 and divs > 0)
+            assert deadline._risky([m], exprs, existential, True) == expected
+
+    check()

@@ -261,7 +261,7 @@ _RISKY_ONE: dict[tuple[IndexingMap, int, int, int, int], bool] = {}
 
 
 def _risky(maps: Iterable[IndexingMap], exprs: Iterable[AffineExpr], existential: bool, results: bool) -> bool:
-    from verified_indexing.expr import _BinaryDiv
+    from verified_indexing.expr import Sum, _BinaryDiv
 
     extra = list(exprs)
     divs = depth = biggest = 0
@@ -275,14 +275,24 @@ def _risky(maps: Iterable[IndexingMap], exprs: Iterable[AffineExpr], existential
         extra += (list(m.results) if results else []) + [e for e, _ in m.constraints]
     for root in extra:
         stack: list[tuple[AffineExpr, int]] = [(root, 0)]
+        push = stack.append
         while stack:
             e, d = stack.pop()
+            if type(e) is Sum:  # (the common node, its terms read directly: no tuple of children built)
+                for c, _ in e.terms:
+                    push((c, d))
+                continue
             if isinstance(e, _BinaryDiv):
                 d += 1
                 divs += 1
-                biggest = max(biggest, abs(e.divisor))
-                depth = max(depth, d)
-            stack.extend((c, d) for c in e.children())
+                if abs(e.divisor) > biggest:
+                    biggest = abs(e.divisor)
+                if d > depth:
+                    depth = d
+                push((e.lhs, d))
+                continue
+            for c in e.children():  # (min/max; a leaf has none)
+                push((c, d))
     if biggest >= RISKY_DIVISOR or depth >= RISKY_DIV_DEPTH or divs >= RISKY_DIV_COUNT:
         return True
     return range_vars and divs > 0
