@@ -86,8 +86,9 @@ XLA's passes, *_kernel_module-post-optimization.mlir, and the tiled emitter's,
 *.__compute_module_*-pre-optimization.mlir; the tiled emitter's modules after
 its passes, *.__compute_module_*-post-optimization.mlir, are not read) is
 proved (the kernel reads exactly what the proven maps say, for every output
-element and every value of the dynamic offsets or gather indices it reads), refuted (an output element, the runtime values and an
-operand element one side reads and the other does not), or unknown with the
+element and every value of the dynamic offsets or gather indices it reads),
+refuted (an output element, the runtime values and an operand element one
+side reads and the other does not), or unknown with the
 reason (an index the interpreter cannot state, an op it does not read, a kernel
 of another emitter). Exit code 0 when every kernel is proved, 1 when one is refuted,
 2 when one is unknown, 3 bad input.
