@@ -302,3 +302,23 @@ def test_a_plain_box_rejected_at_its_corners_builds_no_column() -> None:
     assert table._cols is None and table._masks is None  # decided in Python integers
     # the answer is right: no affine form equals it at every point (the evaluator at three points)
     assert e.evaluate([0, 0]) == 0 and e.evaluate([0, 1]) == 1 and e.evaluate([0, 8]) == 0
+
+
+@settings(max_examples=40)
+@given(indexing_maps(max_dims=2, max_syms=1, max_rts=1, max_constraints=2).filter(_ok), st.data())
+def test_lazy_and_eager_tables_answer_alike_and_as_the_evaluator(m: IndexingMap, data: st.DataObject) -> None:
+    e = data.draw(affine_exprs(m.num_dims, m.num_range_vars, m.num_rt_vars, max_leaves=5))
+    answers = []
+    for lazy, fast in ((True, True), (False, False)):
+        prev = points.LAZY_TABLES, points.FAST_COLUMNS
+        points.LAZY_TABLES, points.FAST_COLUMNS = lazy, fast
+        try:
+            table = points.DomainPoints(m)
+            answers.append((table.range(e), table.affine_fit(e), table.is_empty()))
+        finally:
+            points.LAZY_TABLES, points.FAST_COLUMNS = prev
+    assert answers[0] == answers[1]
+    rng, fit, empty = answers[0]
+    assert rng == _brute_range(m, e) and empty == (rng is None)
+    if fit is not None:  # the fit equals e at every domain point (plain evaluator)
+        assert all(fit.evaluate(d, s, r) == e.evaluate(d, s, r) for d, s, r in m.domain_points(100_000))

@@ -85,6 +85,8 @@ class DomainPoints:
         # decided without them (the corner test of :meth:`affine_fit`) builds no array.
         self._cols: dict[Any, Any] | None = None
         self._masks: tuple[list[Any], Any] | None = None
+        if not LAZY_TABLES:
+            self._mask_parts()  # (and the columns)
 
     @property
     def cols(self) -> dict[Any, Any]:
@@ -307,6 +309,10 @@ class DomainPoints:
         ctor = {"d": Dim, "s": Sym, "rt": RtSym}
         return linear_sum([(ctor[k](i), c) for (k, i), c in zip(names, coefs) if c], const)
 
+
+LAZY_TABLES = True
+"""Build a table's columns and constraint masks when first read; ``False``: when the table is made
+(the benchmark's "before")."""
 
 FAST_COLUMNS = True
 """Build a table's columns by repeating and tiling each variable's range (about 50 times faster on a
