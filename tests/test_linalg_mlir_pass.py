@@ -130,6 +130,11 @@ CASES = {
     "an input read only by a dead payload op is dropped": (
         _func(_unary("%1", "%x") + _binary("%2", "%1", "%y", "arith.addf %b, %b : f32\n    %dead = arith.mulf %a, %a")
               + _binary("%3", "%1", "%2"), "%3, %2", 2), "%1", "%2", "canonicalization", True),
+    # %2 reads %1 but nothing uses %2: the pass's greedy driver erases it, %1 has one use left
+    "a dead reader is no use": (_func(_unary("%1", "%x") + _unary("%2", "%1") + _binary("%3", "%1", "%y"), "%3"),
+                                "%1", "%3", "control function", True),
+    "a reader of a dead op is dead too": (_func(_unary("%1", "%x") + _unary("%2", "%1") + _unary("%4", "%2")
+                                                + _binary("%3", "%1", "%y"), "%3"), "%1", "%3", "control function", True),
     "tensor.extract is a use": (_func(_unary("%1", "%x") + '  %c0 = arith.constant 0 : index\n'
                                       '  %v = tensor.extract %1[%c0] : tensor<4xf32>\n'
                                       '  %t = tensor.insert %v into %y[%c0] : tensor<4xf32>\n'

@@ -546,8 +546,12 @@ def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ())
     inputs its payload does not read are dropped; so a consumer reading the
     producer twice with one map is one use, and with two maps two."""
     n = sum(len(_use_offsets(text, producer, res)) for res in producer.results)
+    dead = _dead_generics(text, ops)
     for op in ops:
         if op.kind != "linalg.generic" or op is producer:
+            continue
+        if op.name in dead:  # erased by the pass's greedy driver (trivially dead): its reads are no uses
+            n -= sum(1 for o in op.operands if o.value in producer.results and op.sees(producer))
             continue
         groups: dict[tuple[str, str], list[bool]] = {}
         for i, o in enumerate(op.inputs):
@@ -556,6 +560,25 @@ def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ())
         for used in groups.values():
             n -= len(used) - (1 if any(used) else 0)
     return n
+
+
+def _dead_generics(text: str, ops: Sequence[GenericOp]) -> set[str]:
+    """The ``linalg.generic`` ops of ``ops`` (pure tensor semantics) whose results nothing but such dead ops
+    uses: the greedy driver the pass runs erases them (trivially dead), transitively."""
+    cands = [op for op in ops if op.kind == "linalg.generic" and op.has_pure_tensor_semantics and op.results]
+    uses = {op.name: sum(len(_use_offsets(text, op, r)) for r in op.results) for op in cands}
+    dead: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for op in cands:
+            if op.name in dead:
+                continue
+            by_dead = sum(1 for d in ops if d.name in dead and d.sees(op) for o in d.operands if o.value in op.results)
+            if uses[op.name] - by_dead <= 0:
+                dead.add(op.name)
+                changed = True
+    return dead
 
 
 def unused_results(text: str, producer: GenericOp) -> tuple[int, ...]:
@@ -590,8 +613,10 @@ def simulate_fusions(text: str, ops: Sequence[GenericOp], limit: int = 200) -> l
     erased; the control function counts the uses *then* (a producer read by two
     consumers may get one use when one of them is fused into the other). An
     approximation of the greedy driver: operands in order, first consumer first."""
-    cur = [op for op in ops if op.kind == "linalg.generic"]
-    other = {p.name: producer_uses(text, p, ops) - _linalg_uses(p, ops) for p in cur}
+    dead = _dead_generics(text, ops)
+    cur = [op for op in ops if op.kind == "linalg.generic" and op.name not in dead]
+    live = [op for op in ops if op.name not in dead]
+    other = {p.name: producer_uses(text, p, ops) - _linalg_uses(p, live) for p in cur}
     unused = {p.name: unused_results(text, p) for p in cur}
     events: list[tuple[str, str]] = []
     for _ in range(limit):
