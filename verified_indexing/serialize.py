@@ -103,12 +103,18 @@ _LISTED = {"audit": "results", "audit-kernels": "kernels", "utilization": "opera
 """Commands whose result is a list, printed under one key."""
 
 
+_WRAPPERS = {"Analysis": "analyze", "Fusions": "fuse", "AuditReport": "audit"}
+"""The library's result sequences (``analyze()``, ``fuse()``, ``audit()``): their own ``to_json()`` is the JSON."""
+
+
 def command_of(result: Any) -> str:
     """The command whose ``--json`` output ``result`` (an object, or a list of them) is, from its type."""
     first = result[0] if isinstance(result, (list, tuple)) and result else result
     if isinstance(result, (list, tuple)) and not result:
         raise ValueError("an empty list: give the command (to_json_text(result, 'analyze'))")
     name = type(first).__name__
+    if not isinstance(result, (list, tuple)) and name in _WRAPPERS:
+        return _WRAPPERS[name]
     if name == "Verdict":
         raise ValueError("a Verdict is the JSON of check-rule and of prove-equal: give the command")
     command = _COMMAND_OF_TYPE.get(name)
@@ -207,6 +213,9 @@ def json_value(result: Any, command: str | None = None, **context: Any) -> dict[
     (fuse with no pair), ``map`` (invert: the map inverted)."""
     if isinstance(result, dict):
         return result
+    if type(result).__name__ in _WRAPPERS:
+        wrapped: dict[str, Any] = result.to_json()
+        return wrapped
     command = command or command_of(result)
     items = list(result) if isinstance(result, (list, tuple)) else None
     if command == "show":
