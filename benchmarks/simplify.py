@@ -102,7 +102,6 @@ def forget_memos() -> None:
     answers), so the next variant timed on a map starts cold like the first one."""
     from verified_indexing.engines import deadline, points
     from verified_indexing.engines import isl as isl_engine
-    from verified_indexing.simplify import engine
     from verified_indexing.simplify.api import _ISL_CANDIDATES
     from verified_indexing.simplify.rules import forget_terms
 
@@ -111,7 +110,6 @@ def forget_memos() -> None:
     isl_engine._BUILDERS.__dict__.clear()
     points._LOCAL.__dict__.clear()
     deadline._RISKY_ONE.clear()
-    engine.forget_intervals()
 
 
 def run(maps: list[IndexingMap], label: str, cache_dir: str) -> None:

@@ -377,13 +377,12 @@ def best_of(fn: Any, k: int = 3) -> tuple[float, Any]:
 
 def _timed_before(m: IndexingMap, simplify_with_report: Any, cold: bool = True) -> tuple[float, Any]:
     """One simplification of ``m`` as the code before this round's changes did it (a point table's
-    columns by dividing a flat index, built with its constraint masks when the table is made; one memo
-    of intervals per rewriter; the cheaper risky-map walk and its place after the "already simple" test
-    are not switched): (seconds, report)."""
+    columns by dividing a flat index, built with its constraint masks when the table is made; the
+    cheaper risky-map walk and its place after the "already simple" test are not switched):
+    (seconds, report)."""
     from verified_indexing.engines import points
-    from verified_indexing.simplify import engine
 
-    points.FAST_COLUMNS = points.LAZY_TABLES = engine.SHARED_INTERVALS = False
+    points.FAST_COLUMNS = points.LAZY_TABLES = False
     try:
         if cold:
             forget_memos()
@@ -391,7 +390,7 @@ def _timed_before(m: IndexingMap, simplify_with_report: Any, cold: bool = True) 
         rep = simplify_with_report(m)
         return time.perf_counter() - t, rep
     finally:
-        points.FAST_COLUMNS = points.LAZY_TABLES = engine.SHARED_INTERVALS = True
+        points.FAST_COLUMNS = points.LAZY_TABLES = True
 
 
 def main() -> int:
@@ -536,7 +535,7 @@ def main() -> int:
         print(ratio_line("isl / TVM", il, tv))
     if tv:
         print("before / after this round's changes (before: point tables built whole when made, "
-              "columns by flat-index division, intervals per rewriter), medians of per-map ratios against TVM, one run, the two alternating per map:")
+              "columns by flat-index division), medians of per-map ratios against TVM, one run, the two alternating per map:")
         print(f"  {'':<26} {'before':>10} {'after':>10}")
         for label, b, a in [("first sight (no cache)", before_first, ver),
                             ("repeat (in-process memos)", before_repeat, ver_repeat),

@@ -512,33 +512,3 @@ def test_a_deferred_step_is_the_same_step_and_the_report_texts_are_the_printed_e
     c = P("(d0, d1) -> (-d0 + 31, d1), domain: d0 in [0, 31], d1 in [0, 1], -d0 + 31 in [0, 31]")
     texts = [(s.rule, s.before, s.after) for s in simplify_with_report(c).steps]
     assert ("constraint_to_bounds", "d0 in [0, 31]", "bounds of d0") in texts, texts
-
-
-@settings(max_examples=40)
-@given(indexing_maps(max_dims=2, max_syms=1, max_rts=1, max_constraints=2), st.data())
-def test_rewriters_over_one_box_share_sound_intervals_and_rewrite_alike(m: IndexingMap, data: st.DataObject) -> None:
-    from verified_indexing.simplify import engine
-    from verified_indexing.testing.strategies import affine_exprs
-
-    if m.state != "ok":
-        return
-    e = data.draw(affine_exprs(m.num_dims, m.num_range_vars, m.num_rt_vars, max_leaves=6))
-    outs = []
-    for shared in (True, False):
-        engine.SHARED_INTERVALS = shared
-        try:
-            engine.forget_intervals()
-            first = engine.Rewriter(m.replace(constraints=[]))  # the same box: the memo is shared when on
-            second = engine.Rewriter(m, exact=True)
-            assert (first._ivs is second._ivs) == shared
-            iv = first.interval(e)
-            outs.append((iv, second.interval(e), second.simplify(e), [s.rule for s in second.steps]))
-        finally:
-            engine.SHARED_INTERVALS = True
-    assert outs[0] == outs[1]
-    iv, _, out, _ = outs[0]
-    box = m.replace(constraints=[])
-    for d, s, r in box.domain_points(50_000):  # the interval holds every box point's value (the evaluator)
-        assert iv.lo <= e.evaluate(d, s, r) <= iv.hi
-    for d, s, r in m.domain_points(50_000):  # and the rewrite is equal on the domain
-        assert out.evaluate(d, s, r) == e.evaluate(d, s, r)

@@ -130,16 +130,6 @@ class Rewriter:
             [v.bounds for v in d.range_vars],
             [v.bounds for v in d.rt_vars],
         )
-        if SHARED_INTERVALS:
-            # every rewriter over this box (the domain's, the results', the next round's, a candidate's
-            # polish) reads one memo of intervals: an interval depends only on the expression and the box
-            key = tuple(tuple((b.lo, b.hi) for b in part) for part in self._box)
-            ivs = _BOX_INTERVALS.get(key)
-            if ivs is None or len(ivs) > 1 << 13:
-                if len(_BOX_INTERVALS) >= 64:
-                    _BOX_INTERVALS.clear()
-                ivs = _BOX_INTERVALS[key] = {}
-            self._ivs = ivs
 
     @property
     def steps(self) -> list[Step]:
@@ -318,20 +308,6 @@ class Rewriter:
             if new is not None:
                 return new
         return None
-
-
-SHARED_INTERVALS = True
-"""Rewriters over the same box of variable bounds share their memo of intervals
-(:data:`_BOX_INTERVALS`); ``False``: one memo per rewriter (the benchmark's "before")."""
-
-_BOX_INTERVALS: dict[tuple[tuple[tuple[int, int], ...], ...], dict[AffineExpr, Interval]] = {}
-"""Per box (each variable kind's ``(lo, hi)`` bounds), the intervals computed over it: sound ranges,
-a function of the expression and the box only."""
-
-
-def forget_intervals() -> None:
-    """Empty the shared memo of intervals (the benchmark's cold first sight)."""
-    _BOX_INTERVALS.clear()
 
 
 COMPILED_MATCHER = True
