@@ -56,6 +56,20 @@ def set_enabled(on: bool) -> bool:
     return prev
 
 
+_EN: Any = None
+
+
+def _enumeration() -> Any:
+    """The enumeration engine's module, imported on first use (an import statement per call costs
+    about a microsecond through the import machinery; the tables ask several times per map)."""
+    global _EN
+    if _EN is None:
+        from verified_indexing.engines import enumerate as en
+
+        _EN = en
+    return _EN
+
+
 class DomainPoints:
     """Every point of ``m``'s box with its domain mask (see the module docstring). Only ``m``'s
     domain matters: its results are not read.
@@ -66,7 +80,7 @@ class DomainPoints:
     """
 
     def __init__(self, m: IndexingMap, limit: int = SMALL_BOX) -> None:
-        from verified_indexing.engines import enumerate as en
+        en = _enumeration()
 
         if m.state != "ok":
             raise ValueError("only a map with a domain has points")
@@ -118,7 +132,7 @@ class DomainPoints:
     def _check(self, exprs: list[AffineExpr]) -> None:
         """Every value and constant of ``exprs`` fits int64 (the enumeration engine's bound, memoised
         per table)."""
-        from verified_indexing.engines import enumerate as en
+        en = _enumeration()
 
         if len(self._magnitudes) > MEMO_LIMIT:
             self._magnitudes.clear()
@@ -145,7 +159,7 @@ class DomainPoints:
 
     def values(self, e: AffineExpr) -> Any:
         """The value of ``e`` at every box point (numpy array or scalar)."""
-        from verified_indexing.engines import enumerate as en
+        en = _enumeration()
 
         if len(self._memo) > MEMO_LIMIT:
             self._memo.clear()
@@ -393,7 +407,7 @@ def find_pointwise_difference(a: IndexingMap, b: IndexingMap, limit: int = SMALL
     the results) are compared on that domain's table, with the values it already holds."""
     if not enabled() or a.state != "ok" or b.state != "ok":
         return False, None
-    from verified_indexing.engines import enumerate as en
+    en = _enumeration()
 
     if max(a.box_size(), b.box_size()) > limit:
         return False, None
