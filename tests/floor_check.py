@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -84,8 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         ("known bugs", [str(py), "-m", "verified_indexing", "known-bugs"]),
     ):
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
-        last = (proc.stdout.strip().splitlines() or [""])[-1]
-        print(f"floor-check: {what}: exit {proc.returncode}: {last}")
+        # The summary lines (the rules' table and the domain theorems' table each end in one), else the last line.
+        lines = proc.stdout.strip().splitlines() or [""]
+        summary = [ln for ln in lines if re.match(r"\d+ (domain )?rules: |\d+ known bugs: ", ln)] or lines[-1:]
+        print(f"floor-check: {what}: exit {proc.returncode}: {'; '.join(summary)}")
         if proc.returncode != 0:
             print(proc.stdout + proc.stderr)
             code = 1

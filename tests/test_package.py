@@ -131,7 +131,8 @@ def test_python_dash_m_verified_indexing_and_proofs() -> None:
     proc = subprocess.run([sys.executable, "-m", "verified_indexing.proofs"], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert re.search(r"^(\d+) rules: \1 proved, 0 unknown", proc.stdout.splitlines()[-1]), proc.stdout[-400:]
+    assert re.search(r"^(\d+) rules: \1 proved, 0 unknown", proc.stdout, re.MULTILINE), proc.stdout[-400:]
+    assert re.search(r"^(\d+) domain rules: \1 proved$", proc.stdout, re.MULTILINE), proc.stdout[-400:]
 
 
 # -- verified_indexing.testing -----------------------------------------------------------------------
@@ -324,7 +325,8 @@ def test_rule_proofs_and_known_bugs_at_the_z3_floor() -> None:
         pytest.skip(f"pip cannot fetch z3-solver==5.0.0.0: {proc.stderr.strip()[-300:]}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "floor-check: z3 5.0.0 " in proc.stdout
-    assert re.search(r"rule proofs: exit 0: (\d+) rules: \1 proved", proc.stdout)
+    assert re.search(r"rule proofs: exit 0: (\d+) rules: \1 proved", proc.stdout), proc.stdout
+    assert re.search(r"; (\d+) domain rules: \1 proved", proc.stdout), proc.stdout
     assert re.search(r"known bugs: exit 0: (\d+) known bugs: \1 refuted", proc.stdout)
 
 
