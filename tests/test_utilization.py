@@ -41,7 +41,15 @@ def oracle_counts(comp: Computation) -> dict[int, tuple[int, int]] | None:
     except (NotImplementedError, KeyError, IndexError, TypeError, AttributeError, ValueError):
         return None
     root = comp.root
-    outputs = [values[o] for o in root.operands] if root.opcode == "tuple" else [values[root.name]]
+    if root.opcode == "tuple":
+        outputs = [values[o] for o in root.operands]
+    elif root.shape.tuple_shapes:
+        # a multi-output root (a variadic reduce): every output, each mapped through the tagged operands
+        # (values[root.name] holds the first output only)
+        outputs = [hlo_oracle.compose_tags(out, [values[o] for o in root.operands])
+                   for out in hlo_oracle.run(root, comp)]
+    else:
+        outputs = [values[root.name]]
     read: dict[int, set[tuple[int, ...]]] = {}
     pairs: dict[int, int] = {}
     for out in outputs:
