@@ -237,6 +237,13 @@ def test_twenty_adversarial_commands_each_return_within_the_budget(inputs: dict[
         if argv[0] == "demo":
             expected.add(0)  # its inputs are fixed: 0.5-0.9 s on an idle machine, within the budget (all checks run)
         said = proc.stdout + proc.stderr
+        if argv[0] == "validate-tvm" and _has("tvm") and proc.returncode == 0 and "proved" not in said:
+            wrong.append((argv[0], "exit 0 without a proof", said[-300:]))
+        elif argv[0] == "validate-tvm" and _has("tvm"):
+            # TVM's compute_inline of a two-block chain: since the re-check runs in a subprocess only for a
+            # refutation, the proof may finish within the budget on an idle machine (exit 0, 'proved'): an answer in
+            # time, as demo's
+            expected.add(0)
         if proc.returncode not in expected or "Traceback" in said:
             wrong.append((argv[0], proc.returncode, said[-300:]))
         elif proc.returncode == 2 and not any(w in said.lower() for w in ("unknown", "time budget", "timeout")):
