@@ -3,31 +3,15 @@ equal the command line's JSON bytes (they raised 'no command prints a Fusions as
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 from typing import Any
 
-import pytest
+from test_json_parity import _cli, _private_cache  # noqa: F401  (_private_cache: the autouse fixture, here too)
 
 from verified_indexing import analyze, audit, fuse, to_json_data, to_json_text
-from verified_indexing.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("VERIFIED_INDEXING_CACHE", str(tmp_path / "proofs.sqlite"))
-    monkeypatch.chdir(ROOT)
-
-
-def _cli(*argv: str) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        main([*argv, "--json", "--no-timing"])
-    return out.getvalue()
 
 
 def test_the_sequences_serialize_as_their_command_prints_them() -> None:
