@@ -30,11 +30,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from verified_indexing.engines import Counterexample, Verdict, Z3Encoder
-from verified_indexing.expr import floor_div, floor_mod
-from verified_indexing.simplify.rules import Algebra, Rule
+from verified_indexing.simplify.rules import INT_ALGEBRA, Algebra, IntAlgebra, Rule
 
 __all__ = [
     "Evidence",
+    "INT_ALGEBRA",
     "IntAlgebra",
     "LemmaResult",
     "RuleProof",
@@ -141,41 +141,6 @@ class Z3Algebra(Algebra):
         return c
 
 
-class IntAlgebra(Algebra):
-    """Rule statements on plain integers, with the evaluator's semantics."""
-
-    def lit(self, value: int) -> int:
-        return value
-
-    def const(self, k: Any) -> int:
-        return int(k)
-
-    def add(self, *terms: Any) -> int:
-        return sum(int(t) for t in terms)
-
-    def scale(self, term: Any, k: Any) -> int:
-        return int(term) * int(k)
-
-    def fdiv(self, term: Any, k: Any) -> int:
-        return floor_div(int(term), int(k))
-
-    def mod(self, term: Any, k: Any) -> int:
-        return floor_mod(int(term), int(k))
-
-    def min(self, a: Any, b: Any) -> int:
-        return min(int(a), int(b))
-
-    def max(self, a: Any, b: Any) -> int:
-        return max(int(a), int(b))
-
-    def all(self, *conds: Any) -> bool:
-        return all(bool(c) for c in conds)
-
-    def any(self, *conds: Any) -> bool:
-        return any(bool(c) for c in conds)
-
-
-INT_ALGEBRA = IntAlgebra()
 
 
 def rule_question(rule: Rule) -> str:

@@ -22,46 +22,12 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from verified_indexing.simplify.rules import Algebra
+from verified_indexing.simplify.rules import INT_ALGEBRA, Algebra
 
 __all__ = ["DomainRule", "DOMAIN_RULES", "INT", "STEP_THEOREMS", "domain_rule", "new_interval", "holds"]
 
 
-class _IntAlgebra(Algebra):
-    """Plain integers with the evaluator's floor semantics (Python's ``//``)."""
-
-    def lit(self, value: int) -> int:
-        return value
-
-    def const(self, k: Any) -> int:
-        return int(k)
-
-    def add(self, *terms: Any) -> int:
-        return sum(int(t) for t in terms)
-
-    def scale(self, term: Any, k: Any) -> int:
-        return int(term) * int(k)
-
-    def fdiv(self, term: Any, k: Any) -> int:
-        return int(term) // int(k)
-
-    def mod(self, term: Any, k: Any) -> int:
-        return int(term) % int(k)
-
-    def min(self, a: Any, b: Any) -> int:
-        return min(int(a), int(b))
-
-    def max(self, a: Any, b: Any) -> int:
-        return max(int(a), int(b))
-
-    def all(self, *conds: Any) -> bool:
-        return all(bool(c) for c in conds)
-
-    def any(self, *conds: Any) -> bool:
-        return any(bool(c) for c in conds)
-
-
-INT = _IntAlgebra()
+INT = INT_ALGEBRA
 """The engine's algebra for domain rules: plain integers."""
 
 Cond = Callable[[Algebra, Any, Any], Any]

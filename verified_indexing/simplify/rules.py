@@ -40,6 +40,8 @@ from verified_indexing.expr import (
     Sym,
     emax,
     emin,
+    floor_div,
+    floor_mod,
     linear_sum,
 )
 from verified_indexing.interval import Interval
@@ -48,6 +50,8 @@ __all__ = [
     "Algebra",
     "ExprAlgebra",
     "EXPR_ALGEBRA",
+    "IntAlgebra",
+    "INT_ALGEBRA",
     "Binding",
     "Lemma",
     "RangeFn",
@@ -185,6 +189,44 @@ def forget_terms() -> None:
 
 
 EXPR_ALGEBRA = ExprAlgebra()
+
+
+class IntAlgebra(Algebra):
+    """Rule statements on plain integers, with the evaluator's semantics (``floor_div``/``floor_mod``): the
+    re-check of a proof's counterexample and the per-map side conditions of the domain steps."""
+
+    def lit(self, value: int) -> int:
+        return value
+
+    def const(self, k: Any) -> int:
+        return int(k)
+
+    def add(self, *terms: Any) -> int:
+        return sum(int(t) for t in terms)
+
+    def scale(self, term: Any, k: Any) -> int:
+        return int(term) * int(k)
+
+    def fdiv(self, term: Any, k: Any) -> int:
+        return floor_div(int(term), int(k))
+
+    def mod(self, term: Any, k: Any) -> int:
+        return floor_mod(int(term), int(k))
+
+    def min(self, a: Any, b: Any) -> int:
+        return min(int(a), int(b))
+
+    def max(self, a: Any, b: Any) -> int:
+        return max(int(a), int(b))
+
+    def all(self, *conds: Any) -> bool:
+        return all(bool(c) for c in conds)
+
+    def any(self, *conds: Any) -> bool:
+        return any(bool(c) for c in conds)
+
+
+INT_ALGEBRA = IntAlgebra()
 
 Statement = Callable[[Algebra, Any, Any], Any]
 """``fn(A, v, k)``: a term built from pattern variables ``v.x`` and constants ``k.c``."""
