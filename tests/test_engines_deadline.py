@@ -230,3 +230,88 @@ def test_the_risky_walk_agrees_with_the_thresholds_on_a_plain_tree_walk() -> Non
             assert deadline._risky([m], exprs, existential, True) == expected
 
     check()
+
+
+# -- the worker: a fork of this process where that is safe, else a fresh interpreter ---------------------
+
+def _pid_alive(pid: int) -> bool:
+
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"  # a zombie is not running
+    except FileNotFoundError:
+        return False
+
+
+def _kill_and_restart(mode: str) -> None:
+    """A runaway isl question is stopped at its deadline (the process is gone: oracle /proc), the next
+    call gets the right answer from a new worker of the same kind."""
+    import subprocess
+
+    from verified_indexing.engines import deadline
+
+    deadline.stop_worker()
+    try:
+        assert run_bounded(_add, risky=True, args=(1, 2)) == 3
+        proc = deadline._WORKER.proc
+        assert proc is not None
+        assert isinstance(proc, deadline._Forked if mode == "fork" else subprocess.Popen), type(proc)
+        first = proc.pid
+        m = parse_indexing_map("(d0) -> (d0), domain: d0 in [60, 1000000000060]")
+        with pytest.raises(IslLimitExceeded, match="did not finish"):
+            exact_range(parse_expr("d0 + d0 mod 8589934592"), m, limited=True)
+        assert not _pid_alive(first)
+        assert run_bounded(_add, risky=True, args=(40, 2)) == 42
+        again = deadline._WORKER.proc
+        assert again is not None and again.pid != first and type(again) is type(proc)
+    finally:
+        deadline.stop_worker()
+    assert not _pid_alive(first)
+
+
+def test_the_spawned_worker_is_killed_at_the_deadline_and_restarted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VERIFIED_INDEXING_WORKER", "spawn")
+    _kill_and_restart("spawn")
+
+
+def test_the_forked_worker_is_killed_at_the_deadline_and_restarted() -> None:
+    """In a fresh process (this one may have threads by now: then it spawns its worker)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from verified_indexing.engines import deadline; assert deadline._may_fork(); "
+            "from tests.test_engines_deadline import _kill_and_restart; _kill_and_restart('fork'); print('ok')")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([root, *sys.path])))
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_a_forked_worker_holds_no_output_open_and_ends_with_its_parent() -> None:
+    """A command whose worker is forked: the reader of its output sees the end when the command ends (the
+    worker does not keep the pipe open), and a worker whose parent is killed leaves (its pipe closes)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import os, sys\n"
+        "from verified_indexing.engines import deadline\n"
+        "assert deadline._may_fork()\n"
+        "assert deadline.run_bounded(abs, risky=True, args=(-3,)) == 3\n"
+        "print(deadline._WORKER.proc.pid, flush=True)\n"
+        "if sys.argv[1] == 'kill': os.kill(os.getpid(), 9)\n"
+    )
+    for how in ("exit", "kill"):
+        start = time.monotonic()
+        proc = subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        assert time.monotonic() - start < 30
+        worker = int(proc.stdout.split()[0])
+        for _ in range(200):  # the worker's pipe is closed: it leaves at once
+            if not _pid_alive(worker):
+                break
+            time.sleep(0.01)
+        assert not _pid_alive(worker), how

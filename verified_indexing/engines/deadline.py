@@ -13,16 +13,19 @@ never a guess.
 * **The budget.** :func:`command_budget` sets a deadline for everything inside
   it (the CLI wraps each command in one, from ``--timeout``); :func:`remaining`
   is what is left. Engine calls never run past it.
-* **The worker.** One persistent process, a fresh interpreter started with
-  ``subprocess`` (no fork of a process that has threads, such as the z3 context
-  pool; and unlike multiprocessing's ``spawn`` it never re-runs the caller's
-  ``__main__``), reused across calls; a call sends a module-level function and
-  picklable arguments over a pipe. When a call overruns, the worker is killed and a new one
+* **The worker.** One persistent process, reused across calls: a *fork* of this
+  process where that is safe (Linux, one Python thread, no runtime with native
+  thread pools such as XLA's loaded: :func:`_may_fork`), else a fresh interpreter
+  started with ``subprocess`` (no fork of a process that has threads, such as the
+  z3 context pool; and unlike multiprocessing's ``spawn`` it never re-runs the
+  caller's ``__main__``); a call sends a module-level function and picklable
+  arguments over a pipe. When a call overruns, the worker is killed and a new one
   is started at once in the background (so its start-up overlaps the caller's
   next steps); a worker that is still starting when a call's time runs out is
-  left running (it was given no work). Measured here: start-up about 0.8 s
-  (importing islpy and z3), a round trip 0.1 ms, a risky isl question 2.0 ms
-  through the worker against 0.8 ms in-process (pickling and rebuilding it).
+  left running (it was given no work). Measured here: start-up about 3 ms forked,
+  0.8 s as a fresh interpreter (importing islpy and z3), a round trip 0.1 ms, a
+  risky isl question 2.0 ms through the worker against 0.8 ms in-process
+  (pickling and rebuilding it).
 * **Which calls.** Only *risky* ones (:func:`risky_maps`): most isl queries take
   about 2 ms and stay in-process. A call is risky when a cheap structural check
   finds what makes isl slow: a divisor of :data:`RISKY_DIVISOR` or more, nested
@@ -37,6 +40,7 @@ import atexit
 import contextlib
 import math
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -340,14 +344,88 @@ def _serve(rfd: int, wfd: int, preload: tuple[str, ...] = ()) -> None:  # pragma
             outbox.send((False, IslLimitExceeded(f"the worker could not send its answer: {type(exc).__name__}: {exc}")))
 
 
+_THREADED_RUNTIMES = ("jax", "jaxlib", "tvm", "ray", "torch", "tensorflow")
+"""Modules whose import starts native thread pools that Python's ``threading`` does not count."""
+
+
+def _may_fork() -> bool:
+    """Whether the worker may be a fork of this process: Linux, ``os.fork`` present, one Python thread
+    (a fork copies the locks other threads may hold) and no runtime with native thread pools loaded
+    (XLA's, TVM's, Ray's). ``VERIFIED_INDEXING_WORKER=spawn`` forces a fresh interpreter."""
+    if os.environ.get("VERIFIED_INDEXING_WORKER") == "spawn":
+        return False
+    if sys.platform != "linux" or not hasattr(os, "fork") or threading.active_count() > 1:
+        return False
+    return not any(name in sys.modules for name in _THREADED_RUNTIMES)
+
+
+class _Forked:
+    """A forked worker's process, with the part of :class:`subprocess.Popen` the worker uses."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere
+                self.returncode = -1
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self, timeout: float) -> int:
+        end = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() > end:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+            time.sleep(0.001)
+        assert self.returncode is not None
+        return self.returncode
+
+
+def _fork_server(rfd: int, wfd: int, parent_ends: tuple[int, ...]) -> _Forked:
+    """Fork this process into a worker serving on ``rfd``/``wfd`` (it has every module this process
+    imported: milliseconds instead of an interpreter's start). The child keeps only its two pipe ends
+    (standard streams on ``/dev/null``: it never holds the caller's output open), runs :func:`_serve`
+    and leaves with ``os._exit``: none of this process's exit handlers, buffers or files are touched."""
+    pid = os.fork()
+    if pid:
+        return _Forked(pid)
+    try:  # pragma: no cover - in the child
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
+            signal.signal(s, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        keep = sorted({0, 1, 2, rfd, wfd})
+        low = 3
+        for fd in keep[3:]:
+            os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, 1 << 16)
+        del parent_ends  # closed by the ranges above
+        _serve(rfd, wfd, tuple(_PRELOAD))
+    finally:
+        os._exit(0)
+
+
 class _Worker:
-    """One persistent worker: a fresh interpreter started with ``subprocess`` (no
-    fork of this process, and unlike multiprocessing's ``spawn`` it never re-runs
-    the caller's ``__main__``), talking over two pipes with pickled messages."""
+    """One persistent worker, talking over two pipes with pickled messages: a fork of this process
+    where that is safe (:func:`_may_fork`), else a fresh interpreter started with ``subprocess``
+    (unlike multiprocessing's ``spawn`` it never re-runs the caller's ``__main__``)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | _Forked | None = None
         self.inbox: Any = None
         self.outbox: Any = None
         self.ready = False
@@ -360,6 +438,17 @@ class _Worker:
 
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
+        if _may_fork():
+            try:
+                self.proc = _fork_server(to_child_r, to_parent_w, (to_child_w, to_parent_r))
+            finally:
+                os.close(to_child_r)
+                os.close(to_parent_w)
+            self.outbox = Connection(to_child_w, readable=False)
+            self.inbox = Connection(to_parent_r, writable=False)
+            self.ready = False
+            self.started += 1
+            return
         code = (
             "from verified_indexing.engines.deadline import _serve; "
             f"_serve({to_child_r}, {to_parent_w}, {tuple(_PRELOAD)!r})"
