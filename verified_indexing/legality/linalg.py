@@ -310,9 +310,12 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
     such as ``linalg.transpose`` is not, until generalized); the producer
     has pure tensor semantics and the operand is a ranked tensor; every producer
     loop is parallel; the operand is a consumer input; the consumer's map for
-    it has as many results as the producer has loops; the producer's first
-    result map is a permutation; if the consumer has reduction loops, every
-    consumer loop is still given a size by some operand after fusion.
+    it has as many results as the producer has loops; the map of the producer
+    result the consumer reads (``getIndexingMapMatchingResult``) is a permutation;
+    if the consumer has reduction loops, every consumer loop is still given a size
+    by some operand after fusion. (Older MLIR checked the first init's map; the
+    MLIR of IREE 3.x checks the used result's: a producer whose unused first
+    result has a repeated-loop map is fused, observed with ``iree-opt``.)
     """
     operand = consumer.operands[operand_index]
     checks: list[MlirCheck] = []
@@ -321,7 +324,8 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
         checks.append(MlirCheck(name, ok, detail))
         return ok
 
-    result_map = producer.outputs[0].map if producer.outputs else None
+    used = _result_index(producer, operand.value)
+    result_map = producer.outputs[used].map if used is not None and used < len(producer.outputs) else None
     steps = [
         (
             "producer and consumer are linalg.generic ops",
@@ -362,14 +366,11 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
     for name, ok, detail in steps:
         if not run(name, ok, detail):
             return MlirVerdict(False, tuple(checks))
-    # fuseElementwiseOps then inverts the map of the result actually used (the
-    # check above only looks at the first init); MLIR asserts if that fails.
-    used = _result_index(producer, operand.value)
-    used_map = producer.outputs[used].map if used is not None and used < len(producer.outputs) else None
-    inv = inverse_permutation(used_map) if used_map is not None else None
+    # fuseElementwiseOps then inverts the map of the result used (a permutation: always invertible)
+    inv = inverse_permutation(result_map) if result_map is not None else None
     if inv is None:
         run("the used result's map is invertible (MLIR asserts otherwise)", False,
-            f"{used_map} has no inversePermutation")
+            f"{result_map} has no inversePermutation")
         return MlirVerdict(False, tuple(checks))
     producer_maps = tuple(inp.map.compose(inv).compose(operand.map) for inp in producer.inputs)
     if any(t == "reduction" for t in consumer.iterator_types):
