@@ -88,6 +88,75 @@ def random_step(rng: random.Random, s: Any) -> None:
         s.blockize(loops[-1])
 
 
+#: An unknown's reason, by the words that name it, and the class it is tallied under.
+REASONS = (
+    ("one more loop (the reduction loop)", "reduction loop not directly inside the init's loops (k outer, tiled)"),
+    ("in a loop nest shared with", "a read shares a loop nest with its writer (compute_at, reverse_compute_at)"),
+    ("a reduction in one program and a plain store", "a reduction in one program, a plain store in the other"),
+    ("reduction loops have different lengths", "reduction loops of different lengths (rfactor, split)"),
+    ("stores besides its reduction", "a reduction's tensor written by other stores too"),
+    ("stores (one writer per tensor", "several stores into one tensor"),
+    ("not proven injective", "a store map not proven injective"),
+    ("not proven equal)", "a reduction read by another block differs between the programs"),
+    ("without an algebraic law", "the values differ unless an algebraic law holds"),
+    ("reads an element nothing wrote", "the original reads memory nothing wrote"),
+    ("no longer writes the output", "the transformed program no longer writes an output"),
+)
+
+
+def functions() -> dict[str, Any]:
+    """The corpus workloads of ``tests/tvm_corpus/generate.py`` (needs TVM)."""
+    from generate import functions as made  # type: ignore[import-not-found]
+
+    out: dict[str, Any] = made()
+    return out
+
+
+def reason_class(reason: str) -> str:
+    """The class of an ``unknown``'s reason (:data:`REASONS`; else its first 90 characters)."""
+    for words, name in REASONS:
+        if words in reason:
+            return name
+    return "other: " + reason[:90]
+
+
+def corpus() -> int:
+    """Each scheduled function of the corpus (``sched_*``) against the unscheduled function it came from
+    (the one with the same parameters): the verdicts and the unknowns' reasons."""
+
+    from verified_indexing.errors import NotModelledError
+    from verified_indexing.legality.tvmscript import parse_tvmscript
+    from verified_indexing.tvm.equivalence import check_equivalence
+
+    funcs = functions()
+    base = {k: v for k, v in funcs.items() if not k.startswith("sched_")}
+    tally: collections.Counter[str] = collections.Counter()
+
+    def sig(f: Any) -> tuple[Any, ...]:
+        return tuple((str(b.name), tuple(int(d) for d in b.shape)) for b in f.params)
+
+    for name, f in sorted(funcs.items()):
+        if not name.startswith("sched_"):
+            continue
+        orig = next(k for k in ("elementwise_chain", "matmul", "row_sum", "matmul_bias_relu", "softmax")
+                    if sig(base[k]) == sig(f))
+        try:
+            after = parse_tvmscript(f.script())
+        except NotModelledError as exc:
+            tally["read: unknown"] += 1
+            print(f"{name} (from {orig}): read: unknown: {exc.message.splitlines()[0][:100]}")
+            continue
+        r = check_equivalence(parse_tvmscript(base[orig].script()), after, timeout=10.0)
+        tally[r.status] += 1
+        why = f": {reason_class(r.reason)}" if r.status == "unknown" else ""
+        if r.status == "unknown":
+            tally[f"unknown{why}"] += 1
+        print(f"{name} (from {orig}): {r.status}{why}")
+    for key, count in sorted(tally.items()):
+        print(f"{key}: {count}")
+    return 0
+
+
 def _run(tvm: Any, fn: Any, arrays: list[Any]) -> list[Any]:
     m = tvm.compile(fn, target="llvm")
     args = [tvm.runtime.tensor(a.copy()) for a in arrays]
@@ -99,9 +168,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=300)
     ap.add_argument("--first", type=int, default=0)
+    ap.add_argument("--corpus", action="store_true",
+                    help="the corpus's scheduled functions against their unscheduled ones instead")
     args = ap.parse_args()
+    if args.corpus:
+        return corpus()
     import tvm  # type: ignore[import-untyped]
-    from generate import functions  # type: ignore[import-not-found]
 
     from verified_indexing.errors import NotModelledError, VerifiedIndexingError
     from verified_indexing.legality.tvmscript import parse_tvmscript
@@ -140,6 +212,9 @@ def main() -> int:
             r = check_equivalence(p, q, timeout=10.0)
             tally[r.status] += 1
             tally[f"{kind}: {r.status}"] += 1
+            if r.status == "unknown":
+                tally[f"unknown: {reason_class(r.reason)}"] += 1
+                tally[f"unknown: {kind}: {reason_class(r.reason)}"] += 1
             if r.status not in ("proved", "refuted"):
                 continue
             rs = np.random.default_rng(seed)

@@ -752,3 +752,73 @@ def test_a_buffer_declared_in_a_block_as_a_view_of_other_memory_is_unknown() -> 
         parse_tvmscript(aliased)
     plain = aliased.replace("Bv = T.Buffer((24,), data=B.data)", "Bv = T.Buffer((24,))")
     parse_tvmscript(plain)  # memory nothing allocates: read
+
+
+def _row_sum_split_rfactor(tvm, rows: int, factor: int):  # type: ignore[no-untyped-def]
+    """rsum[i] = sum_k A[i, k] (A: rows x 6); its spatial loop split by ``factor`` (rows = q * factor - r:
+    a T.where), then rfactor of the reduction loop. Returns the unscheduled function and the schedule."""
+    from tvm import te
+
+    a = te.placeholder((rows, 6), name="A")
+    k = te.reduce_axis((0, 6), name="rk")
+    f = te.create_prim_func([a, te.compute((rows,), lambda i: te.sum(a[i, k], axis=k), name="rsum")])
+    s = tvm.s_tir.Schedule(f)
+    b = s.get_sblock("rsum")
+    s.split(s.get_loops(b)[0], factors=[None, factor])
+    s.rfactor(s.get_loops(b)[2], 0)
+    return f, s
+
+
+def test_tvm_rfactor_after_an_uneven_split_drops_the_guard_of_the_final_block() -> None:
+    """Found by random tvm.s_tir schedules (README): TVM 0.27's rfactor after a split of the spatial loop that
+    does not divide it (64 rows split by 3: 22 * 3 = 66) keeps the T.where in the rfactor block but drops it
+    from the final block, which reads rsum_rf[k, 64] and rsum_rf[k, 65] (never written) and writes rsum[64],
+    rsum[65] past rsum's end. validate(schedule) proves the split and refutes the rfactor (was: not pinned
+    by any test). Oracles: the TVMScript interpreter stops TVM's result at the final block's axis binding
+    v_i = 64, outside its domain [0, 64) (it runs the function before the step); TVM's own compiled code, run inside guard cells, writes the two cells past
+    rsum's end (the unscheduled function's code writes none), and in-buffer both equal numpy's row sums."""
+    import sys
+
+    tvm = _tvm()
+    sys.path.insert(0, str(ROOT / "tests"))
+    from tvmscript_interpreter import run_tvmscript
+
+    from verified_indexing.tvm import validate
+    from verified_indexing.tvm.driver import run_compiled_guarded, run_isolated
+
+    f, s = _row_sum_split_rfactor(tvm, 64, 3)
+    split, rfactor = validate(s, f)
+    assert (split.primitive, split.outcome) == ("Split", "proved")
+    assert (rfactor.primitive, rfactor.outcome, rfactor.exit_code) == ("RFactor", "refuted", 1)
+    assert rfactor.verdict is not None
+    assert "rsum_rf[0, 64] is read before it is written" in rfactor.verdict.reason
+    assert rfactor.after is not None and "T.where" in rfactor.after
+    run_tvmscript(split.after or "")  # the function before the rfactor runs
+    with pytest.raises(IndexError, match=r"axis binding 64 outside \[0, 64\)"):  # the block's v_i = 64
+        run_tvmscript(rfactor.after)
+    recheck = rfactor.tvm_recheck
+    assert recheck is not None and recheck["confirmed"] is None  # a read of unwritten memory: not observable
+    assert {(w["tensor"], w["offset"]) for w in recheck["outside"]} == {("rsum", 64), ("rsum", 65)}
+    assert "writes outside buffer rsum (2 elements: 0 past its end, 1 past its end" in recheck["note"]
+    # the second opinion, independently of the driver: TVM's code of the unscheduled and the scheduled function
+    a = np.random.default_rng(5).integers(-3, 4, size=(64, 6)).astype("float32")
+    (before, after), = run_isolated(run_compiled_guarded, [f.script(), s.mod["main"].script()],
+                                    [[a, np.zeros(64, "float32")]])
+    assert np.array_equal(before[0][1], a.sum(1)) and np.array_equal(after[0][1], a.sum(1))
+    assert before[1] == [[], []] and [off for off, _ in after[1][1]] == [64, 65] and after[1][0] == []
+
+
+def test_tvm_rfactor_after_an_even_split_is_proved() -> None:
+    """The same schedule with a split that divides the loop (64 = 16 * 4: no T.where) is proved: the guard is
+    the only difference. Oracle: TVM's compiled code of both functions, equal to numpy's row sums, nothing
+    written outside a buffer."""
+    tvm = _tvm()
+    from verified_indexing.tvm import validate
+    from verified_indexing.tvm.driver import run_compiled_guarded, run_isolated
+
+    f, s = _row_sum_split_rfactor(tvm, 8, 4)
+    assert [(st.primitive, st.outcome) for st in validate(s, f)] == [("Split", "proved"), ("RFactor", "proved")]
+    a = np.random.default_rng(6).integers(-3, 4, size=(8, 6)).astype("float32")
+    (before, after), = run_isolated(run_compiled_guarded, [f.script(), s.mod["main"].script()],
+                                    [[a, np.zeros(8, "float32")]])
+    assert np.array_equal(after[0][1], a.sum(1)) and before[1] == after[1] == [[], []]

@@ -544,6 +544,77 @@ def run_compiled(texts: Sequence[str], inputs: Sequence[Sequence[Any]]) -> list[
     return out
 
 
+#: Elements of canary memory :func:`run_compiled_guarded` places before and after every buffer.
+GUARD = 64
+
+
+def _canary(dtype: Any) -> Any:
+    """The value the guard cells hold (``None``: a type too narrow to guard, e.g. ``bool`` or ``int8``)."""
+    import numpy as np
+
+    dt = np.dtype(dtype)
+    if dt.kind == "f" and dt.itemsize >= 2:
+        return dt.type(-8191.5)
+    if dt.kind in "iu" and dt.itemsize >= 2:
+        return dt.type(8191)
+    return None
+
+
+def run_compiled_guarded(texts: Sequence[str], inputs: Sequence[Sequence[Any]],
+                         guard: int = GUARD) -> list[list[tuple[list[Any], list[list[tuple[int, Any]]]]]]:
+    """As :func:`run_compiled`, but every parameter's array is placed, without a copy, inside a larger
+    array of ``guard`` canary elements before and after it (its start 64-byte aligned, as TVM requires),
+    so that a write of the compiled code just outside a buffer is seen: for each input set, for each
+    function, ``(arrays, outside)`` where ``outside[k]`` lists the guard cells of parameter ``k`` the run
+    changed, as ``(flat offset from the buffer's start, value)`` (negative: before it; at least its size:
+    after it). A parameter whose type is too narrow for a canary (``bool``, 8 bits) is not guarded.
+    Runs where it is called: give it to :func:`run_isolated` (a write further out corrupts other memory)."""
+    import numpy as np
+
+    tvm = load_tvm()
+    mods = [tvm.compile(parse_tvm_source(t), target="llvm") for t in texts]
+    out = []
+    for arrays in inputs:
+        results = []
+        for m in mods:
+            args: list[Any] = []
+            views: list[Any] = []
+            fences: list[tuple[Any, int, Any] | None] = []
+            for a in arrays:
+                a = np.ascontiguousarray(a)
+                canary = _canary(a.dtype)
+                if canary is None or a.size == 0:
+                    args.append(tvm.runtime.tensor(a.copy(), tvm.cpu()))
+                    views.append(None)
+                    fences.append(None)
+                    continue
+                slack = 64 // a.itemsize + 1
+                raw = np.full(a.size + 2 * guard + slack, canary, dtype=a.dtype)
+                start = guard + (-(raw.ctypes.data + guard * a.itemsize) % 64) // a.itemsize
+                view = raw[start:start + a.size].reshape(a.shape)
+                view[...] = a
+                args.append(tvm.runtime.from_dlpack(view))
+                views.append(view)
+                fences.append((raw, start, canary))
+            m(*args)
+            got: list[Any] = []
+            outside: list[list[tuple[int, Any]]] = []
+            for x, view, fence in zip(args, views, fences):
+                if fence is None:
+                    got.append(x.numpy())
+                    outside.append([])
+                    continue
+                raw, start, canary = fence
+                got.append(view.copy())
+                n = view.size
+                cells = [i for i in range(start - guard, start + n + guard)
+                         if not start <= i < start + n and raw[i] != canary]
+                outside.append([(i - start, raw[i].item()) for i in cells])
+            results.append((got, outside))
+        out.append(results)
+    return out
+
+
 def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness: dict[str, Any],
                  random_runs: int = 3) -> dict[str, Any]:
     """Both functions compiled by TVM (``llvm``) and run (in a child process,
@@ -553,7 +624,14 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
     integers in [-3, 3]): ``{confirmed, original, after, note}`` at the witness
     element on the witness inputs, and ``found``: the first element of any
     buffer where the two differ over all runs (``None`` when none does).
-    ``confirmed`` is ``None`` when TVM cannot run them (symbolic shapes, a crash)."""
+    Every buffer is run inside guard cells (:func:`run_compiled_guarded`):
+    ``outside`` lists the writes just outside a buffer that the transformed
+    function makes and the original does not (``{tensor, offset, value, inputs}``,
+    the offset flat from the buffer's start), so a dropped guard that writes
+    past a buffer's end is seen; a witness element outside its buffer is
+    ``confirmed`` when the transformed function writes that cell.
+    ``confirmed`` is ``None`` when TVM cannot run them (symbolic shapes, a crash)
+    and for a witness that is a read of memory nothing writes."""
     import numpy as np
 
     sizes = dict(witness.get("sizes", {}))
@@ -585,11 +663,24 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
         inputs.append(arrays)
 
     try:  # compiled and run in a child process (a wrong result may corrupt memory)
-        runs = run_isolated(run_compiled, [before_pf.script(), after_pf.script()], inputs)
+        guarded = run_isolated(run_compiled_guarded, [before_pf.script(), after_pf.script()], inputs)
     except RuntimeError as exc:  # TVM's diagnostics run over many lines: the first and the reason
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         why = [ln for ln in lines[1:] if "ill-formed" in ln or "Check failed" in ln][:1]
         return {"confirmed": None, "found": None, "note": " ".join(lines[:1] + why)}
+    runs = [[arrays for arrays, _ in results] for results in guarded]
+    written_outside: list[dict[str, Any]] = []
+    for run, results in enumerate(guarded):
+        if written_outside:
+            break
+        (_, out_a), (_, out_b) = results
+        for n, cells_a, cells_b in zip(names, out_a, out_b):
+            seen = {off for off, _ in cells_a}
+            written_outside += [
+                {"tensor": n, "offset": off, "value": val, "inputs": (
+                    f"{INPUT_RULE}, seed {seed}" if run == 0 else
+                    f"numpy.random.default_rng(0) integers in [-3, 3], draw {run}")}
+                for off, val in cells_b if off not in seen]
     at_witness: tuple[Any, Any] | None = None
     found: dict[str, Any] | None = None
     outside = bool(tensor in names and element and (
@@ -610,10 +701,16 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
     # is there, or out of bounds): only the interpreter confirms it
     confirmed: bool | None = None if not tensor or outside else (
         at_witness is not None and at_witness[0] != at_witness[1])
-    out: dict[str, Any] = {"confirmed": confirmed, "found": found}
+    if outside and len(element) == len(shapes[names.index(tensor)]):
+        # the element's row-major offset, as TVM flattens a buffer
+        flat = sum(e * int(np.prod(shapes[names.index(tensor)][d + 1:])) for d, e in enumerate(element))
+        if any(w["tensor"] == tensor and w["offset"] == flat for w in written_outside):
+            confirmed = True
+    out: dict[str, Any] = {"confirmed": confirmed, "found": found, "outside": written_outside}
     if outside:
         note = (f"{tensor}{list(element)} lies outside the buffer (shape {list(shapes[names.index(tensor)])}): "
-                "an out-of-bounds write, not observable in the buffer")
+                "an out-of-bounds write" + (", and TVM's compiled code of the transformed function writes that "
+                                            "cell" if confirmed else ", not observable in the buffer"))
     elif at_witness is not None:
         out.update(original=at_witness[0], after=at_witness[1])
         note = (f"TVM-compiled code at {tensor}{list(element)} on the witness inputs: original "
@@ -625,6 +722,14 @@ def run_with_tvm(tvm: Any, before_pf: Any, after_pf: Any, before: Stmt, witness:
                  f"transformed {found['after']} ({found['inputs']})")
     elif found is None:
         note += f"; no difference on any buffer over {1 + random_runs} inputs"
+    if written_outside:
+        w = written_outside[0]
+        cells = [x["offset"] for x in written_outside if x["tensor"] == w["tensor"]]
+        size = int(np.prod(shapes[names.index(w["tensor"])]))
+        where = ", ".join(f"{c - size} past its end" if c >= size else f"{-c} before its start" for c in cells[:4])
+        note += (f"; the transformed function's compiled code writes outside buffer {w['tensor']} "
+                 f"({len(cells)} element{'s' if len(cells) != 1 else ''}: {where}{', ...' if len(cells) > 4 else ''};"
+                 f" {w['inputs']}), the original's does not")
     out["note"] = note
     return out
 
