@@ -44,19 +44,29 @@ PROGRAMS = textwrap.dedent(
 NAMES = ("jit_scale_shift", "jit_matvec_sum", "jit_softmax")
 
 
-@pytest.fixture(scope="module")
-def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(a text dump directory, a directory of the same modules as .hlo.pb only)."""
-    root = tmp_path_factory.mktemp("dumps")
-    text = root / "text"
+def make_dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(a text dump directory, a directory of the same modules as .hlo.pb only), written once a test session
+    (one jax process, a few seconds): tests/test_json_parity.py reads the same directories."""
+    root = tmp_path_factory.getbasetemp() / "jax_dumps"
+    text, proto = root / "text", root / "proto"
+    if (root / "done").exists():
+        return text, proto
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
     env = {**os.environ, "XLA_FLAGS": f"--xla_dump_to={text} --xla_dump_hlo_as_text --xla_dump_hlo_as_proto",
            "JAX_PLATFORMS": "cpu"}
     subprocess.run([sys.executable, "-c", PROGRAMS], env=env, check=True, capture_output=True, timeout=120)
-    proto = root / "proto"
     proto.mkdir()
     for p in text.glob("*.hlo.pb"):
         shutil.copy(p, proto / p.name)
+    (root / "done").write_text("")
     return text, proto
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(a text dump directory, a directory of the same modules as .hlo.pb only)."""
+    return make_dumps(tmp_path_factory)
 
 
 def _after_files(directory: Path) -> list[Path]:

@@ -334,3 +334,119 @@ def test_python_values_are_the_command_lines_json_read_back() -> None:
     assert to_json_data(list(a), "analyze", no_timing=True) == {k: x for k, x in cli.items()
                                                                  if k not in ("schema", "command")}
     assert no_empty(a.to_json())
+
+
+# -- analyze on what the command takes: a dump directory, --module, --epilogue, a .hlo.pb, --jobs ----------------
+# The dump directories of tests/test_hlo_dumps.py (real jax dumps, written once a session): the library's
+# analyze() goes through the command's own code (cli.analyze.analyze_inputs), so its JSON is the command's.
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    pytest.importorskip("jax")
+    from test_hlo_dumps import make_dumps
+
+    return make_dumps(tmp_path_factory)
+
+
+def _hero(directory: Path) -> str:
+    """A reduce inside a fusion of the softmax module (the name XLA gave it in this jax version)."""
+    from verified_indexing.hlo.report import load_hlo
+
+    path = next(p for p in sorted(directory.iterdir()) if "softmax" in p.name and p.name.endswith("after_optimizations.txt"))
+    module = load_hlo(path.read_text(encoding="utf-8"), str(path))
+    fused = {c.name for _, c in module.fusions()}
+    return next(i.name for c in module.computations.values() if c.name in fused for i in c.instructions
+                if i.opcode == "reduce")
+
+
+DUMP_CASES: dict[str, tuple[Callable[[Path, Path], tuple[str, dict[str, object]]], list[str]]] = {
+    # name: ((text dir, proto dir) -> (path, keyword arguments of analyze()), the command's extra arguments)
+    "a dump directory": (lambda t, p: (str(t), {}), []),
+    "a dump directory, --jobs 2": (lambda t, p: (str(t), {"jobs": 2}), ["--jobs", "2"]),
+    "a module glob": (lambda t, p: (str(t), {"module": "*softmax*"}), ["--module", "*softmax*"]),
+    "a glob on before-optimization files": (lambda t, p: (str(t), {"module": "*scale_shift.before_optimizations*"}),
+                                            ["--module", "*scale_shift.before_optimizations*"]),
+    "an epilogue": (lambda t, p: (str(t), {"epilogue": _hero(t)}), ["--epilogue", "HERO"]),
+    "an epilogue, one module": (lambda t, p: (str(t), {"epilogue": _hero(t), "module": "jit_softmax"}),
+                                ["--epilogue", "HERO", "--module", "jit_softmax"]),
+    "a proto directory": (lambda t, p: (str(p), {}), []),
+    "a .hlo.pb file": (lambda t, p: (str(sorted(p.glob("*softmax*after_optimizations.hlo.pb"))[0]), {}), []),
+    "a .hlo.pb file, --computation ENTRY": (
+        lambda t, p: (str(sorted(p.glob("*softmax*after_optimizations.hlo.pb"))[0]), {"computation": "ENTRY"}),
+        ["--computation", "ENTRY"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DUMP_CASES))
+def test_analyze_of_what_the_command_takes_writes_its_bytes(name: str, dumps: tuple[Path, Path]) -> None:
+    from verified_indexing import analyze
+
+    make, extra = DUMP_CASES[name]
+    path, kwargs = make(*dumps)
+    argv = [a if a != "HERO" else str(kwargs["epilogue"]) for a in extra]
+    python = analyze(path, **kwargs).to_json_text(no_timing=True)  # type: ignore[arg-type]
+    cli = _cli("analyze", path, *argv)
+    data = json.loads(cli)
+    assert "error" not in data and data["results"], cli[:500]
+    assert python == cli
+    if "epilogue" in kwargs:
+        assert data["epilogue"] and all(e["hero"] == kwargs["epilogue"] for e in data["epilogue"])
+    if "module" in kwargs:
+        assert len({r.get("file") for r in data["results"]}) == 1
+    from test_cli_io import assert_valid
+
+    assert_valid(data)
+
+
+def test_analyze_of_a_dump_directory_names_modules_as_the_command(dumps: tuple[Path, Path]) -> None:
+    # str() is the command's text, the notes its standard error lines, the exit code its exit code
+    from test_cli_io import run
+
+    from verified_indexing import analyze
+    from verified_indexing._timing import set_show_timing
+
+    text_dir, _ = dumps
+    before = set_show_timing(False)
+    try:
+        a = analyze(text_dir, module="jit_*")
+        code, out, err = run("analyze", str(text_dir), "--module", "jit_*", "--no-timing")
+        assert (a.exit_code, str(a) + "\n") == (code, out)
+    finally:
+        set_show_timing(before)
+    assert a.notes and all(n in err for n in a.notes)
+    assert len(a.modules) == 3 and repr(a).startswith("<Analysis 3 modules: ")
+    assert {r.module_name for r in a} == {"jit_scale_shift", "jit_matvec_sum", "jit_softmax"}
+
+
+@pytest.mark.parametrize(("kwargs", "argv"), [
+    ({"module": "jit_sofmax"}, ["--module", "jit_sofmax"]),
+    ({"epilogue": "no_such_hero"}, ["--epilogue", "no_such_hero"]),
+    ({"epilogue": "x", "direction": "input-to-output"}, ["--epilogue", "x", "--direction", "input-to-output"]),
+    ({"computation": "nowhere", "module": "jit_softmax"}, ["--computation", "nowhere", "--module", "jit_softmax"]),
+    ({"jobs": 0}, ["--jobs", "0"]),
+    ({"operand": -1}, ["--operand", "-1"]),
+    ({"direction": "sideways"}, ["--direction", "sideways"]),
+])
+def test_bad_arguments_are_the_command_s_messages(kwargs: dict[str, object], argv: list[str],
+                                                  dumps: tuple[Path, Path]) -> None:
+    from test_cli_io import run
+
+    from verified_indexing import analyze
+    from verified_indexing.errors import VerifiedIndexingError
+
+    text_dir, _ = dumps
+    with pytest.raises(VerifiedIndexingError) as caught:
+        analyze(text_dir, **kwargs)  # type: ignore[arg-type]
+    code, out, err = run("analyze", str(text_dir), *argv)
+    message = str(caught.value)
+    assert code in (2, 3) and out == "" and "Traceback" not in err
+    assert err.rstrip("\n").endswith(message), (message, err)
+
+
+def test_a_missing_path_is_bad_input() -> None:
+    from verified_indexing import analyze
+    from verified_indexing.errors import VerifiedIndexingError
+
+    with pytest.raises(VerifiedIndexingError, match="no/such/dump: no such file or directory"):
+        analyze("no/such/dump")

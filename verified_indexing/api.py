@@ -12,11 +12,14 @@ serializer, :mod:`verified_indexing.serialize`), and an analysis draws its fusio
     >>> a._repr_svg_()[:4]
     '<svg'
 
-The inputs: a path (``str`` or ``os.PathLike``) or the text itself; an HLO ``Module`` for ``analyze``.
+The inputs: a path (``str`` or ``os.PathLike``) or the text itself; for ``analyze`` also an HLO ``Module``, a
+``*.hlo.pb`` file or an ``--xla_dump_to`` directory, with the command's ``--module``, ``--epilogue``, ``--jobs``
+options (docs/python-api.md).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +28,10 @@ from typing import TYPE_CHECKING, Any, overload
 from verified_indexing._repr import short
 
 if TYPE_CHECKING:
+    from verified_indexing.cli.analyze import Outcome
     from verified_indexing.engines.verdict import Verdict
     from verified_indexing.hlo.audit import AuditResult
+    from verified_indexing.hlo.epilogue import EpilogueQuestion
     from verified_indexing.hlo.fusion import ComputationIndexing, Direction
     from verified_indexing.hlo.ir import Module
     from verified_indexing.legality.linalg import FusionReport
@@ -52,12 +57,32 @@ def _text(given: str | os.PathLike[str], what: str) -> tuple[str, str]:
 @dataclass
 class Analysis(Sequence["ComputationIndexing"]):
     """The indexing maps of an HLO module's fusions (what ``verified-indexing analyze`` prints): a sequence of
-    :class:`~verified_indexing.hlo.fusion.ComputationIndexing`, one per analyzed computation."""
+    :class:`~verified_indexing.hlo.fusion.ComputationIndexing`, one per analyzed computation. An input of
+    several modules (a dump directory, a file split by ``// -----``) holds them all in ``modules``, each
+    result naming its module and file (``module_name``, ``file``) as the command's JSON does."""
 
-    module: Module
+    modules: list[Module]
     results: list[ComputationIndexing]
     seconds: float = 0.0
     not_reached: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """The lines the command writes to standard error before its report (what a dump directory's files
+    were picked, StableHLO converted...)."""
+    named: bool = False
+    """Each result is named by its module and file (several modules, or a dump directory)."""
+    epilogue: list[tuple[EpilogueQuestion, Module, list[ComputationIndexing]]] | None = None
+    """With ``epilogue=HERO``: per module holding the hero, the question and its results."""
+    drawn: list[tuple[Module, list[ComputationIndexing]]] | None = None
+    """Each analyzed module and its results (None: every module, with every result)."""
+
+    @property
+    def module(self) -> Module:
+        """The (first) module analyzed."""
+        if not self.modules:
+            from verified_indexing.errors import VerifiedIndexingError
+
+            raise VerifiedIndexingError("the time budget ran out before a module was read")
+        return self.modules[0]
 
     @overload
     def __getitem__(self, index: int) -> ComputationIndexing: ...
@@ -72,14 +97,18 @@ class Analysis(Sequence["ComputationIndexing"]):
     def __iter__(self) -> Iterator[ComputationIndexing]:
         return iter(self.results)
 
+    def _outcome(self) -> Outcome:
+        from verified_indexing.cli.analyze import Outcome
+
+        drawn = self.drawn if self.drawn is not None else [(m, self.results) for m in self.modules[:1]]
+        return Outcome(self.modules, self.results, self.seconds, self.not_reached, self.named, drawn, [],
+                       self.epilogue, unread=not self.modules and self.not_reached == ["reading the input"])
+
     @property
     def exit_code(self) -> int:
         """The command line's exit code: 0 every map there and proven, 2 unknown or unsupported, 4 a failed
         proof."""
-        from verified_indexing.hlo.report import exit_code
-
-        code = exit_code(self.results)
-        return max(code, 2) if self.not_reached else code
+        return self._outcome().exit_code()
 
     def summary(self) -> dict[str, Any]:
         """The counts of ``analyze --json``'s ``summary`` (fusions, computations, maps, proofs by status...)."""
@@ -93,20 +122,18 @@ class Analysis(Sequence["ComputationIndexing"]):
         proofs = f"{s['proofs']} proofs ({status})" if s["proofs"] else "not verified"
         extra = f", {len(s['unsupported_ops'])} unsupported ops" if s["unsupported_ops"] else ""
         extra += f", {len(self.not_reached)} not reached" if self.not_reached else ""
-        return short("Analysis", f"{self.module.name}: {s['fusions']} fusions, {s['maps']} maps, {proofs}{extra}")
+        what = self.modules[0].name if len(self.modules) == 1 else f"{len(self.modules)} modules"
+        return short("Analysis", f"{what}: {s['fusions']} fusions, {s['maps']} maps, {proofs}{extra}")
 
     def __str__(self) -> str:
         """The text ``verified-indexing analyze`` prints (the maps, then the summary line)."""
-        from verified_indexing.hlo.report import format_results, summary_line
-
-        line = summary_line(self.results, self.seconds)
-        return f"{format_results(self.results)}\n\n{line}" if self.results else line
+        return self._outcome().text()
 
     def to_json(self) -> dict[str, Any]:
         """The fields of ``analyze --json`` (without ``schema`` and ``command``; absent values None)."""
-        from verified_indexing.serialize import analyze_json, to_json_data
+        from verified_indexing.serialize import to_json_data
 
-        return to_json_data(analyze_json(self.results, self.seconds, self.not_reached), "analyze")
+        return to_json_data(self._outcome().to_json_data(), "analyze")
 
     def to_json_text(self, *, no_timing: bool = False) -> str:
         """The bytes ``verified-indexing analyze FILE --json`` prints (``no_timing``: as with ``--no-timing``)."""
@@ -115,10 +142,13 @@ class Analysis(Sequence["ComputationIndexing"]):
         return json_text(self.to_json(), "analyze", no_timing=no_timing)
 
     def to_dot(self) -> str:
-        """The fusion graph in Graphviz DOT, as ``analyze --dot`` writes it."""
+        """The fusion graph in Graphviz DOT, as ``analyze --dot`` writes it (each module's graph, named by its
+        file when the results are)."""
+        from verified_indexing.hlo.dumps import module_source
         from verified_indexing.hlo.graph import to_dot
 
-        return to_dot(self.module, self.results)
+        return "".join(to_dot(m, found, module_source(m) if self.named else None)
+                       for m, found in self._outcome().drawn)
 
     def _repr_svg_(self) -> str:
         """The fusion graph as SVG (a notebook displays it), drawn without Graphviz."""
@@ -130,34 +160,70 @@ class Analysis(Sequence["ComputationIndexing"]):
 def analyze(
     hlo: str | os.PathLike[str] | Module,
     *,
+    module: str | None = None,
     computation: str | None = None,
+    epilogue: str | None = None,
     instruction: str | None = None,
     direction: Direction = "output-to-input",
     operand: int | None = None,
     verify: bool = True,
     from_instruction: str | None = None,
     physical: bool = False,
+    jobs: int | None = None,
+    timeout: float = math.inf,
 ) -> Analysis:
     """The indexing maps of an HLO module, composed, simplified and proven, as ``verified-indexing analyze``
-    computes them (the options are the command's: see ``analyze --help``). ``hlo``: a path, HLO text, or a
-    parsed :class:`~verified_indexing.hlo.ir.Module`."""
+    computes them, through the command's own code (:func:`verified_indexing.cli.analyze.analyze_inputs`).
+
+    ``hlo``: a path (``str`` or ``os.PathLike``: an HLO text file, a ``*.hlo.pb`` module proto read through
+    jaxlib, or an ``--xla_dump_to`` directory: its after-optimization modules), HLO text, or a parsed
+    :class:`~verified_indexing.hlo.ir.Module`. The options are the command's (see ``analyze --help``):
+    ``module`` is ``--module PATTERN`` (a glob on the file or ``HloModule`` name), ``epilogue`` is
+    ``--epilogue HERO``, ``jobs`` is ``--jobs N`` (worker processes for several modules), ``timeout`` is
+    ``--timeout`` (what was not finished is in ``not_reached``). Bad arguments raise
+    :class:`~verified_indexing.errors.VerifiedIndexingError` with the command's message."""
     import time
 
-    from verified_indexing.hlo.fusion import analyze_module
+    from verified_indexing.cli.analyze import analyze_inputs, check_options, read_path
+    from verified_indexing.engines.deadline import command_budget
     from verified_indexing.hlo.ir import Module
 
     start = time.perf_counter()
+    check_options(jobs=jobs, operand=operand, epilogue=epilogue, instruction=instruction,
+                  from_instruction=from_instruction, direction=direction)
+    notes: list[str] = []
+    inputs: list[tuple[str, str]] = []
+    parsed: list[Module] | None = None
+    directory = None
     if isinstance(hlo, Module):
-        module = hlo
+        parsed = [hlo]
+    elif isinstance(hlo, os.PathLike) or _could_be_path(hlo):
+        inputs, directory = read_path(os.fspath(hlo), notes.append)
+    elif isinstance(hlo, str):
+        inputs = [(hlo, "<HLO>")]
     else:
-        from verified_indexing.hlo.report import load_hlo
+        raise TypeError(f"expected a path, HLO text or a Module, got {type(hlo).__name__}")
+    options = {"instruction": instruction, "direction": direction, "operand": operand, "verify": verify,
+               "from_instruction": from_instruction, "physical": physical}
+    with command_budget(timeout):
+        found = analyze_inputs(inputs, directory=directory, parsed=parsed, module=module, computation=computation,
+                               epilogue=epilogue, jobs=jobs, options=options, say=notes.append, start=start)
+    return Analysis(found.modules, found.results, found.seconds, found.not_reached, notes, found.named,
+                    found.epilogue, found.drawn)
 
-        module = load_hlo(*_text(hlo, "HLO"))
-    missed: list[str] = []
-    results = analyze_module(module, computation=computation, instruction=instruction, direction=direction,
-                             operand=operand, verify=verify, from_instruction=from_instruction, physical=physical,
-                             not_reached=missed)
-    return Analysis(module, results, time.perf_counter() - start, missed)
+
+def _could_be_path(given: str) -> bool:
+    """A string that names a file or directory (an existing one; one line without HLO's ``=`` that names
+    nothing is a missing path: :class:`VerifiedIndexingError`)."""
+    if not isinstance(given, str) or "\n" in given or not 0 < len(given) < 4096 or "\0" in given:
+        return False
+    if os.path.exists(given):
+        return True
+    if "HloModule" in given or "=" in given or "{" in given:
+        return False
+    from verified_indexing.errors import VerifiedIndexingError
+
+    raise VerifiedIndexingError(f"{given}: no such file or directory")
 
 
 # -- fuse ------------------------------------------------------------------------------------------------------

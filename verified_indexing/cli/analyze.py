@@ -14,6 +14,7 @@ from verified_indexing.cli._common import add_inputs, add_timeout, count, input_
 from verified_indexing.errors import VerifiedIndexingError
 
 if TYPE_CHECKING:
+    from verified_indexing.hlo.epilogue import EpilogueQuestion
     from verified_indexing.hlo.fusion import ComputationIndexing
     from verified_indexing.hlo.ir import Module
 
@@ -274,17 +275,196 @@ def _bar(what: str) -> Callable[[list[T]], Iterable[T]]:
     return wrap
 
 
-def run(args: argparse.Namespace) -> int:
+def check_options(*, jobs: int | None, operand: int | None, epilogue: str | None, instruction: str | None,
+                  from_instruction: str | None, direction: str, drawing: bool = False, xla: bool = False) -> None:
+    """The options of ``analyze`` that do not go together, or are out of range: :class:`VerifiedIndexingError`
+    with the command's message (the command line and :func:`verified_indexing.analyze` both check here)."""
+    if jobs is not None and jobs < 1:  # (the command line's argparse says so first, in these words)
+        raise VerifiedIndexingError(f"argument --jobs: expected a positive number of worker processes, "
+                                    f"got {str(jobs)!r}")
+    if operand is not None and operand < 0:
+        raise VerifiedIndexingError(f"argument --operand: expected a non-negative integer, got {str(operand)!r}")
+    if direction not in ("output-to-input", "input-to-output"):
+        raise VerifiedIndexingError(f"argument --direction: invalid choice: {direction!r} (choose from "
+                                    "'output-to-input', 'input-to-output')")
+    if epilogue is not None and (instruction or from_instruction or drawing or xla or direction != "output-to-input"
+                                 or operand is not None):
+        raise VerifiedIndexingError("analyze --epilogue HERO maps the hero's output to the root's: not with "
+                                    "--instruction, --from, --direction, --operand, --dot, --svg or --format=xla")
+
+
+def read_path(path: str, say: Callable[[str], None]) -> tuple[list[tuple[str, str]], str | None]:
+    """The HLO texts of ``path`` and the dump directory it is (None: a file): a directory's picked modules
+    (:func:`verified_indexing.hlo.loader.dump_modules`; ``say`` is given the line saying what was picked), or
+    the one file (text, or a ``*.hlo.pb`` read through jaxlib)."""
+    from verified_indexing.cli._common import read_hlo_file
+
+    if os.path.isdir(path):
+        from verified_indexing.hlo.loader import dump_modules
+
+        selection = dump_modules(path)
+        say(selection.note)
+        return [read_hlo_file(str(f)) for f in selection.files], path
+    return [read_hlo_file(path)], None
+
+
+class Outcome:
+    """What ``analyze`` found on its inputs (:func:`analyze_inputs`): the command prints it, the library's
+    :class:`verified_indexing.api.Analysis` holds it. ``named``: each result says its module and file (several
+    modules, or a dump directory); ``drawn``: each analyzed module and its results; ``work``: (index, module,
+    computation) of each analyzed module; ``epilogue``: with ``--epilogue``, (question, module, results) per
+    module holding the hero; ``unread``: the budget ran out while the input was read."""
+
+    def __init__(self, modules: list[Module], results: list[ComputationIndexing], seconds: float,
+                 not_reached: list[str], named: bool, drawn: list[tuple[Module, list[ComputationIndexing]]],
+                 work: list[tuple[int, Module, str | None]],
+                 epilogue: list[tuple[EpilogueQuestion, Module, list[ComputationIndexing]]] | None = None,
+                 unread: bool = False) -> None:
+        self.modules, self.results, self.seconds, self.not_reached = modules, results, seconds, not_reached
+        self.named, self.drawn, self.work, self.epilogue, self.unread = named, drawn, work, epilogue, unread
+
+    def to_json_data(self) -> dict[str, Any]:
+        """The fields of ``analyze --json`` (before the envelope)."""
+        from verified_indexing.serialize import analyze_json
+
+        if self.epilogue is None:
+            return analyze_json(self.results, self.seconds, self.not_reached)
+        data = analyze_json(self.results, self.seconds)
+        data["epilogue"] = [{"hero": q.hero, "opcode": q.opcode, "computation": q.computation,
+                             "module": m.name} for q, m, _ in self.epilogue]
+        return data
+
+    def text(self) -> str:
+        """The text report ``analyze`` prints (without a trailing newline): the maps, then the summary line."""
+        from verified_indexing.hlo.dumps import format_named, module_source
+        from verified_indexing.hlo.report import format_result, format_results, summary_line
+
+        parts: list[str] = []
+        if self.epilogue is not None:
+            from verified_indexing.hlo.epilogue import epilogue_heading
+
+            for q, m, found in self.epilogue:
+                if self.named:
+                    parts.append(f"module {m.name} ({module_source(m) or 'input'})\n")
+                for r in found:
+                    lines = format_result(r).split("\n")
+                    parts.append("\n".join([epilogue_heading(q), *lines[1:]]) + "\n")
+        elif self.named and not self.unread:
+            parts.append(format_named(self.drawn) + "\n")
+        elif self.results:
+            parts.append(format_results(self.results) + "\n")
+        parts.append(summary_line(self.results, self.seconds))
+        return "\n".join(parts)
+
+    def exit_code(self) -> int:
+        """0 every map there and proven, 2 unknown, unsupported or not reached, 4 a failed proof."""
+        from verified_indexing.hlo.report import exit_code
+
+        code = exit_code(self.results)
+        return max(code, 2) if self.not_reached and self.epilogue is None else code
+
+
+def analyze_inputs(
+    inputs: list[tuple[str, str]],
+    *,
+    directory: str | None = None,
+    parsed: list[Module] | None = None,
+    module: str | None = None,
+    computation: str | None = None,
+    epilogue: str | None = None,
+    jobs: int | None = None,
+    options: dict[str, Any] | None = None,
+    drawing: bool = False,
+    poolable: bool = True,
+    progress: bool = False,
+    say: Callable[[str], None] = lambda line: None,
+    start: float | None = None,
+) -> Outcome:
+    """``analyze`` on HLO texts ``inputs`` ((text, source) each; or the modules ``parsed``), the one code path of
+    the command and of :func:`verified_indexing.analyze`. ``directory``: the inputs are that dump directory's
+    (their results are named; ``module`` is tried on every module file when no picked one matches);
+    ``module``: the ``--module`` glob; ``computation``, ``epilogue``, ``jobs``: the options of the same names;
+    ``options``: :func:`~verified_indexing.hlo.fusion.analyze_module`'s (instruction, direction, operand,
+    verify, from_instruction, physical); ``drawing``: for ``--dot``/``--svg`` (a module without fusions is
+    drawn composed); ``poolable``: the inputs may be read and analyzed on worker processes; ``say``: each
+    line the command writes to standard error before its report (notes)."""
     from verified_indexing.engines.deadline import BudgetExpired, remaining
-    from verified_indexing.hlo.dumps import format_named, module_source
+    from verified_indexing.hlo.dumps import module_source
     from verified_indexing.hlo.fusion import analyze_module
-    from verified_indexing.hlo.report import exit_code, format_results, load_hlo_modules, results_to_json, summary_line
+    from verified_indexing.hlo.report import load_hlo_modules
     from verified_indexing.parallel import default_jobs, run_ordered
 
-    if args.jobs is not None and args.jobs < 1:
-        raise VerifiedIndexingError(f"--jobs must be at least 1, got {args.jobs}")
-    if args.operand is not None and args.operand < 0:
-        raise VerifiedIndexingError(f"--operand must be >= 0, got {args.operand}")
+    start = time.perf_counter() if start is None else start
+    opts: dict[str, Any] = dict(options or {})
+    if parsed is None:
+        inputs = _selected(module, inputs, directory)
+    if epilogue is not None:
+        return _epilogue_outcome(inputs, parsed, directory, module, epilogue, computation, opts, say, start)
+    notes: list[str] = []
+    pooled = None if parsed is not None or not poolable else \
+        _pooled(inputs, jobs, computation, opts.get("from_instruction"), opts)  # each input read by a worker
+    try:
+        if parsed is not None:
+            modules = list(parsed)
+        elif pooled is None:
+            modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
+        else:
+            modules = [m for found, _, _ in pooled for m in found]
+    except BudgetExpired:  # not one module read: the (empty) report all the same, and what was not reached
+        return Outcome([], [], time.perf_counter() - start, ["reading the input"], False, [], [], unread=True)
+    for note in notes if pooled is None else [n for _, found, _ in pooled for n in found]:
+        say(f"note: {note}")
+    named = len(modules) > 1 or directory is not None  # each module's results say which module and file
+    if module is not None and (parsed is not None or (len(inputs) == 1 and directory is None)):  # one file's
+        from verified_indexing.hlo.dumps import module_matches, no_module_matches
+
+        if not any(module_matches(module, m) for m in modules):
+            raise no_module_matches(module, modules)
+        modules = [m for m in modules if module_matches(module, m)]
+    work: list[tuple[int, Module, str | None]] = []
+    for index, m in enumerate(modules):
+        keep, chosen = _chosen(m, computation, opts.get("from_instruction"), drawing, len(modules) > 1)
+        if keep:
+            work.append((index, m, chosen))
+    njobs = jobs if jobs is not None else (default_jobs() if len(work) >= POOL_FROM else 1)
+    outcomes: list[tuple[list[ComputationIndexing], list[str]]] = []
+    if pooled is not None:
+        outcomes = [o for _, _, done in pooled for o in done]
+    elif njobs > 1 and len(work) > 1:
+        left = remaining()
+        outcomes = list(run_ordered(_analyze_one, [(m, c, opts, left) for _, m, c in work], jobs=njobs,
+                                    what="modules", chunk=1))  # a module is heavy work: one a task
+    else:
+        for _, m, c in work:
+            missed: list[str] = []
+            what = "fusions" if m.fusions() and c is None and not opts.get("instruction") \
+                and not opts.get("from_instruction") else "instructions"
+            found = analyze_module(m, computation=c, progress=_bar(what) if progress else None,
+                                   not_reached=missed, **opts)
+            outcomes.append((found, missed))
+    results: list[ComputationIndexing] = []
+    not_reached: list[str] = []
+    drawn = []  # (module, its results), for --dot/--svg
+    for (index, m, _), (found, missed) in zip(work, outcomes):
+        if len(modules) > 1:
+            for r in found:
+                r.module = f"{index}:{m.name}"  # two modules may share computation names
+            missed = [f"{index}:{m.name}: {name}" for name in missed]
+        if named:
+            for r in found:
+                r.module_name, r.file = m.name, module_source(m)
+        results += found
+        not_reached += missed
+        drawn.append((m, found))
+    return Outcome(modules, results, time.perf_counter() - start, not_reached, named, drawn, work)
+
+
+def run(args: argparse.Namespace) -> int:
+    from verified_indexing.hlo.dumps import module_source
+
+    check_options(jobs=args.jobs, operand=args.operand, epilogue=args.epilogue, instruction=args.instruction,
+                  from_instruction=args.from_instruction, direction=args.direction,
+                  drawing=bool(args.dot or args.svg), xla=args.format == "xla")
     if bool(input_args(args)) == (args.jax is not None):
         raise VerifiedIndexingError("analyze: give one FILE or --jax MODULE:FUNCTION (or inline HLO with -e TEXT)")
     if args.jax_args and args.jax is None:
@@ -294,19 +474,17 @@ def run(args: argparse.Namespace) -> int:
                                     "(and not --json, --dot or --svg)")
     if (args.dot or args.svg) and (args.instruction or args.from_instruction):
         raise VerifiedIndexingError("analyze: --dot/--svg draw fusions or computations, not --instruction or --from")
-    if args.epilogue is not None and (args.instruction or args.from_instruction or args.dot or args.svg
-                                      or args.format == "xla" or args.direction != "output-to-input"
-                                      or args.operand is not None):
-        raise VerifiedIndexingError("analyze --epilogue HERO maps the hero's output to the root's: not with "
-                                    "--instruction, --from, --direction, --operand, --dot, --svg or --format=xla")
     start = time.perf_counter()
+    directory = None
     if args.jax is not None:
         from verified_indexing.jax import compiled_hlo, load_function, shape_spec
 
         specs = [shape_spec(a, f"--args {a}") for given in args.jax_args for a in split_shapes(given)]
         inputs = [(compiled_hlo(load_function(args.jax), *specs), f"<jax {args.jax}>")]
+    elif _is_directory(args):
+        inputs, directory = read_path(input_args(args)[0], _stderr)  # type: ignore[arg-type]
     else:
-        inputs = _selected(args, read_hlo_inputs(args))
+        inputs = read_hlo_inputs(args)
     options = {
         "instruction": args.instruction,
         "direction": args.direction,
@@ -315,72 +493,24 @@ def run(args: argparse.Namespace) -> int:
         "from_instruction": args.from_instruction,
         "physical": args.physical,
     }
-    if args.epilogue is not None:
-        return _run_epilogue(args, inputs, start)
-    notes: list[str] = []
-    pooled = _pooled(args, inputs, options)  # several inputs: each read and analyzed by a worker
-    try:
-        modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)] \
-            if pooled is None else [m for found, _, _ in pooled for m in found]
-    except BudgetExpired:  # not one module read: the (empty) report all the same, and what was not reached
-        _disarm_backstop()
-        if args.json:
-            print_json({**results_to_json([], time.perf_counter() - start), "not_reached": ["reading the input"]})
-        else:
-            print(summary_line([], time.perf_counter() - start))
-        print(not_reached_line(["reading the input"], args.timeout), file=sys.stderr)
-        return 2
-    for note in notes if pooled is None else [n for _, found, _ in pooled for n in found]:
-        print(f"note: {note}", file=sys.stderr)
-    named = len(modules) > 1 or _is_directory(args)  # each module's results say which module and file
-    if args.module is not None and len(inputs) == 1 and not _is_directory(args):  # one file's modules
-        from verified_indexing.hlo.dumps import module_matches, no_module_matches
-
-        if not any(module_matches(args.module, m) for m in modules):
-            raise no_module_matches(args.module, modules)
-        modules = [m for m in modules if module_matches(args.module, m)]
-    work: list[tuple[int, Module, str | None]] = []
-    for index, module in enumerate(modules):
-        keep, computation = _chosen(module, args.computation, args.from_instruction, bool(args.dot or args.svg),
-                                    len(modules) > 1)
-        if keep:
-            work.append((index, module, computation))
-    jobs = args.jobs if args.jobs is not None else (default_jobs() if len(work) >= POOL_FROM else 1)
-    outcomes: list[tuple[list[ComputationIndexing], list[str]]] = []
-    if pooled is not None:
-        outcomes = [o for _, _, done in pooled for o in done]
-    elif jobs > 1 and len(work) > 1:
-        left = remaining()
-        outcomes = list(run_ordered(_analyze_one, [(m, c, options, left) for _, m, c in work], jobs=jobs,
-                                    what="modules", chunk=1))  # a module is heavy work: one a task
-    else:
-        for _, m, c in work:
-            missed: list[str] = []
-            what = "fusions" if m.fusions() and c is None and not args.instruction and not args.from_instruction \
-                else "instructions"
-            found = analyze_module(m, computation=c, progress=_bar(what),
-                                   not_reached=missed, **options)
-            outcomes.append((found, missed))
-    results = []
-    not_reached: list[str] = []
-    drawn = []  # (module, its results), for --dot/--svg
-    for (index, module, _), (found, missed) in zip(work, outcomes):
-        if len(modules) > 1:
-            for r in found:
-                r.module = f"{index}:{module.name}"  # two modules may share computation names
-            missed = [f"{index}:{module.name}: {name}" for name in missed]
-        if named:
-            for r in found:
-                r.module_name, r.file = module.name, module_source(module)
-        results += found
-        not_reached += missed
-        drawn.append((module, found))
-    seconds = time.perf_counter() - start
+    found = analyze_inputs(inputs, directory=directory, module=args.module, computation=args.computation,
+                           epilogue=args.epilogue, jobs=args.jobs, options=options, drawing=bool(args.dot or args.svg),
+                           poolable=args.jax is None and not (args.dot or args.svg or args.format == "xla"),
+                           progress=True, say=_stderr, start=start)
     _disarm_backstop()  # the analyses are over: what was finished is printed in full, however late
-    if args.dot or args.svg:
+    results, named = found.results, found.named
+    if found.unread:
+        if args.json:
+            print_json(found.to_json_data())
+        else:
+            print(found.text())
+        print(not_reached_line(found.not_reached, args.timeout), file=sys.stderr)
+        return 2
+    if found.epilogue is None and (args.dot or args.svg):
         from verified_indexing.hlo.graph import dot_to_svg, to_dot
+        from verified_indexing.hlo.report import exit_code, summary_line
 
-        text = "".join(to_dot(m, found, module_source(m) if named else None) for m, found in drawn)
+        text = "".join(to_dot(m, r, module_source(m) if named else None) for m, r in found.drawn)
         if args.dot and args.dot != "-":  # written first: a failing --svg leaves the DOT file
             try:
                 with open(args.dot, "w", encoding="utf-8") as f:
@@ -388,106 +518,87 @@ def run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise VerifiedIndexingError(f"--dot {args.dot}: cannot write: {exc}") from None
         if args.svg:
-            if len(drawn) > 1:
+            if len(found.drawn) > 1:
                 raise VerifiedIndexingError("analyze --svg: the input holds several modules; use --dot")
             dot_to_svg(text, args.svg)
         if args.dot == "-":
             sys.stdout.write(text)
-            print(summary_line(results, seconds), file=sys.stderr)
+            print(summary_line(results, found.seconds), file=sys.stderr)
             return exit_code(results)
     if args.format == "xla":
-        sys.stdout.write(_xla_text(modules, work, args.instruction, results))
+        sys.stdout.write(_xla_text(found.modules, found.work, args.instruction, results))
     elif args.json:
-        from verified_indexing.serialize import analyze_json
-
-        print_json(analyze_json(results, seconds, not_reached))
+        print_json(found.to_json_data())
     else:
-        if named:
-            print(format_named(drawn))
-            print()
-        elif results:
-            print(format_results(results))
-            print()
-        print(summary_line(results, seconds))
-    code = exit_code(results)
-    if not_reached:
-        print(not_reached_line(not_reached, args.timeout), file=sys.stderr)
-        return max(code, 2)
-    return code
+        print(found.text())
+    if found.not_reached and found.epilogue is None:
+        print(not_reached_line(found.not_reached, args.timeout), file=sys.stderr)
+    return found.exit_code()
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _pooled(
-    args: argparse.Namespace, inputs: list[tuple[str, str]], options: dict[str, Any]
+    inputs: list[tuple[str, str]], jobs: int | None, computation: str | None, from_instruction: str | None,
+    options: dict[str, Any],
 ) -> list[tuple[list[Module], list[str], list[tuple[list[ComputationIndexing], list[str]]]]] | None:
     """Several inputs (a dump directory's files) read and analyzed on the process pool, one input a task
     (:func:`_read_and_analyze`: the reading is most of the work of an unoptimized module, and a parsed
-    module is not sent to a worker); None when not on the pool (one input, one job, --jax, --dot/--svg,
-    --format=xla) or when an input is bad or the budget ran out while reading it (the caller then reads
-    every input itself and reports that as one process does)."""
+    module is not sent to a worker); None when not on the pool (one input, one job) or when an input is bad
+    or the budget ran out while reading it (the caller then reads every input itself and reports that as
+    one process does)."""
     from verified_indexing.engines.deadline import remaining
     from verified_indexing.parallel import default_jobs, run_ordered
 
-    jobs = args.jobs if args.jobs is not None else (default_jobs() if len(inputs) >= POOL_FROM else 1)
-    if jobs < 2 or len(inputs) < 2 or args.jax is not None or args.dot or args.svg or args.format == "xla":
+    njobs = jobs if jobs is not None else (default_jobs() if len(inputs) >= POOL_FROM else 1)
+    if njobs < 2 or len(inputs) < 2:
         return None
     left = remaining()
     deadline = time.time() + left if left != math.inf else math.inf
-    tasks = [(text, source, args.computation, args.from_instruction, options, deadline) for text, source in inputs]
-    done = list(run_ordered(_read_and_analyze, tasks, jobs=jobs, what="modules", chunk=1))
+    tasks = [(text, source, computation, from_instruction, options, deadline) for text, source in inputs]
+    done = list(run_ordered(_read_and_analyze, tasks, jobs=njobs, what="modules", chunk=1))
     found = [d for d in done if d is not None]
     if len(found) < len(done) or sum(len(m) for m, _, _ in found) < 2:  # (a worker chose as for several modules)
         return None
     return found
 
 
-def _run_epilogue(args: argparse.Namespace, inputs: list[tuple[str, str]], start: float) -> int:
+def _epilogue_outcome(inputs: list[tuple[str, str]], parsed: list[Module] | None, directory: str | None,
+                      pattern: str | None, hero: str, computation: str | None, options: dict[str, Any],
+                      say: Callable[[str], None], start: float) -> Outcome:
     """``analyze --epilogue HERO``: the hero's epilogue maps in each module holding it
-    (:mod:`verified_indexing.hlo.epilogue`), printed as the other analyses are."""
+    (:mod:`verified_indexing.hlo.epilogue`)."""
     from verified_indexing.hlo.dumps import module_matches, module_source, no_module_matches
-    from verified_indexing.hlo.epilogue import epilogue_heading, epilogue_indexing
-    from verified_indexing.hlo.report import exit_code, format_result, load_hlo_modules, summary_line
+    from verified_indexing.hlo.epilogue import epilogue_indexing
+    from verified_indexing.hlo.report import load_hlo_modules
 
     notes: list[str] = []
-    modules = [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
+    modules = list(parsed) if parsed is not None else \
+        [m for text, source in inputs for m in load_hlo_modules(text, source, notes)]
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    named = len(modules) > 1 or _is_directory(args)
-    if args.module is not None and len(inputs) == 1 and not _is_directory(args):
-        if not any(module_matches(args.module, m) for m in modules):
-            raise no_module_matches(args.module, modules)
-        modules = [m for m in modules if module_matches(args.module, m)]
-    hero = args.epilogue
+        say(f"note: {note}")
+    named = len(modules) > 1 or directory is not None
+    if pattern is not None and (parsed is not None or (len(inputs) == 1 and directory is None)):
+        if not any(module_matches(pattern, m) for m in modules):
+            raise no_module_matches(pattern, modules)
+        modules = [m for m in modules if module_matches(pattern, m)]
     holders = [m for m in modules if any(hero in c.by_name for c in m.computations.values())]
     if len(modules) > 1 and not holders:
         raise VerifiedIndexingError(f"--epilogue {hero}: no instruction {hero!r} in any of the {len(modules)} modules")
     blocks = []
     results = []
     for index, m in enumerate(holders if len(modules) > 1 else modules):
-        q, found = epilogue_indexing(m, hero, args.computation, verify=not args.no_verify, physical=args.physical)
+        q, found = epilogue_indexing(m, hero, computation, verify=options.get("verify", True),
+                                     physical=options.get("physical", False))
         for r in found:
             if named:
                 r.module, r.module_name, r.file = f"{index}:{m.name}", m.name, module_source(m)
         blocks.append((q, m, found))
         results += found
-    seconds = time.perf_counter() - start
-    _disarm_backstop()
-    if args.json:
-        from verified_indexing.serialize import analyze_json
-
-        data = analyze_json(results, seconds)
-        data["epilogue"] = [{"hero": q.hero, "opcode": q.opcode, "computation": q.computation,
-                             "module": m.name} for q, m, _ in blocks]
-        print_json(data)
-    else:
-        for q, m, found in blocks:
-            if named:
-                print(f"module {m.name} ({module_source(m) or 'input'})\n")
-            for r in found:
-                lines = format_result(r).split("\n")
-                print("\n".join([epilogue_heading(q), *lines[1:]]))
-                print()
-        print(summary_line(results, seconds))
-    return exit_code(results)
+    drawn = [(m, found) for _, m, found in blocks]
+    return Outcome(modules, results, time.perf_counter() - start, [], named, drawn, [], epilogue=blocks)
 
 
 def _is_directory(args: argparse.Namespace) -> bool:
@@ -496,19 +607,18 @@ def _is_directory(args: argparse.Namespace) -> bool:
     return len(given) == 1 and isinstance(given[0], str) and given[0] != "-" and os.path.isdir(given[0])
 
 
-def _selected(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _selected(pattern: str | None, inputs: list[tuple[str, str]], directory: str | None) -> list[tuple[str, str]]:
     """The inputs ``--module PATTERN`` keeps (see :func:`verified_indexing.hlo.dumps.select_modules`): in a
     dump directory, a pattern matching none of the after-optimization files is tried on every module file."""
-    if args.module is None or (len(inputs) == 1 and not _is_directory(args)):
+    if pattern is None or (len(inputs) == 1 and directory is None):
         return inputs  # one file: its modules are filtered once read
     from verified_indexing.cli._common import read_hlo_file
     from verified_indexing.hlo.dumps import select_modules
     from verified_indexing.hlo.loader import dump_candidates
 
     picked = {source for _, source in inputs}
-    others = [read_hlo_file(f) for f in dump_candidates(input_args(args)[0])  # type: ignore[arg-type]
-              if f not in picked] if _is_directory(args) else []
-    return select_modules(inputs, args.module, others)
+    others = [read_hlo_file(f) for f in dump_candidates(directory) if f not in picked] if directory else []
+    return select_modules(inputs, pattern, others)
 
 
 def _disarm_backstop() -> None:
