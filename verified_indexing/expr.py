@@ -587,23 +587,43 @@ def _make_sum(pairs: Sequence[tuple[AffineExpr, int]], constant: int = 0) -> Aff
     """The canonical form of ``sum(c * e for e, c in pairs) + constant``: nested sums flattened,
     like terms merged, zero terms dropped, terms sorted; a single unscaled term is itself."""
     coeffs: dict[AffineExpr, int] = {}
+    get = coeffs.get
     for e, c in pairs:
         if c == 0:
             continue
-        if isinstance(e, Const):
-            constant += c * e.value
-        elif isinstance(e, Sum):
-            constant += c * e.constant
-            for t, tc in e.terms:
-                coeffs[t] = coeffs.get(t, 0) + c * tc
+        t = type(e)
+        if t is Const:
+            constant += c * e.value  # type: ignore[attr-defined]
+        elif t is Sum:
+            constant += c * e.constant  # type: ignore[attr-defined]
+            for u, uc in e.terms:  # type: ignore[attr-defined]
+                coeffs[u] = get(u, 0) + c * uc
         else:
-            coeffs[e] = coeffs.get(e, 0) + c
-    terms = tuple(sorted([(t, c) for t, c in coeffs.items() if c != 0], key=_term_key))
-    if not terms:
+            coeffs[e] = get(e, 0) + c
+    # (sorted by the terms' keys, which differ for distinct terms: the tuples never compare the terms)
+    keyed = sorted([(t._key, t, c) for t, c in coeffs.items() if c != 0])
+    if not keyed:
         return Const(constant)
-    if len(terms) == 1 and terms[0][1] == 1 and constant == 0:
-        return terms[0][0]
-    return Sum(terms, constant)
+    if len(keyed) == 1 and keyed[0][2] == 1 and constant == 0:
+        return keyed[0][1]
+    return _new_sum(tuple([(t, c) for _, t, c in keyed]), constant, tuple([(k, c) for k, _, c in keyed]))
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _new_sum(terms: tuple[tuple[AffineExpr, int], ...], constant: int,
+             keyed: tuple[tuple[tuple[object, ...], int], ...]) -> Sum:
+    """``Sum(terms, constant)`` with the terms' keys given (``keyed``: each term's key with its
+    coefficient, in order): the same node, its key not rebuilt."""
+    out = _new(Sum)
+    _set(out, "terms", terms)
+    _set(out, "constant", constant)
+    key = (_RANK_SUM, keyed, constant)
+    _set(out, "_key", key)
+    _set(out, "_hash", hash(key))
+    return out
 
 
 def _mul(a: AffineExpr, b: AffineExpr) -> AffineExpr:

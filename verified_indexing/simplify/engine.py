@@ -23,9 +23,9 @@ from typing import Any
 
 from verified_indexing.deferred_text import Text, deferred_text, store_deferred
 from verified_indexing.engines.deadline import budget_exhausted, remaining
-from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sym
+from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sum, Sym
 from verified_indexing.indexing_map import IndexingMap
-from verified_indexing.interval import Interval, range_of
+from verified_indexing.interval import Interval, node_range
 from verified_indexing.simplify.cost import measure
 from verified_indexing.simplify.rules import _TERMS, EXPR_ALGEBRA, RULES, Rule, rule_heads
 
@@ -139,10 +139,19 @@ class Rewriter:
 
     # -- ranges -----------------------------------------------------------
     def interval(self, e: AffineExpr) -> Interval:
-        """A sound interval of ``e`` over the box of variable bounds."""
+        """A sound interval of ``e`` over the box of variable bounds (:func:`~verified_indexing.interval.range_of`,
+        each subexpression's interval remembered: the rewriter asks for a node's and then its parts')."""
         hit = self._ivs.get(e)
         if hit is None:
-            hit = range_of(e, *self._box)
+            t = type(e)
+            if t is Dim:
+                hit = self._box[0][e.index]  # type: ignore[attr-defined]
+            elif t is Sym:
+                hit = self._box[1][e.index]  # type: ignore[attr-defined]
+            elif t is RtSym:
+                hit = self._box[2][e.index]  # type: ignore[attr-defined]
+            else:
+                hit = node_range(e, self.interval)
             self._ivs[e] = hit
         return hit
 
@@ -303,11 +312,27 @@ class Rewriter:
         cands = self._candidates(e)
         for rule in _rules_for(self.rules, type(e)) if cands is None else cands:
             new, failed = self._try(rule, e, self.interval)
-            if new is None and failed and self.exact and rule.uses_ranges:
+            if new is None and failed and self.exact and rule.uses_ranges and not self._same_ranges(rule, e):
                 new, _ = self._try(rule, e, self.exact_range)
             if new is not None:
                 return new
         return None
+
+    def _same_ranges(self, rule: Rule, e: AffineExpr) -> bool:
+        """Whether matching ``rule`` on ``e`` with exact ranges is the same as with intervals, so a second
+        try is not needed: a catalogue rule (its matcher and bindings ask ranges only of ``e``'s children and
+        of linear combinations of their parts) on a node whose children are linear, over a domain with no
+        constraint (then :meth:`exact_range` is :meth:`interval` on every linear expression)."""
+        if self.domain.constraints or id(rule) not in _CATALOGUE_IDS:
+            return False
+        for c in e.children():
+            t = type(c)
+            if t is Sum:
+                if any(type(x) not in _VAR_TYPES for x, _ in c.terms):  # type: ignore[attr-defined]
+                    return False
+            elif t is not Const and t not in _VAR_TYPES:
+                return False
+        return True
 
 
 COMPILED_MATCHER = True
@@ -325,6 +350,8 @@ LEAF_SHORTCUT = True
 allow it (:func:`_leaf_shortcut`); ``False``: every node through the matcher (the benchmark's before)."""
 
 _VAR_TYPES = (Dim, Sym, RtSym)
+_CATALOGUE_IDS = frozenset(map(id, RULES))
+"""The catalogue's rules (kept alive by ``RULES``: their ids are theirs)."""
 _POINT_VALUE = next(r for r in RULES if r.name == "point_value")
 
 

@@ -421,19 +421,29 @@ def _gcd_splits(s: AffineExpr, m: int, rng: RangeFn) -> Iterator[Binding]:
     """``s = x*g + y`` with ``g | m``, ``g < |m|``, ``y`` in ``[0, g-1]``."""
     if not isinstance(s, Sum) or m <= 0:
         return
+    # y = (the terms whose coefficient g does not divide) + a constant: the range of y is the range of
+    # those terms' sum shifted by the constant (exact for intervals and for exact ranges alike), asked
+    # once per set of terms; x and y are built only for a split that passes the range test.
+    ranges: dict[tuple[tuple[AffineExpr, int], ...], Interval] = {}
     for g in _split_divisors(s, m):
         if g == m:
             continue
         xs = [(t, coef // g) for t, coef in s.terms if coef % g == 0]
         if not xs and s.constant // g == 0:
             continue
-        y = linear_sum([(t, coef) for t, coef in s.terms if coef % g != 0], s.constant - g * (s.constant // g))
-        if isinstance(y, Const) and y.value == 0:
-            continue
-        x = linear_sum(xs, s.constant // g)
-        r = rng(y)
-        if r.lo >= 0 and r.hi <= g - 1:
-            yield Binding({"x": x, "y": y}, {"g": g, "k": m // g})
+        ys = tuple([(t, coef) for t, coef in s.terms if coef % g != 0])
+        k = s.constant - g * (s.constant // g)
+        if ys:
+            r = ranges.get(ys)
+            if r is None:
+                r = ranges[ys] = rng(linear_sum(ys))
+            lo, hi = r.lo + k, r.hi + k
+        elif k == 0:
+            continue  # (y would be 0)
+        else:
+            lo = hi = k
+        if lo >= 0 and hi <= g - 1:
+            yield Binding({"x": linear_sum(xs, s.constant // g), "y": linear_sum(ys, k)}, {"g": g, "k": m // g})
 
 
 def _match_point(cls: type) -> Matcher:

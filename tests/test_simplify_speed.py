@@ -1,0 +1,238 @@
+"""The simplifier's faster paths (issue 27 item 2, fourth round) against the plain ones they replace:
+interval evaluation against the composition of :class:`Interval`'s own operations and enumeration,
+canonical sums against the constructor, the gcd splits' shifted ranges against building every split,
+the skipped second (exact) try against the rewriter that always tries, each result checked by
+enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Iterator, Sequence
+
+import pytest
+
+import verified_indexing.simplify.engine as engine
+from verified_indexing import IndexingMap, Interval, range_of
+from verified_indexing.expr import (
+    AffineExpr,
+    CeilDiv,
+    Const,
+    Dim,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    RtSym,
+    Sum,
+    Sym,
+    emax,
+    emin,
+    linear_sum,
+)
+from verified_indexing.simplify.rules import Binding, _gcd_splits, _split_divisors
+
+
+def random_expr(rng: random.Random, nd: int, ns: int, depth: int) -> AffineExpr:
+    """A random quasi-affine expression over ``d0..d<nd-1>`` and ``s0..s<ns-1>``."""
+    if depth == 0 or rng.random() < 0.25:
+        var: AffineExpr = Dim(rng.randrange(nd)) if not ns or rng.random() < 0.7 else Sym(rng.randrange(ns))
+        return var * rng.choice([1, 1, 2, 3, -1, -2, 4, 6, 8]) + rng.randint(-5, 5)
+    kind = rng.choice(["add", "add", "floordiv", "mod", "ceildiv", "mul", "min", "max"])
+    a = random_expr(rng, nd, ns, depth - 1)
+    if kind == "add":
+        return a + random_expr(rng, nd, ns, depth - 1)
+    if kind == "mul":
+        return a * rng.choice([2, 3, -2, 4])
+    if kind in ("min", "max"):
+        b = random_expr(rng, nd, ns, depth - 1)
+        return emin(a, b) if kind == "min" else emax(a, b)
+    c = rng.choice([2, 3, 4, 6, 8, 16, -2, -3, -4])
+    return a.floordiv(c) if kind == "floordiv" else a.mod(c) if kind == "mod" else a.ceildiv(c)
+
+
+def reference_range(e: AffineExpr, dims: Sequence[Interval], syms: Sequence[Interval]) -> Interval:
+    """Interval evaluation composed from :class:`Interval`'s public operations (the plain recursion)."""
+    if isinstance(e, Const):
+        return Interval(e.value, e.value)
+    if isinstance(e, Dim):
+        return dims[e.index]
+    if isinstance(e, Sym):
+        return syms[e.index]
+    if isinstance(e, Sum):
+        total = Interval(e.constant, e.constant)
+        for t, c in e.terms:
+            total = total + reference_range(t, dims, syms) * Interval(c, c)
+        return total
+    if isinstance(e, FloorDiv):
+        return reference_range(e.lhs, dims, syms).floordiv(e.divisor)
+    if isinstance(e, CeilDiv):
+        return reference_range(e.lhs, dims, syms).ceildiv(e.divisor)
+    if isinstance(e, Mod):
+        return reference_range(e.lhs, dims, syms).mod(e.divisor)
+    if isinstance(e, Min):
+        return reference_range(e.lhs, dims, syms).min(reference_range(e.rhs, dims, syms))
+    assert isinstance(e, Max)
+    return reference_range(e.lhs, dims, syms).max(reference_range(e.rhs, dims, syms))
+
+
+def box_points(dims: Sequence[Interval], syms: Sequence[Interval]) -> Iterator[tuple[list[int], list[int]]]:
+    nd = len(dims)
+    for p in itertools.product(*[range(b.lo, b.hi + 1) for b in (*dims, *syms)]):
+        yield list(p[:nd]), list(p[nd:])
+
+
+def test_range_of_is_the_composition_of_interval_operations_and_holds_every_value() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        dims = [Interval(lo, lo + rng.randint(0, 6)) for lo in (rng.randint(-5, 3) for _ in range(2))]
+        syms = [Interval(0, rng.randint(0, 4))]
+        e = random_expr(rng, 2, 1, 3)
+        got = range_of(e, dims, syms)
+        assert got == reference_range(e, dims, syms)
+        assert type(got) is Interval and isinstance(got.lo, int) and isinstance(got.hi, int)
+        values = [e.evaluate(d, s) for d, s in box_points(dims, syms)]
+        assert got.lo <= min(values) and max(values) <= got.hi  # sound: the enumeration oracle
+        # the rewriter's memoised intervals: the same for e and every subexpression
+        rw = engine.Rewriter(IndexingMap(dims, [Dim(0)], syms))
+        for sub in e.walk():
+            assert rw.interval(sub) == range_of(sub, dims, syms)
+
+
+def test_interval_operations_on_ints_and_empty_intervals() -> None:
+    """The int fast paths against the general ones (an int is the one-value interval), empty operands
+    included: the same bounds, the same (non-canonical) sums."""
+    rng = random.Random(3)
+    for _ in range(500):
+        a = Interval(rng.randint(-9, 9), rng.randint(-9, 9))  # empty when lo > hi
+        k = rng.randint(-5, 5)
+        assert a * k == a * Interval(k, k)
+        assert a + k == a + Interval(k, k)
+        assert -a == Interval(-a.hi, -a.lo)
+        c = rng.choice([-4, -3, -2, -1, 1, 2, 3, 5])
+        if not a.is_empty():
+            qs = [x // c for x in a]
+            assert a.floordiv(c) == Interval(min(qs), max(qs))
+            rs = [x - c * (x // c) for x in a]
+            got = a.mod(c)
+            assert got.lo <= min(rs) and max(rs) <= got.hi
+        else:
+            assert a.floordiv(c) == Interval(1, 0) == a.mod(c)
+    with pytest.raises(Exception, match="zero"):
+        Interval(0, 3).floordiv(0)
+    with pytest.raises(Exception, match="zero"):
+        Interval(0, 3).mod(0)
+    assert range_of(RtSym(0), (), (), [Interval(2, 5)]) == Interval(2, 5)
+
+
+def test_canonical_sums_match_the_constructor() -> None:
+    """Sums built through the fast path are the nodes the constructor builds: equal, same key and hash,
+    same text, same values."""
+    rng = random.Random(11)
+    atoms: list[AffineExpr] = [Dim(0), Dim(1), Sym(0), Dim(0).floordiv(3), Dim(1).mod(4), emin(Dim(0), Dim(1))]
+    for _ in range(400):
+        pairs = [(rng.choice(atoms), rng.randint(-3, 3)) for _ in range(rng.randint(0, 5))]
+        k = rng.randint(-4, 4)
+        got = linear_sum(pairs, k)
+        coeffs: dict[AffineExpr, int] = {}
+        for t, c in pairs:
+            coeffs[t] = coeffs.get(t, 0) + c
+        terms = tuple(sorted(((t, c) for t, c in coeffs.items() if c), key=lambda tc: tc[0].sort_key))
+        if not terms:
+            want: AffineExpr = Const(k)
+        elif len(terms) == 1 and terms[0][1] == 1 and k == 0:
+            want = terms[0][0]
+        else:
+            want = Sum(terms, k)
+        assert got == want and hash(got) == hash(want) and got.sort_key == want.sort_key
+        assert str(got) == str(want) and type(got) is type(want)
+        for d0, d1, s0 in itertools.product(range(-2, 3), range(0, 3), range(1, 3)):
+            assert got.evaluate([d0, d1], [s0]) == sum(c * t.evaluate([d0, d1], [s0]) for t, c in pairs) + k
+
+
+def reference_gcd_splits(s: AffineExpr, m: int, rng: Callable[[AffineExpr], Interval]) -> list[Binding]:
+    """The gcd splits as built before this round: every split's y built and its range asked."""
+    out: list[Binding] = []
+    if not isinstance(s, Sum) or m <= 0:
+        return out
+    for g in _split_divisors(s, m):
+        if g == m:
+            continue
+        xs = [(t, coef // g) for t, coef in s.terms if coef % g == 0]
+        if not xs and s.constant // g == 0:
+            continue
+        y = linear_sum([(t, coef) for t, coef in s.terms if coef % g != 0], s.constant - g * (s.constant // g))
+        if isinstance(y, Const) and y.value == 0:
+            continue
+        x = linear_sum(xs, s.constant // g)
+        r = rng(y)
+        if r.lo >= 0 and r.hi <= g - 1:
+            out.append(Binding({"x": x, "y": y}, {"g": g, "k": m // g}))
+    return out
+
+
+def test_gcd_splits_shifted_ranges_give_the_same_bindings() -> None:
+    """Intervals over a box and exact ranges by enumeration over a constrained domain (both shift with a
+    constant exactly): the same bindings as building each split; each binding is ``s = x*g + y`` with
+    ``y`` in ``[0, g-1]`` at every point (enumeration)."""
+    rng = random.Random(5)
+    dims = [Interval(0, 7), Interval(0, 5)]
+    pts = [p for p in itertools.product(range(8), range(6)) if (p[0] + 2 * p[1]) % 3 != 1]
+
+    def exact(e: AffineExpr) -> Interval:
+        vals = [e.evaluate(list(p)) for p in pts]
+        return Interval(min(vals), max(vals))
+
+    def box(e: AffineExpr) -> Interval:
+        return range_of(e, dims)
+
+    for _ in range(300):
+        terms: list[tuple[AffineExpr, int]] = [(Dim(0), rng.choice([1, 2, 3, 4, 6, 8, 12, 16])),
+                                               (Dim(1), rng.choice([0, 1, 2, 4, 8, 24]))]
+        extra = rng.choice([[], [(Dim(0).floordiv(2), rng.choice([2, 4, 6]))]])
+        s = linear_sum(terms + extra, rng.randint(-20, 20))
+        m = rng.choice([2, 4, 6, 8, 12, 16, 24, 32, 48])
+        for fn in (box, exact):
+            got = list(_gcd_splits(s, m, fn))
+            assert got == reference_gcd_splits(s, m, fn)
+            for b in got:
+                x, y, g = b.variables["x"], b.variables["y"], b.constants["g"]
+                for p in pts:
+                    assert x.evaluate(list(p)) * g + y.evaluate(list(p)) == s.evaluate(list(p))
+                    assert 0 <= y.evaluate(list(p)) <= g - 1 or fn is box
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_skipped_exact_retry_rewrites_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a domain with no constraint, a node with linear children is not tried again with exact ranges
+    (:meth:`Rewriter._same_ranges`): the rewriter that always tries again gives the same results and the
+    same steps; the results equal the input at every point (enumeration)."""
+    rng = random.Random(100 + seed)
+    for _ in range(40):
+        nd = rng.randint(1, 2)
+        dims = [(rng.randint(-3, 2), rng.randint(3, 12)) for _ in range(nd)]
+        exprs = [random_expr(rng, nd, 1, 3) for _ in range(2)]
+        m = IndexingMap(dims, exprs, [(0, rng.randint(0, 3))])
+        fast = engine.Rewriter(m, exact=True)
+        got = [fast.simplify(e) for e in exprs]
+        with monkeypatch.context() as patch:
+            patch.setattr(engine.Rewriter, "_same_ranges", lambda self, rule, e: False)
+            slow = engine.Rewriter(m, exact=True)
+            want = [slow.simplify(e) for e in exprs]
+        assert got == want
+        assert [s[:4] for s in fast._log] == [s[:4] for s in slow._log]
+        boxes = [range(v.bounds.lo, v.bounds.hi + 1) for v in (*m.dims, *m.range_vars)]
+        for p in itertools.product(*boxes):
+            d, s = list(p[:nd]), list(p[nd:])
+            assert [g.evaluate(d, s) for g in got] == [e.evaluate(d, s) for e in exprs]
+
+
+def test_exact_retry_kept_with_constraints() -> None:
+    """A constraint can make a range tighter than its interval: the second try still happens there (the
+    division is removed only with the exact range), checked at every point of the domain."""
+    m = IndexingMap([(0, 15)], [Dim(0).floordiv(4)], constraints=[(Dim(0), (4, 7))])
+    rw = engine.Rewriter(m, exact=True)
+    assert not rw._same_ranges(rw._candidates(m.results[0])[0], m.results[0])  # type: ignore[index]
+    out = rw.simplify(m.results[0])
+    assert out == Const(1)
+    assert all(out.evaluate([d]) == m.results[0].evaluate([d]) for d in range(4, 8))
