@@ -236,3 +236,54 @@ def test_exact_retry_kept_with_constraints() -> None:
     out = rw.simplify(m.results[0])
     assert out == Const(1)
     assert all(out.evaluate([d]) == m.results[0].evaluate([d]) for d in range(4, 8))
+
+
+def test_nonlinear_counts_and_linear_test_match_a_walk() -> None:
+    """The stack walks of the isl candidate's tests against counting every node of ``walk()``."""
+    from verified_indexing.simplify.api import _linear, _nonlinear_nodes
+
+    rng = random.Random(13)
+    for _ in range(300):
+        exprs = [random_expr(rng, 2, 1, rng.randint(0, 4)) for _ in range(rng.randint(1, 3))]
+        for e in exprs:
+            assert _nonlinear_nodes(e) == sum(1 for n in e.walk() if isinstance(n, (FloorDiv, CeilDiv, Mod, Min, Max)))
+        m = IndexingMap([(0, 3), (0, 3)], exprs, [(0, 2)])
+        assert _linear(m) == all(_nonlinear_nodes(e) == 0 for e in exprs)
+
+
+def test_corner_test_leaves_the_corners_and_never_rejects_an_affine_result() -> None:
+    """The corner test (one coordinate moved in place, then restored) against the full fit: a result it
+    rejects has no affine fit, and a result affine on the box (found by enumeration) is never rejected;
+    the table's low corner is unchanged after each question."""
+    from verified_indexing.engines.points import table_for
+
+    rng = random.Random(17)
+    for _ in range(200):
+        dims = [(rng.randint(-3, 2), rng.randint(3, 9)) for _ in range(2)]
+        e = random_expr(rng, 2, 0, 3)
+        m = IndexingMap(dims, [e])
+        table = table_for(m)
+        if table is None:  # pragma: no cover (numpy missing)
+            pytest.skip("no point tables")
+        names = sorted(e.variables())
+        ok = table._corners_fit(e, names)
+        assert table._corners is not None
+        assert table._corners[0]["d"] == [lo for lo, _ in dims]
+        fit = table.affine_fit(e)
+        if not ok:
+            assert fit is None
+        pts = list(itertools.product(*[range(lo, hi + 1) for lo, hi in dims]))
+        affine = any(all(e.evaluate(list(p)) == a * p[0] + b * p[1] + c for p in pts)
+                     for a, b, c in [_fit3(e, dims)])
+        if affine:
+            assert ok and fit is not None
+            assert all(fit.evaluate(list(p)) == e.evaluate(list(p)) for p in pts)
+
+
+def _fit3(e: AffineExpr, dims: Sequence[tuple[int, int]]) -> tuple[int, int, int]:
+    """The affine form through the low corner and its two neighbours (what any affine fit must be)."""
+    (l0, _), (l1, _) = dims
+    base = e.evaluate([l0, l1])
+    a = e.evaluate([l0 + 1, l1]) - base
+    b = e.evaluate([l0, l1 + 1]) - base
+    return a, b, base - a * l0 - b * l1

@@ -99,6 +99,7 @@ class DomainPoints:
         # decided without them (the corner test of :meth:`affine_fit`) builds no array.
         self._cols: dict[Any, Any] | None = None
         self._masks: tuple[list[Any], Any] | None = None
+        self._corners: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None  # (:meth:`_corners_fit`)
         if not LAZY_TABLES:
             self._mask_parts()  # (and the columns)
 
@@ -254,19 +255,28 @@ class DomainPoints:
         the affine form read off the low corner and its neighbours also holds at the high corner.
         ``False`` proves that no affine fit exists (the fit would be that form); ``True`` decides
         nothing."""
-        m = self.map
-        lows = {"d": [v.bounds.lo for v in m.dims], "s": [v.bounds.lo for v in m.range_vars],
-                "rt": [v.bounds.lo for v in m.rt_vars]}
-        highs = {"d": [v.bounds.hi for v in m.dims], "s": [v.bounds.hi for v in m.range_vars],
-                 "rt": [v.bounds.hi for v in m.rt_vars]}
+        corners = self._corners
+        if corners is None:
+            m = self.map
+            corners = self._corners = (
+                {"d": [v.bounds.lo for v in m.dims], "s": [v.bounds.lo for v in m.range_vars],
+                 "rt": [v.bounds.lo for v in m.rt_vars]},
+                {"d": [v.bounds.hi for v in m.dims], "s": [v.bounds.hi for v in m.range_vars],
+                 "rt": [v.bounds.hi for v in m.rt_vars]})
+        lows, highs = corners
         if any(k not in lows or i >= len(lows[k]) or lows[k][i] == highs[k][i] for k, i in names):
             return True  # (decided by the full test)
-        base = e.evaluate(lows["d"], lows["s"], lows["rt"])
+        d, s, r = lows["d"], lows["s"], lows["rt"]
+        base = e.evaluate(d, s, r)
         predicted = base
         for k, i in names:
-            step = {kind: list(vals) for kind, vals in lows.items()}
-            step[k][i] += 1
-            predicted += (e.evaluate(step["d"], step["s"], step["rt"]) - base) * (highs[k][i] - lows[k][i])
+            col = lows[k]  # (the low corner's neighbour along (k, i): one coordinate moved, then restored)
+            col[i] += 1
+            try:
+                value = e.evaluate(d, s, r)
+            finally:
+                col[i] -= 1
+            predicted += (value - base) * (highs[k][i] - col[i])
         return e.evaluate(highs["d"], highs["s"], highs["rt"]) == predicted
 
     def affine_fit(self, e: AffineExpr) -> AffineExpr | None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from verified_indexing.expr import AffineExpr, Const, Sum, Sym, _BinaryDiv, _MinMax
+from verified_indexing.expr import AffineExpr, CeilDiv, Const, FloorDiv, Max, Min, Mod, Sum, Sym
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.simplify.constraints import settled_domain
 from verified_indexing.simplify.cost import cost, map_cost
@@ -538,7 +538,15 @@ def _already_simple(m: IndexingMap) -> bool:
 
 def _linear(m: IndexingMap) -> bool:
     """Whether every result of ``m`` is linear (no division, ``min`` or ``max``)."""
-    return not any(isinstance(n, (_BinaryDiv, _MinMax)) for r in m.results for n in r.walk())
+    stack = list(m.results)
+    while stack:  # (no generator per node)
+        x = stack.pop()
+        t = type(x)
+        if t is Sum:
+            stack.extend([u for u, _ in x.terms])  # type: ignore[attr-defined]
+        elif t in _NONLINEAR:
+            return False
+    return True
 
 
 TRUST_RULE_PROOFS = True
@@ -807,16 +815,29 @@ failure (a limit, a deadline) is never remembered."""
 
 def _nonlinear_nodes(e: AffineExpr) -> int:
     """The ``floordiv``/``ceildiv``/``mod``/``min``/``max`` nodes of ``e``."""
-    return sum(1 for n in e.walk() if isinstance(n, (_BinaryDiv, _MinMax)))
+    n = 0
+    stack = [e]
+    while stack:  # (no generator per node)
+        x = stack.pop()
+        t = type(x)
+        if t is Sum:
+            stack.extend([u for u, _ in x.terms])  # type: ignore[attr-defined]
+        elif t in _NONLINEAR:
+            n += 1
+            stack.extend(x.children())
+    return n
 
 
-def _affine_fits(m: IndexingMap, table: Any) -> IndexingMap | None:
+_NONLINEAR = frozenset([FloorDiv, CeilDiv, Mod, Min, Max])
+
+
+def _affine_fits(m: IndexingMap, table: Any, counts: Sequence[int] | None = None) -> IndexingMap | None:
     """``m`` with each non-linear result that is affine on the domain (every point of the table
     says so) replaced by that affine form; ``None`` when a result cannot be evaluated in ``int64``
-    (the table cannot speak for it)."""
+    (the table cannot speak for it). ``counts``: each result's :func:`_nonlinear_nodes`, if known."""
     results = list(m.results)
     for i, r in enumerate(results):
-        if _nonlinear_nodes(r):
+        if (counts[i] if counts is not None else _nonlinear_nodes(r)):
             try:
                 fit = table.affine_fit(r)
             except ValueError:  # int64 could overflow
@@ -842,16 +863,19 @@ def _isl_candidate(m: IndexingMap) -> tuple[IndexingMap, str] | None:
     round trip through isl, costs more than the rest of the simplification)."""
     if m.num_range_vars or m.num_rt_vars:
         return None
-    if _linear(m) and not m.constraints and not any(v.bounds.is_point() for v in m.dims):
+    counts = [_nonlinear_nodes(r) for r in m.results]
+    if not any(counts) and not m.constraints and not any(v.bounds.is_point() for v in m.dims):
         return None
     from verified_indexing.engines.points import table_for
 
     table = table_for(m)
-    fitted = _affine_fits(m, table) if table is not None else None
+    fitted = _affine_fits(m, table, counts) if table is not None else None
     base = m if fitted is None else fitted
     # isl is asked with no table (or a value beyond int64), on a constrained domain (isl uses its
     # equalities and bounds: d0 + d1 with d0 + d1 in [2, 2] is 2) and for two divisions in a result
-    if fitted is None or m.constraints or any(_nonlinear_nodes(r) >= 2 for r in fitted.results):
+    # (a result the fit replaced is linear: 0)
+    if fitted is None or m.constraints or any(n >= 2 and r == m.results[i] for i, (n, r) in
+                                              enumerate(zip(counts, fitted.results))):
         alt = _isl_candidate_of(base)
         if alt is not None:
             return alt, "isl_quasi_affine"
