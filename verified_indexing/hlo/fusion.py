@@ -1144,6 +1144,12 @@ def _operand_steps(
         return _conditional_steps(inst, comp, output_index, module, verify, simplify)
     if inst.opcode == "while" and module is not None:
         return _while_steps(inst, comp, output_index, module)
+    if inst.opcode == "call" and module is not None:
+        from verified_indexing.hlo.loops import while_of_call
+
+        loop = while_of_call(inst, module)  # a call of a computation that is one while: the while, here
+        if loop is not None:
+            return _while_steps(loop, comp, output_index, module)
     called = inst.called_computation()
     called_output = output_index
     if inst.opcode in ("async-start", "call-start") and module is not None and called in module.computations:

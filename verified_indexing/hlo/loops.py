@@ -18,11 +18,21 @@ range variable ``t`` in ``[0, T - 1]`` (only ``t = T - 1``, the last iteration,
 when the element does not read itself). These maps are exact where the body's
 are. Any other loop returns None: the caller's whole-loop over-approximation
 (marked) applies.
+
+After XLA's passes the loop is the one instruction of a computation the caller
+calls with the init tuple (:func:`while_of_call` reads that call as the ``while``
+in the caller, where the counter's first value is), the counter is copied before
+the body reads it, and its ``add`` and the condition's ``compare`` are one-op
+fusions: the values are read through copies, bitcasts, fusions and calls
+(:func:`_value`), and the first value may be a constant, a copy of one or an
+element of a constant tuple (:func:`_init_value`). A counter that would wrap
+around its integer type before the condition fails is not modelled.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from verified_indexing.expr import AffineExpr, Const, Sym, emax, emin
@@ -30,7 +40,7 @@ from verified_indexing.hlo.ir import Computation, Instruction
 from verified_indexing.indexing_map import IndexingMap, Variable
 from verified_indexing.interval import Interval
 
-__all__ = ["Induction", "induction_of", "while_induction_steps"]
+__all__ = ["Induction", "induction_of", "while_induction_steps", "while_of_call"]
 
 Step = tuple[str, int, IndexingMap, str, tuple[str, ...]]
 
@@ -49,12 +59,160 @@ class Induction:
 
 
 def _gte_of_param(comp: Computation, name: str) -> int | None:
-    """The tuple index when ``name`` is ``get-tuple-element(parameter), index=j``."""
+    """The tuple index when ``name`` is ``get-tuple-element(parameter), index=j`` (or a ``copy`` of one: XLA's
+    passes copy the counter before the body reads it)."""
     inst = comp.by_name.get(name)
+    for _ in range(8):
+        if inst is None or inst.opcode != "copy" or len(inst.operands) != 1:
+            break
+        inst = comp.by_name.get(inst.operands[0])
     if inst is None or inst.opcode != "get-tuple-element" or len(inst.operands) != 1:
         return None
     src = comp.by_name.get(inst.operands[0])
     return inst.tuple_index if src is not None and src.opcode == "parameter" else None
+
+
+Value = tuple[Any, ...]
+"""A scalar integer value of the loop's computations, as :func:`_value` reads it: ``("elem", j)`` (element
+``j`` of the loop state, as the body or condition receives it), ``("const", c)``, ``("add", a, b)``,
+``("cmp", direction, a, b)``."""
+
+_PASS = frozenset({"copy", "bitcast", "reshape"})
+"""Ops that pass a scalar through unchanged (XLA's passes put a copy or bitcast between a counter and its uses)."""
+
+
+def _value(comp: Computation, name: str, module: Any, env: dict[int, Value | None] | None = None,
+           depth: int = 0) -> Value | None:
+    """The scalar integer instruction ``name`` of ``comp`` as a :data:`Value`, or None when it is not one of
+    these: an element of the state (``get-tuple-element`` of the computation's parameter, when ``env`` is None:
+    ``comp`` is the loop's body or condition), an integer constant (also an element of a constant tuple or of a
+    ``tuple``), add, compare, an op that passes it through (copy, bitcast, reshape of a scalar), and a
+    ``fusion`` or ``call`` (its computation's root, each parameter the call's operand: XLA's passes wrap the
+    counter's add and compare in one-op fusions). ``env``: inside a called computation, each parameter's
+    value."""
+    from verified_indexing.hlo.ops import constant_scalar
+
+    inst = comp.by_name.get(name)
+    if inst is None or depth > 32 or (not inst.shape.is_tuple and inst.shape.dims):
+        return None
+    if inst.opcode == "parameter":
+        return env.get(inst.parameter_number or 0) if env is not None and inst.parameter_number is not None \
+            else None
+    value = constant_scalar(inst)
+    if value is not None:
+        return ("const", value)
+    if inst.shape.is_tuple:
+        return None
+    if inst.opcode in _PASS and len(inst.operands) == 1:
+        return _value(comp, inst.operands[0], module, env, depth + 1)
+    if inst.opcode == "get-tuple-element" and len(inst.operands) == 1 and inst.tuple_index is not None:
+        src = comp.by_name.get(inst.operands[0])
+        if src is None:
+            return None
+        if src.opcode == "parameter":
+            return ("elem", inst.tuple_index) if env is None else None
+        return _element(comp, src.name, inst.tuple_index, module, env, depth + 1)
+    if inst.opcode in ("fusion", "call"):
+        callee = module.computations.get(inst.called_computation() or "")
+        if callee is None or len(callee.parameters()) != len(inst.operands):
+            return None
+        inner = {k: _value(comp, o, module, env, depth + 1) for k, o in enumerate(inst.operands)}
+        return _value(callee, callee.root.name, module, inner, depth + 1)
+    if inst.opcode == "add" and len(inst.operands) == 2:
+        a, b = (_value(comp, o, module, env, depth + 1) for o in inst.operands)
+        return ("add", a, b) if a is not None and b is not None else None
+    if inst.opcode == "compare" and len(inst.operands) == 2 and (inst.attr("type") or "").strip() in ("", "SIGNED") \
+            and inst.shape.element_type == "pred":
+        a, b = (_value(comp, o, module, env, depth + 1) for o in inst.operands)
+        direction = (inst.attr("direction") or "").strip()
+        return ("cmp", direction, a, b) if a is not None and b is not None else None
+    return None
+
+
+def _element(comp: Computation, name: str, j: int, module: Any, env: dict[int, Value | None] | None = None,
+             depth: int = 0) -> Value | None:
+    """Element ``j`` of the tuple instruction ``name`` of ``comp`` as a :data:`Value`: of a ``tuple`` (its
+    operand), of a tuple ``constant`` (its literal's element), of a ``fusion`` or ``call`` whose computation's
+    root is a ``tuple``, or of a ``copy`` or ``get-tuple-element`` of such a tuple."""
+    inst = comp.by_name.get(name)
+    if inst is None or depth > 32 or not inst.shape.is_tuple or j >= len(inst.shape.tuple_shapes):
+        return None
+    if inst.opcode == "tuple" and j < len(inst.operands):
+        return _value(comp, inst.operands[j], module, env, depth + 1)
+    if inst.opcode == "constant" and inst.literal is not None:
+        return _tuple_literal_element(inst.literal, j, inst.shape.tuple_shapes[j])
+    if inst.opcode == "copy" and len(inst.operands) == 1:
+        return _element(comp, inst.operands[0], j, module, env, depth + 1)
+    if inst.opcode == "get-tuple-element" and len(inst.operands) == 1 and inst.tuple_index is not None:
+        src = comp.by_name.get(inst.operands[0])
+        if src is None or src.opcode == "parameter":
+            return None
+        inner = _nested(comp, src.name, inst.tuple_index, module, depth + 1)
+        return _element(*inner, j, module, env, depth + 1) if inner is not None else None
+    if inst.opcode in ("fusion", "call"):
+        callee = module.computations.get(inst.called_computation() or "")
+        if callee is None or len(callee.parameters()) != len(inst.operands) or callee.root.opcode != "tuple":
+            return None
+        inner_env = {k: _value(comp, o, module, env, depth + 1) for k, o in enumerate(inst.operands)}
+        return _element(callee, callee.root.name, j, module, inner_env, depth + 1)
+    return None
+
+
+def _nested(comp: Computation, name: str, j: int, module: Any, depth: int) -> tuple[Computation, str] | None:
+    """Where element ``j`` (itself a tuple) of the tuple instruction ``name`` is computed: a ``tuple``'s
+    operand (only that form)."""
+    inst = comp.by_name.get(name)
+    if inst is not None and inst.opcode == "tuple" and j < len(inst.operands):
+        return comp, inst.operands[j]
+    return None
+
+
+def _tuple_literal_element(literal: str, j: int, shape: Any) -> Value | None:
+    """Element ``j`` of a tuple constant's literal ``(0, {1, 2}, ...)`` when it is a scalar integer."""
+    from verified_indexing.hlo.ops import _INT_TYPES
+
+    if shape.is_tuple or shape.dims or shape.element_type not in _INT_TYPES:
+        return None
+    text = literal.strip()
+    if not (text.startswith("(") and text.endswith(")")):
+        return None
+    parts, depth, start = [], 0, 1
+    for i, ch in enumerate(text[1:-1], 1):
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:-1])
+    if j >= len(parts):
+        return None
+    piece = parts[j].strip()
+    return ("const", int(piece)) if re.fullmatch(r"-?\d+", piece) else None
+
+
+def _grows(value: Value | None, j: int) -> int | None:
+    """``step`` when ``value`` is element ``j`` plus a constant ``step > 0`` (either order)."""
+    if value is None or value[0] != "add":
+        return None
+    for x, y in ((value[1], value[2]), (value[2], value[1])):
+        if x == ("elem", j) and y[0] == "const" and y[1] > 0:
+            return int(y[1])
+    return None
+
+
+def _init_value(comp: Computation, init: str, j: int, module: Any) -> int | None:
+    """The first value of element ``j`` of the loop state ``init`` (an instruction of ``comp``, the computation
+    holding the ``while``) when it is a constant: a ``tuple`` whose element is a constant (through copies), a
+    constant tuple, a ``get-tuple-element`` of one..."""
+    value = _element(comp, init, j, module)
+    return int(value[1]) if value is not None and value[0] == "const" else None
+
+
+_TYPE_MAX = {"s8": 2**7 - 1, "s16": 2**15 - 1, "s32": 2**31 - 1, "s64": 2**63 - 1,
+             "u8": 2**8 - 1, "u16": 2**16 - 1, "u32": 2**32 - 1, "u64": 2**64 - 1}
+"""The largest value of each integer type: a counter that would pass it wraps around (not modelled)."""
 
 
 def _elements_reached(body: Computation, name: str) -> set[int] | None:
@@ -81,33 +239,12 @@ def _elements_reached(body: Computation, name: str) -> set[int] | None:
 
 
 def _step_of(body: Computation, module: Any, j: int) -> int | None:
-    """The constant ``step > 0`` when the body's element ``j`` is ``add(element j,
-    constant step)``, directly or as an element of a ``call`` whose computation
-    returns that add of the parameter the call passes element ``j`` to (JAX's
-    ``fori_loop`` keeps its ``i`` so)."""
-    from verified_indexing.hlo.ops import constant_scalar
-
+    """The constant ``step > 0`` when the body's element ``j`` is element ``j`` plus a constant: an ``add``,
+    through copies, one-op fusions and calls (JAX's ``fori_loop`` advances its ``i`` inside a ``call``; XLA's
+    passes wrap the add in a fusion) -- see :func:`_value`."""
     if j >= len(body.root.operands):
         return None
-    grow = body.by_name.get(body.root.operands[j])
-    where = body
-    element_j = {i.name for i in body.instructions if _gte_of_param(body, i.name) == j}  # the names of element j
-    if grow is not None and grow.opcode == "get-tuple-element" and len(grow.operands) == 1:
-        call = body.by_name.get(grow.operands[0])
-        callee = module.computations.get(call.called_computation() or "") if call is not None else None
-        if call is None or call.opcode != "call" or callee is None or callee.root.opcode != "tuple" or \
-                grow.tuple_index is None or grow.tuple_index >= len(callee.root.operands):
-            return None
-        element_j = {p.name for p in callee.parameters() if p.parameter_number is not None and p.parameter_number <
-                     len(call.operands) and _gte_of_param(body, call.operands[p.parameter_number]) == j}
-        grow, where = callee.by_name.get(callee.root.operands[grow.tuple_index]), callee
-    if grow is None or grow.opcode != "add" or len(grow.operands) != 2:
-        return None
-    for x, y in (grow.operands, grow.operands[::-1]):
-        step = constant_scalar(where.by_name.get(y))
-        if x in element_j and step is not None and step > 0:
-            return step
-    return None
+    return _grows(_value(body, body.root.operands[j], module), j)
 
 
 def _counter_value(body: Computation, module: Any, name: str, counters: dict[int, tuple[int, int]],
@@ -124,7 +261,7 @@ def _counter_value(body: Computation, module: Any, name: str, counters: dict[int
     if "/" not in name:
         return None
     callee_name, inner = name.split("/", 1)
-    calls = [i for i in body.instructions if i.opcode == "call" and i.called_computation() == callee_name]
+    calls = [i for i in body.instructions if i.opcode in ("call", "fusion") and i.called_computation() == callee_name]
     callee = module.computations.get(callee_name)
     if len(calls) != 1 or callee is None:
         return None
@@ -144,43 +281,52 @@ def _counter_value(body: Computation, module: Any, name: str, counters: dict[int
 def induction_of(inst: Instruction, comp: Computation, module: Any) -> Induction | None:
     """The counter of the ``while`` ``inst`` (in ``comp``), or None when the loop has
     none the model states (see the module's docstring)."""
-    from verified_indexing.hlo.ops import constant_scalar
-
     body = module.computations.get((inst.attributes.get("body") or "").strip().lstrip("%"))
     cond = module.computations.get((inst.attributes.get("condition") or "").strip().lstrip("%"))
     init = comp.by_name.get(inst.operands[0]) if len(inst.operands) == 1 else None
     if body is None or cond is None or init is None or body.root.opcode != "tuple":
         return None
-    test = cond.root
-    if test.opcode != "compare" or len(test.operands) != 2:
+    test = _value(cond, cond.root.name, module)
+    if test is None or test[0] != "cmp":
         return None
-    direction = (test.attr("direction") or "").strip()
-    a, b = test.operands
-    ja, jb = _gte_of_param(cond, a), _gte_of_param(cond, b)
-    na, nb = constant_scalar(cond.by_name.get(a)), constant_scalar(cond.by_name.get(b))
-    if ja is not None and nb is not None and direction in ("LT", "LE"):
-        j, bound, inclusive = ja, nb, direction == "LE"
-    elif jb is not None and na is not None and direction in ("GT", "GE"):  # N > i
-        j, bound, inclusive = jb, na, direction == "GE"
+    direction, a, b = test[1:]
+    if a[0] == "elem" and b[0] == "const" and direction in ("LT", "LE"):
+        j, bound, inclusive = a[1], b[1], direction == "LE"
+    elif b[0] == "elem" and a[0] == "const" and direction in ("GT", "GE"):  # N > i
+        j, bound, inclusive = b[1], a[1], direction == "GE"
     else:
         return None
-    if j >= len(body.root.operands):
+    if j >= len(body.root.operands) or not inst.shape.is_tuple or j >= len(inst.shape.tuple_shapes):
         return None
-    grow = body.by_name.get(body.root.operands[j])
-    if grow is None or grow.opcode != "add" or len(grow.operands) != 2:
-        return None
-    step = None
-    for x, y in (grow.operands, grow.operands[::-1]):
-        if _gte_of_param(body, x) == j and constant_scalar(body.by_name.get(y)) is not None:
-            step = constant_scalar(body.by_name.get(y))
-    if step is None or step <= 0:
+    step = _step_of(body, module, j)
+    if step is None:
         return None
     last = bound if inclusive else bound - 1
-    first = constant_scalar(comp.by_name.get(init.operands[j])) if init.opcode == "tuple" and \
-        j < len(init.operands) else None
+    if last + step > _TYPE_MAX.get(inst.shape.tuple_shapes[j].element_type, -1):
+        return None  # the counter would wrap around before the test fails (or is not an integer)
+    first = _init_value(comp, init.name, j, module)
     if first is None:
         return Induction(j, None, step, None, last)
     return Induction(j, first, step, max(0, (last - first) // step + 1), last)
+
+
+def while_of_call(inst: Instruction, module: Any) -> Instruction | None:
+    """The ``while`` that the ``call`` ``inst`` runs, as if it stood in the caller: a call whose computation is
+    one ``while`` of its one parameter (XLA's CPU passes wrap each loop so, the init tuple left in the
+    caller), returned as that ``while`` taking the call's operand. None for any other instruction."""
+    if inst.opcode != "call" or len(inst.operands) != 1:
+        return None
+    callee = module.computations.get(inst.called_computation() or "")
+    if callee is None:
+        return None
+    params, root = callee.parameters(), callee.root
+    if len(params) != 1 or root.opcode != "while" or root.operands != [params[0].name] or \
+            len(callee.instructions) != 2:
+        return None
+    import dataclasses
+
+    loop: Instruction = dataclasses.replace(root, name=f"{callee.name}/{root.name}", operands=list(inst.operands))
+    return loop
 
 
 def while_induction_steps(inst: Instruction, comp: Computation, output_index: int, module: Any) -> list[Step] | None:
@@ -188,7 +334,7 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     element ``output_index`` of the ``while`` ``inst`` to its initial state, or None
     when the loop is not one this model states exactly."""
     from verified_indexing.hlo.fusion import _called_maps
-    from verified_indexing.hlo.ops import RuntimeOrigin, constant_scalar
+    from verified_indexing.hlo.ops import RuntimeOrigin
 
     ind = induction_of(inst, comp, module)
     if ind is None or not inst.shape.is_tuple:
@@ -202,14 +348,12 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     if ind.trips == 0:  # a loop that never runs: the initial value
         return [(operand, output_index, identity, "", ())]
     body: Computation = module.computations[(inst.attributes.get("body") or "").strip().lstrip("%")]
-    init = comp.by_name.get(operand)
     counters: dict[int, tuple[int, int]] = {}  # element -> (first value, step): every counter advances each iteration
     if ind.first is not None:
         counters[ind.element] = (ind.first, ind.step)
         for j in range(len(body.root.operands)):
             step = _step_of(body, module, j) if j != ind.element else None
-            first = constant_scalar(comp.by_name.get(init.operands[j])) if init is not None and \
-                init.opcode == "tuple" and j < len(init.operands) else None
+            first = _init_value(comp, operand, j, module)
             if step is not None and first is not None:
                 counters[j] = (first, step)
     if output_index in counters or (output_index == ind.element and ind.first is not None):
