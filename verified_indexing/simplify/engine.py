@@ -28,6 +28,7 @@ from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.interval import Interval, node_range
 from verified_indexing.simplify.cost import measure
 from verified_indexing.simplify.rules import _TERMS, EXPR_ALGEBRA, RULES, Rule, rule_heads
+from verified_indexing.syntax.printer import format_expr
 
 __all__ = ["Step", "Rewriter", "CheckFn"]
 
@@ -113,11 +114,17 @@ class Rewriter:
     _ivs: dict[AffineExpr, Interval] = field(default_factory=dict)
     _exact: dict[AffineExpr, Interval] = field(default_factory=dict)
     _banned: set[tuple[AffineExpr, AffineExpr]] = field(default_factory=set)
-    _active: set[AffineExpr] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._points: Any = False  # the domain's point table, built on the first exact question
-        self._candidates = _candidates(self.rules) if COMPILED_MATCHER else _every_rule
+        if not COMPILED_MATCHER:
+            self._candidates = _every_rule
+        elif self.rules is RULES:  # (the catalogue's compiled matcher, looked up once per process)
+            if _OF_RULES is None:
+                _set_catalogue_matcher()
+            self._candidates = _OF_RULES[0]  # type: ignore[index]
+        else:
+            self._candidates = _candidates(self.rules)
         self._leaves = _leaf_shortcut(self._candidates) if LEAF_SHORTCUT else 0
         # no command budget when the rewriter is made (a budget is a context around the whole command):
         # no clock to read at each node
@@ -194,48 +201,54 @@ class Rewriter:
     # -- rewriting -----------------------------------------------------------
     def _texter(self, e: AffineExpr) -> Callable[[], str]:
         """A function printing ``e`` (it holds the names, not the rewriter)."""
-        from verified_indexing.syntax.printer import format_expr
-
         names = self.names
         return functools.partial(format_expr, e) if names is None else functools.partial(format_expr, e, names)
 
     def _text(self, e: AffineExpr) -> str:
-        from verified_indexing.syntax.printer import format_expr
-
         if self.names is None:
             return format_expr(e)
         return format_expr(e, self.names)
 
     def simplify(self, e: AffineExpr) -> AffineExpr:
         """The simplified form of ``e`` (memoized per rewriter)."""
-        hit = self._memo.get(e)
+        memo = self._memo
+        hit = memo.get(e)
         if hit is not None:
-            return hit
-        if e in self._active:  # a rewrite cycle: stop here
-            return e
+            return e if hit is _ACTIVE else hit  # (a node being simplified: a rewrite cycle, stop here)
         if self._budget and budget_exhausted():  # the command's time is up: no more rewriting (what is done is proven)
             self.truncated = True
             return e
-        if self._leaves:
+        t = type(e)
+        if self._leaves and (t is Const or (t in _VAR_TYPES and self._leaves == 2)):
             # A constant is offered no rule, a variable only point_value, which has no binding unless the
             # variable's interval is one value: decided here without the matcher (the same answer).
-            t = type(e)
-            if t is Const or (t in _VAR_TYPES and self._leaves == 2 and not self.interval(e).is_point()):
+            if t is Const or not self.interval(e).is_point():
                 if len(self._log) >= self.max_steps:
                     self.truncated = True
-                self._memo[e] = e
+                memo[e] = e
                 return e
-        self._active.add(e)
+        memo[e] = _ACTIVE  # (the memo marks the nodes being simplified: no separate set to keep)
         try:
-            cur = e.map_children(self.simplify)
+            # (map_children, by node kind: no tuple of children built for a sum)
+            if t is Sum:
+                terms = e.terms  # type: ignore[attr-defined]
+                kids = [self.simplify(u) for u, _ in terms]
+                cur = e
+                for (u, _), k in zip(terms, kids):
+                    if u is not k:
+                        cur = e.rebuild(kids)
+                        break
+            else:
+                cur = e.map_children(self.simplify)
             if len(self._log) < self.max_steps:
                 new = self._step(cur)
             else:
                 new, self.truncated = None, True
             out = cur if new is None else self.simplify(new)
-        finally:
-            self._active.discard(e)
-        self._memo[e] = out
+        except BaseException:
+            del memo[e]
+            raise
+        memo[e] = out
         return out
 
     def _try(self, rule: Rule, e: AffineExpr, rng: Callable[[AffineExpr], Interval]) -> tuple[AffineExpr | None, bool]:
@@ -243,12 +256,13 @@ class Rewriter:
         failed = False
         base: tuple[int, int, int] | None = None
         uses_ranges = rule.uses_ranges
+        lo = hi = _NO_RANGES  # (a condition that reads no range reads nothing from them)
         for b in rule.match(e, rng):
             # (Rule.holds then Rule.sides, inlined: the namespaces are built once per binding)
             k = SimpleNamespace(**b.constants)
-            lo = SimpleNamespace()
-            hi = SimpleNamespace()
             if uses_ranges:
+                lo = SimpleNamespace()
+                hi = SimpleNamespace()
                 empty = False
                 for n, x in b.variables.items():
                     iv = rng(x)
@@ -271,7 +285,7 @@ class Rewriter:
                 rhs = rule.rhs(EXPR_ALGEBRA, v, k)
             except (ArithmeticError, ValueError):
                 continue
-            if (e, rhs) in self._banned:
+            if self._banned and (e, rhs) in self._banned:
                 continue
             mark = len(self._log)
             if base is None:
@@ -345,11 +359,24 @@ def _every_rule(e: AffineExpr) -> None:
     return None
 
 
+_OF_RULES: tuple[Callable[[AffineExpr], Sequence[Rule] | None]] | None = None
+"""The catalogue's :func:`_candidates`, made on first use."""
+
+
+def _set_catalogue_matcher() -> None:
+    global _OF_RULES
+    _OF_RULES = (_candidates(RULES),)
+
+
 LEAF_SHORTCUT = True
 """Decide constants and variables in :meth:`Rewriter.simplify` without the matcher when the candidates
 allow it (:func:`_leaf_shortcut`); ``False``: every node through the matcher (the benchmark's before)."""
 
 _VAR_TYPES = (Dim, Sym, RtSym)
+_ACTIVE: Any = object()
+"""The memo's mark of a node being simplified (not an expression: no simplification returns it)."""
+_NO_RANGES = SimpleNamespace()
+"""The ranges given to the condition of a rule that reads none (``uses_ranges=False``): never written."""
 _CATALOGUE_IDS = frozenset(map(id, RULES))
 """The catalogue's rules (kept alive by ``RULES``: their ids are theirs)."""
 _POINT_VALUE = next(r for r in RULES if r.name == "point_value")
