@@ -117,12 +117,11 @@ class Rewriter:
 
     def __post_init__(self) -> None:
         self._points: Any = False  # the domain's point table, built on the first exact question
+        self._candidates: Callable[[AffineExpr], Sequence[Rule] | None]
         if not COMPILED_MATCHER:
             self._candidates = _every_rule
         elif self.rules is RULES:  # (the catalogue's compiled matcher, looked up once per process)
-            if _OF_RULES is None:
-                _set_catalogue_matcher()
-            self._candidates = _OF_RULES[0]  # type: ignore[index]
+            self._candidates = _catalogue_matcher()
         else:
             self._candidates = _candidates(self.rules)
         self._leaves = _leaf_shortcut(self._candidates) if LEAF_SHORTCUT else 0
@@ -359,13 +358,14 @@ def _every_rule(e: AffineExpr) -> None:
     return None
 
 
-_OF_RULES: tuple[Callable[[AffineExpr], Sequence[Rule] | None]] | None = None
+_OF_RULES: list[Callable[[AffineExpr], Sequence[Rule] | None]] = []
 """The catalogue's :func:`_candidates`, made on first use."""
 
 
-def _set_catalogue_matcher() -> None:
-    global _OF_RULES
-    _OF_RULES = (_candidates(RULES),)
+def _catalogue_matcher() -> Callable[[AffineExpr], Sequence[Rule] | None]:
+    if not _OF_RULES:
+        _OF_RULES.append(_candidates(RULES))
+    return _OF_RULES[0]
 
 
 LEAF_SHORTCUT = True
