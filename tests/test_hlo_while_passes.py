@@ -405,3 +405,24 @@ def test_a_call_of_more_than_the_while_is_the_call() -> None:
 def _wrapped_text() -> str:
     return (WRAPPED.replace("FIRST\n", FIRSTS["a constant"] + "\n").replace("FIRST", "1").replace("BOUND", "4")
             .replace("STEP", "1").replace("DIRECTION", "LT"))
+
+
+def test_an_element_overwritten_in_the_loop_marks_its_initial_value() -> None:
+    # ys.at[i].set(x[i] * 2) for every row (before the passes: a scatter at the counter): the initial ys is read
+    # nowhere (every row overwritten), so its identity map is an over-approximation and must say so (it was
+    # silent: the element's read of itself dropped the scatter's mark)
+    def f(x: Any, y: Any) -> Any:
+        return lax.fori_loop(0, 6, lambda i, ys: ys.at[i].set(x[i] * 2), y)
+
+    module = parse_module(jax.jit(f).lower(X, X).compiler_ir("hlo").as_hlo_text(), "<unoptimized>")
+    result = output_to_input_maps(module.entry, module=module)
+    jx, jy = (np.asarray(j) for j in jax.jacfwd(f, argnums=(0, 1))(X, X))
+    assert not jy.any()  # jax: y is read nowhere
+    for target in result.targets:
+        jac = jx if target.index == 0 else jy
+        reads = {(d, access.map.evaluate(d, s, r)) for access in target.maps
+                 for d, s, r in access.map.domain_points()}
+        want = {(o, r) for o in np.ndindex(6, 3) for r in np.ndindex(6, 3) if jac[(*o, *r)] != 0}
+        assert want <= reads  # sound
+        if reads != want:  # claims more than jax's reads: marked
+            assert all(access.over_approximation for access in target.maps), target

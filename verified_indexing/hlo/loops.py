@@ -369,6 +369,7 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     if res.unsupported:
         return None
     accumulates = False
+    kept: list[str] = []  # the marks of the element's read of itself (its initial value)
     reads: list[tuple[int, IndexingMap, tuple[str, ...]]] = []
     for target in res.targets:
         for access in target.maps:
@@ -380,6 +381,7 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
                 if m != identity:
                     return None  # an element that moves across iterations: the whole-loop model
                 accumulates = True
+                kept += access.over_approximation  # (a scatter's or dynamic-update-slice's operand: overwritten)
             elif j == ind.element or j in invariant or j in counters:
                 reads.append((j, m, access.over_approximation))
             else:
@@ -387,7 +389,8 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
     unknown = ind.first is None or ind.trips is None
     why = (f"{inst.name} (while): the counter's first value is not known here (the loop state is a parameter): "
            f"every value up to {ind.last} taken, and the initial value kept",) if unknown else ()
-    steps: list[Step] = [(operand, output_index, identity, "", why)] if accumulates or unknown else []
+    own = tuple(f"{body.name}/{a}" for a in dict.fromkeys(kept))
+    steps: list[Step] = [(operand, output_index, identity, "", own + why)] if accumulates or unknown else []
     for j, m, approx in reads:
         choices: list[list[tuple[list[tuple[AffineExpr, Interval]], AffineExpr]]] = []
         extra: list[Variable] = []
