@@ -281,6 +281,43 @@ class _Writer:
     frame: _Frame
 
 
+@dataclass(frozen=True)
+class _General:
+    """A reduction into ``tensor`` whose loops :func:`find_reduction` does not model (the reduction loop
+    outside other loops, tiled, an init in the update's loops under ``vk == 0``...): one init store and
+    one update store ``t[e] = f(t[e], ...)``, each in its block, with any loop structure. Its value is
+    decided by :meth:`_Prover.general`."""
+
+    tensor: str
+    init: BlockContext
+    init_store: Store
+    update: BlockContext
+    update_store: Store
+
+
+#: Loop kinds that run their iterations one after the other, in increasing order.
+_SEQUENTIAL = {"serial", "unroll"}
+
+
+def _general_reduction(p: Stmt, t: str, ws: list[tuple[BlockContext, Store]]) -> _General | str:
+    """The two stores ``ws`` into ``t`` as a :class:`_General` reduction, or why not."""
+    if len(ws) != 2:
+        return f"{t} is written by {len(ws)} stores (an init and an update are modelled)"
+    inits = [(c, s) for c, s in ws if not any(ld.tensor == t for ld in _value_loads(s.value))]
+    if len(inits) != 1:
+        return f"{t} is not written by one init store and one update store"
+    (ic, ist), (uc, ust) = inits[0], next((c, s) for c, s in ws if s is not inits[0][1])
+    if program_sizes(p):
+        return "size parameters (modelled for constant sizes only)"
+    fu = _frame(uc, ust)
+    if not fu.bind_values:
+        return f"the update block {uc.block.name} binds no iteration variables"
+    e = [fu.resolve(i) for i in ust.indices]
+    if any([fu.resolve(i) for i in ld.indices] != e for ld in _value_loads(ust.value) if ld.tensor == t):
+        return f"the update block {uc.block.name} reads {t} at another element than it writes"
+    return _General(t, ic, ist, uc, ust)
+
+
 @dataclass
 class _Model:
     program: Stmt
@@ -288,23 +325,30 @@ class _Model:
     contexts: list[BlockContext]
     plain: dict[str, _Writer]
     reductions: dict[str, Reduction]
+    general: dict[str, _General] = field(default_factory=dict)
 
     @property
     def computed(self) -> set[str]:
-        return set(self.plain) | set(self.reductions)
+        return set(self.plain) | set(self.reductions) | set(self.general)
+
+    def reduction_of(self, tensor: str) -> Reduction | _General | None:
+        """The reduction into ``tensor`` (either kind), ``None`` for a plain or input tensor."""
+        return self.reductions.get(tensor) or self.general.get(tensor)
 
     def write_map(self, tensor: str) -> Any:
         if tensor in self.plain:
             w = self.plain[tensor]
             return w.frame.domain(w.frame.resolve(i) for i in w.store.indices)
-        red = self.reductions[tensor]
+        red = self.reduction_of(tensor)
+        assert red is not None
         f = _frame(red.init, red.init_store)
         return f.domain(f.resolve(i) for i in red.init_store.indices)
 
     def writer_blocks(self, tensor: str) -> list[BlockContext]:
         if tensor in self.plain:
             return [self.plain[tensor].ctx]
-        red = self.reductions[tensor]
+        red = self.reduction_of(tensor)
+        assert red is not None
         return [red.init, red.update]
 
 
@@ -316,13 +360,18 @@ def _model(p: Stmt, who: str) -> _Model:
             stores.setdefault(tensor_of(s.tensor), []).append((c, s))
     plain: dict[str, _Writer] = {}
     reductions: dict[str, Reduction] = {}
+    general: dict[str, _General] = {}
     for t, ws in stores.items():
         is_red = any(s.tensor.endswith("__reduce_init") or any(ld.tensor == t for ld in _value_loads(s.value))
                      for _, s in ws)
         if is_red:
             red = find_reduction(p, t, predicated=True)
             if isinstance(red, str):
-                raise _Unknown(f"{who}: {red}")
+                other = _general_reduction(p, t, ws)
+                if isinstance(other, str):
+                    raise _Unknown(f"{who}: {red} (and as a reduction in any loop order: {other})")
+                general[t] = other
+                continue
             if len(ws) != 2:
                 raise _Unknown(f"{who}: {t} is written by {len(ws)} stores besides its reduction")
             reductions[t] = red
@@ -331,7 +380,7 @@ def _model(p: Stmt, who: str) -> _Model:
             plain[t] = _Writer(c, s, _frame(c, s))
         else:
             raise _Unknown(f"{who}: {t} is written by {len(ws)} stores (one writer per tensor is modelled)")
-    return _Model(p, program_sizes(p), contexts, plain, reductions)
+    return _Model(p, program_sizes(p), contexts, plain, reductions, general)
 
 
 def _shares_loops(a: BlockContext, b: BlockContext) -> bool:
@@ -383,7 +432,8 @@ class _Prover:
                                             f"block {c.block.name} reads {u}, which nothing in it writes and "
                                             "which is not an input of the original")
                         continue
-                    if u in m.reductions and c.order == m.reductions[u].update.order and tensor_of(s.tensor) == u:
+                    red = m.reduction_of(u)
+                    if red is not None and c.order == red.update.order and tensor_of(s.tensor) == u:
                         continue  # the reduction's own accumulator
                     for wc in m.writer_blocks(u):
                         if wc.order >= c.order or _shares_loops(wc, c):
@@ -404,9 +454,16 @@ class _Prover:
     def prove(self) -> None:
         self.structure(self.before, "original")
         self.structure(self.after, "transformed")
-        for t in self.before.reductions:
-            if t in self.after.reductions:
+        both = [t for t in self.before.computed
+                if self.before.reduction_of(t) is not None and self.after.reduction_of(t) is not None]
+        # in program order: a reduction whose update reads another reduction comes after it (read as folded)
+        for t in sorted(both, key=lambda t: self.before.writer_blocks(t)[-1].order):
+            if t in self.before.reductions and t in self.after.reductions:
                 self.reduction(t)
+            else:
+                a, b = self.before.reduction_of(t), self.after.reduction_of(t)
+                assert a is not None and b is not None
+                self.general(t, _as_general(t, a), _as_general(t, b))
         for t in self.outputs:
             self.output(t)
 
@@ -464,7 +521,7 @@ class _Prover:
             if u in self.folds:
                 sv = [sizes.setdefault(n, enc.int_var(f"size_{n}")) for n in m.sizes]
                 return ve.func(f"fold {u}", sv + idx, [ints] * (len(sv) + len(idx)))
-            if u in m.reductions:
+            if u in m.reductions or u in m.general:
                 raise _Unknown(f"the reduction {u} read by another block differs between the programs "
                                "(not proven equal)")
             w = m.plain[u]
@@ -549,6 +606,119 @@ class _Prover:
                 goal = fn_a(ra.update_store.value, uea, own) == fn_b(rb.update_store.value, ueb, own)
             self._check(enc, s, goal, f"{name}: {step}")
         self.folds.add(t)
+
+    # -- a reduction in any loop order ------------------------------------------
+    def general(self, t: str, ga: _General, gb: _General) -> None:
+        """The reduction into ``t`` is the same in both programs, whatever their loop orders: in each
+        program (:meth:`general_order`) the update runs once per value of its block's iteration variables
+        ``v``, the updates of one element run in the lexicographic order of ``v``, and the element's init
+        runs before all of them; across the programs, the update runs at the same ``v`` (isl, both
+        inclusions), the init writes the same elements with the same values, and at the same ``v`` the
+        update writes the same element with the same function of the accumulator (z3). Then every
+        element's value is one fold of the same updates in the same order from the same init."""
+        name = f"the reduction {t} is the same (its updates matched by the block's iteration variables)"
+        if self.k:
+            raise self.fail(name, "size parameters (modelled for constant sizes only)")
+        self.general_order(ga, "original")
+        self.general_order(gb, "transformed")
+        fa, fb = _frame(ga.update, ga.update_store), _frame(gb.update, gb.update_store)
+        if len(fa.bind_values) != len(fb.bind_values):
+            raise self.fail(name, f"the update blocks bind {len(fa.bind_values)} and {len(fb.bind_values)} "
+                            "iteration variables")
+        va, vb = fa.domain(fa.bind_values), fb.domain(fb.bind_values)
+        for sub, sup, what in ((va, vb, "original"), (vb, va, "transformed")):
+            v, w = reads_inside(sub, sup, self.timeout)
+            if not v.proved:
+                note = w["note"] if w else v.reason
+                raise self.fail(f"{name}: the update runs at the same iteration variables",
+                                f"an iteration of the {what} program's update: {v.status} ({note})", v.engine)
+        self.ok(f"{t}: the update runs at the same iteration variables in both programs", "", "isl")
+        self.images_equal(t)
+        for step in ("init", "update"):
+            enc = Z3Encoder()
+            ve = _ValueEncoder(enc)
+            s = enc.solver(timeout=self.timeout)
+            sizes: dict[str, Any] = {}
+            counter = [0]
+            fn_a = self._value_fn(enc, ve, s, self.before, sizes, counter)
+            fn_b = self._value_fn(enc, ve, s, self.after, sizes, counter)
+            if step == "init":
+                ia, ib = _frame(ga.init, ga.init_store), _frame(gb.init, gb.init_store)
+                _, ea = self._vars(enc, s, ia, "a", sizes)
+                _, eb = self._vars(enc, s, ib, "b", sizes)
+                for x, y in zip(ga.init_store.indices, gb.init_store.indices):
+                    s.add(enc.expr(x, ea) == enc.expr(y, eb))
+                goal = fn_a(ga.init_store.value, ea, None) == fn_b(gb.init_store.value, eb, None)
+            else:
+                _, ea = self._vars(enc, s, fa, "ua", sizes)
+                _, eb = self._vars(enc, s, fb, "ub", sizes)
+                for x, y in zip(fa.bind_values, fb.bind_values):
+                    s.add(enc.expr(x, ea) == enc.expr(y, eb))
+                acc = enc.z3.Const("acc", ve.sort)
+
+                def own(ld: Load, acc: Any = acc) -> Any:
+                    return acc if ld.tensor == t else None
+                same = [enc.expr(x, ea) == enc.expr(y, eb)
+                        for x, y in zip(ga.update_store.indices, gb.update_store.indices)]
+                goal = enc.z3.And(*same, fn_a(ga.update_store.value, ea, own) == fn_b(gb.update_store.value, eb, own))
+            self._check(enc, s, goal, f"{name}: {step}")
+        self.folds.add(t)
+
+    def general_order(self, g: _General, who: str) -> None:
+        """In one program: the update of ``g`` runs once per value of its iteration variables ``v``
+        (injective, isl and z3), the updates of one element run in the lexicographic order of ``v`` (isl:
+        every pair of iterations writing one element, the earlier in loop order, has the smaller ``v``;
+        a loop that does not run its iterations one after the other -- parallel, vectorized, bound to
+        threads -- never differs between them), every element it updates is initialized, and the init
+        of an element runs before every update of it (isl, on the loops the two blocks share)."""
+        import islpy as isl
+
+        from verified_indexing.engines.isl import to_isl_map
+
+        name = f"{who}: the reduction {g.tensor} runs its updates in order"
+        fu, fi = _frame(g.update, g.update_store), _frame(g.init, g.init_store)
+        e_u = [fu.resolve(i) for i in g.update_store.indices]
+        e_i = [fi.resolve(i) for i in g.init_store.indices]
+        vmap = fu.domain(fu.bind_values)
+        v = is_injective(vmap, timeout=self.timeout)
+        if not v.proved:
+            raise self.fail(name, f"the update block {g.update.block.name} may run twice at one value of its "
+                            f"iteration variables ({v.status}: {v.reason})", v.engine)
+        v, w = reads_inside(fu.domain(e_u), fi.domain(e_i), self.timeout)
+        if not v.proved:
+            note = w["note"] if w else v.reason
+            raise self.fail(name, f"an element the update writes is not initialized: {v.status} ({note})", v.engine)
+        me, mv = to_isl_map(fu.domain(e_u)), to_isl_map(vmap)
+        pairs = me.apply_range(me.reverse())
+        pairs = pairs.intersect(isl.Map.lex_lt(pairs.get_space().domain()))
+        deltas = pairs.deltas()
+        for d, f in enumerate(fu.loops):
+            if f.kind not in _SEQUENTIAL and not deltas.is_subset(
+                    isl.Set.universe(deltas.get_space()).fix_dim_si(d, 0)):
+                raise self.fail(name, f"the updates of one element of {g.tensor} differ in the {f.kind} loop "
+                                f"{f.var} (their order is not sequential)", "isl")
+        order = pairs.apply_domain(mv).apply_range(mv)
+        if not order.is_subset(isl.Map.lex_lt(order.get_space().domain())):
+            raise self.fail(name, f"the updates of one element of {g.tensor} do not run in the order of the "
+                            f"block {g.update.block.name}'s iteration variables", "isl")
+        shared = 0
+        for a, b in zip(g.init.loops, g.update.loops):
+            if a is not b:
+                break
+            shared += 1
+        first = to_isl_map(fi.domain(e_i)).apply_range(me.reverse())
+        first = first.project_out(isl.dim_type.in_, shared, len(g.init.loops) - shared)
+        first = first.project_out(isl.dim_type.out, shared, len(g.update.loops) - shared)
+        space = first.get_space().domain()
+        before = isl.Map.lex_le(space) if g.init.order < g.update.order else isl.Map.lex_lt(space)
+        if not first.is_subset(before):
+            raise self.fail(name, f"the init of an element of {g.tensor} may run after an update of it", "isl")
+        self.ok(name, f"{g.update.block.name}: once per iteration variables, in their order, after the init",
+                "isl")
+
+
+def _as_general(t: str, red: Reduction | _General) -> _General:
+    return red if isinstance(red, _General) else _General(t, red.init, red.init_store, red.update, red.update_store)
 
 
 def check_equivalence(
