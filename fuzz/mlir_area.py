@@ -239,7 +239,8 @@ def check_mlir(r: random.Random) -> dict[str, Any]:
     tally = {"pairs": res.pairs, "fused": 0, "proved": 0, "refuted": 0, "unknown": 0,
              "refused_but_legal": len(res.refusals),
              "decision_agrees": sum(1 for d in res.decisions if d.predicted == d.fused),
-             "decision_differs": sum(1 for d in res.decisions if d.predicted != d.fused)}
+             "decision_unknown": sum(1 for d in res.decisions if d.predicted is None),
+             "decision_differs": sum(1 for d in res.decisions if d.predicted is not None and d.predicted != d.fused)}
     findings = []
     unknown_reasons: dict[str, int] = {}
     for fc in res.fused:
@@ -259,7 +260,8 @@ def check_mlir(r: random.Random) -> dict[str, Any]:
     for rf in res.refusals:
         refusals[rf.why_refused.split(";")[0][:90]] = refusals.get(rf.why_refused.split(";")[0][:90], 0) + 1
     differs = [{"producer": d.producer, "consumer": d.consumer, "predicted": d.predicted, "fused": d.fused,
-                "why": d.why, "function": fn_of.get(d.consumer, "")} for d in res.decisions if d.predicted != d.fused]
+                "why": d.why, "function": fn_of.get(d.consumer, "")} for d in res.decisions
+               if d.predicted is not None and d.predicted != d.fused]
     out: dict[str, Any] = {"outcome": "ok", "decision_differs": differs[:5],
                            "checks": BATCH, "tally": tally, "unknown_reasons": unknown_reasons,
                            "refusal_reasons": refusals}

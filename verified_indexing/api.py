@@ -341,7 +341,7 @@ def _fuse_text(text: str, source: str, producer: str | None, consumer: str | Non
         if via:
             rep = replace(rep, through_reshape=via,
                           pass_decision=reshape_decision(p, c, k, producer_uses(text, p, ops), via,
-                                                         next((o for o in ops if o.name == c.name), None)))
+                                                         next((o for o in ops if o.name == c.name), None), text))
         else:
             rep = in_context(rep, text, ops)
         reports.append(rep)

@@ -263,7 +263,7 @@ class Decision:
 
     producer: str
     consumer: str
-    predicted: bool
+    predicted: bool | None  # None: the model does not decide (folding it does not model)
     fused: bool
     why: str
     decided_by: str = ""  # which part of the pass: FoldFillWithGenericOp, areElementwiseOpsFusable, control function
@@ -655,7 +655,8 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
 
     events = simulate_fusions(before, bops)
     for p, c, k in cands:
-        dec = pass_decision(p, c, k, producer_uses(before, p, bops), unused_results(before, p))
+        dec = pass_decision(p, c, k, producer_uses(before, p, bops), unused_results(before, p), upstream=bops,
+                        text=before)
         if not dec.fuses and dec.decided_by == "control function":
             dec = after_earlier_fusions(dec, p, events)
         observed = p.name in absorbed_all or (p.name, c.name) in folded_pairs
@@ -663,7 +664,7 @@ def validate_output(before: str, after_raw: str, source: str = "<input>", *, pas
     from verified_indexing.legality.linalg import reshape_decision
 
     for p, c, k, how in through:
-        dec = reshape_decision(p, c, k, producer_uses(before, p, bops), how, b_by_name.get(c.name))
+        dec = reshape_decision(p, c, k, producer_uses(before, p, bops), how, b_by_name.get(c.name), before)
         observed = (p.name, c.name) in folded_pairs or p.name in absorbed_all
         res.decisions.append(Decision(p.name, c.name, dec.fuses, observed, dec.why, dec.decided_by))
 
@@ -1134,7 +1135,8 @@ def _refusal(p: Any, c: Any, k: int, bops: Sequence[Any], before: str, timeout: 
         unused_results,
     )
 
-    d = pass_decision(p, c, k, producer_uses(before, p, bops), unused_results(before, p))
+    d = pass_decision(p, c, k, producer_uses(before, p, bops), unused_results(before, p), upstream=bops,
+                        text=before)
     fuse, why = d.fuses, d.why
     if fuse:
         why = f"not explained by the model of the pass, which predicts a rewrite ({why})"

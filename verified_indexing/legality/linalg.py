@@ -140,7 +140,7 @@ class MlirVerdict:
 
 
 PassStep = Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function",
-                   "reshape propagation"]
+                   "reshape propagation", "EraseIdentityLinalgOp", "folding"]
 
 
 @dataclass(frozen=True)
@@ -148,10 +148,13 @@ class PassDecision:
     """What ``linalg-fuse-elementwise-ops`` does with one consumer operand, in the
     context of the function: whether it rewrites the pair, which part decided
     (``decided_by``: fill folding, ``areElementwiseOpsFusable``, the default control
-    function, or the generic canonicalization the pass runs, which drops an input
-    the payload never reads) and why; ``uses`` is how many uses the producer has."""
+    function, the generic canonicalization the pass runs, which drops an input
+    the payload never reads, ``EraseIdentityLinalgOp``, or ``folding``: not modelled)
+    and why; ``uses`` is how many uses the producer has. ``fuses`` is whether the
+    consumer no longer reads the producer after the pass (fused, the read dropped,
+    the producer an erased identity copy); ``None``: not modelled (unknown)."""
 
-    fuses: bool
+    fuses: bool | None
     decided_by: PassStep
     why: str
     uses: int | None = None
@@ -395,7 +398,93 @@ def mlir_fusable(producer: GenericOp, consumer: GenericOp, operand_index: int) -
 
 
 def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None,
-                  unused_results: Sequence[int] = ()) -> PassDecision:
+                  unused_results: Sequence[int] = (), *, upstream: Sequence[GenericOp] = (),
+                  text: str | None = None) -> PassDecision:
+    """Whether MLIR's ``linalg-fuse-elementwise-ops`` rewrites consumer operand
+    ``operand_index`` read from ``producer`` (:func:`_pass_decision_as_written`), with
+    what the greedy driver's folds do to the payloads first
+    (:mod:`verified_indexing.legality.linalg_fold`):
+
+    * an input the consumer's payload no longer reads once folded is dropped
+      (``canonicalization``; the consumer no longer reads the producer);
+    * a producer that is an identity copy (``EraseIdentityLinalgOp``: every map the
+      same, the payload, folded, yields its inputs) is erased when the pass visits it,
+      before its consumers: they read its input (``fuses``: the consumer no longer
+      reads it, as after a fusion). When its input is a result of one of the
+      ``upstream`` ops (the function's, read from ``text``) that the pass fuses into
+      it as written (tried first), it is no identity copy any more and the pair is
+      decided as written; without ``text``, ``fuses`` is ``None`` there. The scalar
+      constants ``text`` defines are read where payloads use them;
+    * a consumer that is an identity copy is erased when the pass does not fuse the
+      pair as written (``FuseElementwiseOps`` is tried first): ``fuses`` is ``False``
+      and ``decided_by`` ``EraseIdentityLinalgOp`` (its uses read the producer);
+    * when the pass would leave the pair as written and a payload has an op whose
+      folding is not modelled, the decision is ``None`` (``decided_by``
+      ``folding``), never a guess.
+    """
+    from verified_indexing.legality.linalg_fold import fold_payload, is_identity_copy, scalar_constants
+
+    operand = consumer.operands[operand_index]
+    consts = scalar_constants(text) if text is not None else None
+    fc = fold_payload(consumer, consts) if consumer.kind == "linalg.generic" else None
+    fp = fold_payload(producer, consts) if producer.kind == "linalg.generic" else None
+    ident = fc is not None and is_identity_copy(consumer, fc)
+    erased = (f"{consumer.name} is an identity copy once its payload is folded and its unread inputs dropped (every "
+              "indexing map the same, its payload yields its input): EraseIdentityLinalgOp erases it")
+    if (fc is not None and not fc.uncertain and operand.is_input and operand_index < len(consumer.block_args)
+            and consumer.block_args[operand_index] not in fc.live and _droppable(consumer, operand_index)):
+        if ident:
+            return PassDecision(False, "EraseIdentityLinalgOp", f"the consumer's payload, folded, never reads "
+                                f"{operand.value}; {erased}, its uses read the value it yields", uses)
+        return PassDecision(True, "canonicalization",
+                            f"the consumer's payload{', folded,' if _payload_reads(consumer, operand_index) else ''} "
+                            f"never reads {operand.value}: linalg.generic's canonicalization "
+                            "(DeduplicateAndRemoveDeadOperandsAndResults), which the pass runs, drops the input", uses)
+    first = ""
+    if fp is not None and is_identity_copy(producer, fp):
+        fed = [(q, k) for k, i in enumerate(producer.inputs) for q in upstream
+               if q is not producer and i.value in q.results and producer.sees(q)]
+        for q, k in fed:  # FuseElementwiseOps is tried first when the pass visits the identity copy
+            dq = (_pass_decision_as_written(q, producer, k, producer_uses(text, q, upstream), _unused_of(text, q))
+                  if text is not None else None)
+            if dq is None or dq.decided_by == "canonicalization":
+                return PassDecision(None, "EraseIdentityLinalgOp",
+                                    f"{producer.name} is an identity copy (EraseIdentityLinalgOp erases it) unless "
+                                    f"the pass first fuses {q.name} into it: not modelled", uses)
+            if dq.fuses:
+                first = f" (the pass first fuses {q.name} into {producer.name}, an identity copy erased otherwise)"
+                break
+    if fp is not None and not first and is_identity_copy(producer, fp):
+        return PassDecision(True, "EraseIdentityLinalgOp",
+                            f"{producer.name} is an identity copy (every indexing map the same, its payload yields "
+                            "its input): EraseIdentityLinalgOp erases it when the pass visits it, and the consumer "
+                            "reads its input instead", uses)
+    d = _pass_decision_as_written(producer, consumer, operand_index, uses, unused_results)
+    if first:
+        d = replace(d, why=d.why + first)
+    if d.fuses and d.decided_by != "canonicalization":
+        return d  # FuseElementwiseOps (or FoldFillWithGenericOp) fires when the pass first visits the consumer
+    if ident:
+        return PassDecision(False, "EraseIdentityLinalgOp", f"{d.why}; {erased}, its uses read the value it yields",
+                            uses)
+    unsure = next((f"{op.name}'s payload: {f.uncertain}" for op, f in ((consumer, fc), (producer, fp))
+                   if f is not None and f.uncertain), None)
+    if unsure is not None:
+        return PassDecision(None, "folding",
+                            f"{d.why} as written, but the pass folds the payloads first and {unsure}: the folding "
+                            "is not modelled (it may drop the read or make an op an identity copy, erased)", uses)
+    return d
+
+
+def _droppable(op: GenericOp, k: int) -> bool:
+    """Whether the canonicalization may drop input ``k``: every loop keeps an operand giving its size
+    (``canOpOperandsBeDropped``)."""
+    sized = {e.index for j, o in enumerate(op.operands) if j != k for e in o.map.results if isinstance(e, Dim)}
+    return len(sized) == op.num_loops
+
+
+def _pass_decision_as_written(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None,
+                              unused_results: Sequence[int] = ()) -> PassDecision:
     """Whether MLIR's ``linalg-fuse-elementwise-ops`` rewrites consumer operand
     ``operand_index`` read from ``producer``, and which part of the pass decides
     (issue 24 item 3; MLIR's ``ElementwiseOpFusion.cpp``):
@@ -587,6 +676,9 @@ def unused_results(text: str, producer: GenericOp) -> tuple[int, ...]:
     return tuple(i for i, r in enumerate(producer.results) if not _use_offsets(text, producer, r))
 
 
+_unused_of = unused_results  # for pass_decision, whose parameter has that name
+
+
 def _linalg_uses(p: GenericOp, ops: Sequence[GenericOp]) -> int:
     """How many operands of ``ops`` read a result of ``p`` (a generic's inputs reading
     one result with one map counted once: the canonicalization merges them)."""
@@ -628,7 +720,7 @@ def simulate_fusions(text: str, ops: Sequence[GenericOp], limit: int = 200) -> l
                 if p is None:
                     continue
                 uses = other.get(p.name, 0) + _linalg_uses(p, cur)
-                d = pass_decision(p, c, k, uses, unused.get(p.name, ()))
+                d = pass_decision(p, c, k, uses, unused.get(p.name, ()), upstream=cur, text=text)
                 if d.fuses and d.decided_by == "control function":
                     step = (p, c, k)
                     break
@@ -664,7 +756,7 @@ def in_context(rep: FusionReport, text: str, ops: Sequence[GenericOp] = ()) -> F
     from; a pair the control function refuses as written whose producer the pass
     fuses after an earlier fusion (:func:`simulate_fusions`) says so."""
     d = pass_decision(rep.producer, rep.consumer, rep.operand_index, producer_uses(text, rep.producer, ops),
-                      unused_results(text, rep.producer))
+                      unused_results(text, rep.producer), upstream=ops, text=text)
     if not d.fuses and d.decided_by == "control function" and ops:
         d = after_earlier_fusions(d, rep.producer, _simulated(text, tuple(ops)))
     return replace(rep, pass_decision=d)
@@ -728,7 +820,8 @@ def reshape_candidates(text: str, ops: Sequence[GenericOp]) -> list[tuple[Generi
 
 
 def reshape_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, uses: int | None,
-                     via: str = "tensor.expand_shape", original: GenericOp | None = None) -> PassDecision:
+                     via: str = "tensor.expand_shape", original: GenericOp | None = None,
+                     text: str | None = None) -> PassDecision:
     """MLIR's decision on a pair through a ``tensor.expand_shape``
     (:func:`reshape_candidates`; ``consumer`` reads the producer's result through
     the collapsed map): ``FoldReshapeWithGenericOpByExpansion`` moves the reshape
@@ -757,7 +850,7 @@ def reshape_decision(producer: GenericOp, consumer: GenericOp, operand_index: in
                                 "tensors with projected-permutation maps reading the reshape by parallel loops)", uses)
         if uses is not None and uses != 1:
             return PassDecision(False, "control function", f"{producer.name} has {uses} uses", uses)
-        d = pass_decision(producer, consumer, operand_index, 1)
+        d = pass_decision(producer, consumer, operand_index, 1, text=text)
         if not d.fuses:
             return replace(d, why=f"the consumer is expanded, then {d.why}", uses=uses)
         return PassDecision(True, "reshape propagation",
@@ -776,7 +869,7 @@ def reshape_decision(producer: GenericOp, consumer: GenericOp, operand_index: in
         return PassDecision(False, "control function",
                             f"the pass's control function moves a reshape above a producer with one use; "
                             f"{producer.name} has {uses}", uses)
-    d = pass_decision(producer, consumer, operand_index, 1)
+    d = pass_decision(producer, consumer, operand_index, 1, text=text)
     if not d.fuses:
         return replace(d, why=f"the reshape is propagated, then {d.why}", uses=uses)
     return PassDecision(True, "reshape propagation",
@@ -1783,8 +1876,9 @@ def format_report(rep: FusionReport) -> str:
             lines.append(f"  MLIR's fused map for {inp.value}: {m}")
     if rep.pass_decision is not None:
         d = rep.pass_decision
-        lines.append(f"MLIR's pass in this function: {'rewrites the pair' if d.fuses else 'leaves the pair'} "
-                     f"(decided by {d.decided_by}): {d.why}")
+        what = ("unknown" if d.fuses is None else "rewrites the pair" if d.fuses
+                else "erases the consumer" if d.decided_by == "EraseIdentityLinalgOp" else "leaves the pair")
+        lines.append(f"MLIR's pass in this function: {what} (decided by {d.decided_by}): {d.why}")
     verdict: str = rep.status
     if rep.status == "legal" and rep.condition is not None:
         verdict = "legal for every size" if rep.condition == "every size" else f"legal when {rep.condition}"

@@ -393,9 +393,9 @@ class PassDecision(_S, kw_only=True):
     canonicalization dropping an unread input, fill folding, areElementwiseOpsFusable, the one-use control
     function)."""
 
-    fuses: bool
+    fuses: bool | None
     decided_by: Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function",
-                        "reshape propagation"]
+                        "reshape propagation", "EraseIdentityLinalgOp", "folding"]
     why: str
     producer_uses: int | None
 
@@ -730,7 +730,7 @@ class MlirDecision(_S, kw_only=True):
 
     producer: str
     consumer: str
-    predicted: bool
+    predicted: bool | None
     fused: bool
     why: str
     decided_by: str | UnsetType = UNSET
