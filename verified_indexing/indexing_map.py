@@ -375,6 +375,8 @@ class IndexingMap:
         return (self.dims, self.range_vars, self.rt_vars, self.results, self.constraints, self.state)
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if not isinstance(other, IndexingMap):
             return NotImplemented
         return self._hash == other._hash and self._parts() == other._parts()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from verified_indexing.engines import deadline as _deadline  # (loaded with the engine; read at each call)
 from verified_indexing.expr import AffineExpr, CeilDiv, Const, FloorDiv, Max, Min, Mod, Sum, Sym
 from verified_indexing.indexing_map import IndexingMap
 from verified_indexing.simplify.constraints import settled_domain
@@ -27,6 +28,21 @@ from verified_indexing.simplify.rules import RULES, Rule
 from verified_indexing.syntax import format_expr
 
 __all__ = ["SimplifyReport", "simplify", "simplify_with_report", "simplify_expr", "prove_maps_pointwise"]
+
+_LATE: dict[str, Any] = {}
+"""Names of modules imported on first use, kept once imported (an import statement in a function costs
+about a microsecond each time; these are asked a few times per map, and importing them with this module
+would slow down the command line's start)."""
+
+
+def _late(module: str, name: str) -> Any:
+    """``module.name``, its module imported on first use."""
+    hit = _LATE.get(name)
+    if hit is None:
+        import importlib
+
+        hit = _LATE[name] = getattr(importlib.import_module(module), name)
+    return hit
 
 
 @dataclass
@@ -113,8 +129,9 @@ def prove_maps_pointwise(a: IndexingMap, b: IndexingMap, *, timeout: float = 10.
     """Prove that ``a`` and ``b`` (same variables) have the same domain and the same
     results at every point ``(dims, range vars, rt vars)`` (range variables are
     compared as inputs, not existentially): the engines' ``prove_pointwise_equal``."""
-    from verified_indexing.engines import Verdict, prove_pointwise_equal
-    from verified_indexing.engines.points import find_pointwise_difference
+    Verdict = _late("verified_indexing.engines.verdict", "Verdict")
+    prove_pointwise_equal = _late("verified_indexing.engines.subset", "prove_pointwise_equal")
+    find_pointwise_difference = _late("verified_indexing.engines.points", "find_pointwise_difference")
 
     start = time.perf_counter()
     if _same_shape(a, b):
@@ -333,14 +350,12 @@ def _simplify_core(m: IndexingMap, kwargs: dict[str, Any]) -> SimplifyReport:
     report = _simplify_once(m, **kwargs)
     # Iterate to a fixpoint: one pass can enable another rewrite (e.g. after isl's
     # quasi-affine form or a dropped range variable), so simplify(simplify(m)) == simplify(m).
-    from verified_indexing.engines.deadline import budget_exhausted
-
     prev, last = m, report
     while report.map != m and report.map.state == "ok" and _another_round_may_help(prev, last):
         if report.rounds >= MAX_ROUNDS:
             report.note = f"stopped after {MAX_ROUNDS} rounds without reaching a fixpoint"
             break
-        if budget_exhausted():
+        if _deadline.budget_exhausted():
             report.note = f"stopped after {report.rounds} rounds: the time budget is exhausted"
             break
         prev = report.map
@@ -387,16 +402,14 @@ def _another_round_may_help(before: IndexingMap, report: SimplifyReport) -> bool
     cheaper one), a round on a risky map whose result is not risky (it went without
     :data:`SIGN_RULES`), a relation step or a removed variable (``--no-verify`` removes unused ones without
     a step), the fallback mode and an unsettled domain."""
-    from verified_indexing.simplify.result_cache import RELATION_STEPS
-
     if report.mode == "per-rewrite" or not report.domain_settled:
         return True
-    if any(s.rule in CANDIDATE_STEPS or s.rule in RELATION_STEPS for s in report.steps):
+    relation_steps = _late("verified_indexing.simplify.result_cache", "RELATION_STEPS")
+    if any(s.rule in CANDIDATE_STEPS or s.rule in relation_steps for s in report.steps):
         return True
     after = report.map
-    from verified_indexing.engines.deadline import risky_maps
-
-    if risky_maps([before]) and not risky_maps([after]):  # the round went without SIGN_RULES, the next need not
+    # the round went without SIGN_RULES, the next need not
+    if _deadline.risky_maps([before]) and not _deadline.risky_maps([after]):
         return True
     return (before.num_dims, before.num_range_vars, before.num_rt_vars) != (
         after.num_dims, after.num_range_vars, after.num_rt_vars)
@@ -423,9 +436,7 @@ def _simplify_once(
         report.verified = True
         return report
     if verify and (rules is RULES or any(r.name in SIGN_RULES for r in rules)):  # (RULES holds them)
-        from verified_indexing.engines.deadline import risky_maps
-
-        if risky_maps([m]):  # isl may already struggle: no form that is harder to prove
+        if _deadline.risky_maps([m]):  # isl may already struggle: no form that is harder to prove
             rules = [r for r in rules if r.name not in SIGN_RULES]
     t0 = time.perf_counter()
     cand, steps, rejected, report.domain_settled = _rewrite_map(
@@ -608,7 +619,7 @@ def _rule_instances_verdict(m: IndexingMap, cand: IndexingMap, steps: Sequence[S
         return None
     if not same_domain and not any(s.where == "domain" for s in steps):
         return None  # (the domain changed with no step saying how: never trusted)
-    from verified_indexing.engines import Verdict
+    Verdict = _late("verified_indexing.engines.verdict", "Verdict")
 
     def text() -> str:  # (built when read)
         return f"pointwise-equal: {m.format(one_line=True)}  ==  {cand.format(one_line=True)}"
@@ -866,9 +877,7 @@ def _isl_candidate(m: IndexingMap) -> tuple[IndexingMap, str] | None:
     counts = [_nonlinear_nodes(r) for r in m.results]
     if not any(counts) and not m.constraints and not any(v.bounds.is_point() for v in m.dims):
         return None
-    from verified_indexing.engines.points import table_for
-
-    table = table_for(m)
+    table = _late("verified_indexing.engines.points", "table_for")(m)
     fitted = _affine_fits(m, table, counts) if table is not None else None
     base = m if fitted is None else fitted
     # isl is asked with no table (or a value beyond int64), on a constrained domain (isl uses its
