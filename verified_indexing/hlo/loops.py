@@ -27,6 +27,11 @@ fusions: the values are read through copies, bitcasts, fusions and calls
 (:func:`_value`), and the first value may be a constant, a copy of one or an
 element of a constant tuple (:func:`_init_value`). A counter that would wrap
 around its integer type before the condition fails is not modelled.
+
+A stacked output (an element written by a ``dynamic-update-slice`` of itself at
+offsets linear in the counters, windows disjoint and never clamped:
+:func:`_stacked_write`) reads the update of the one iteration whose window holds
+each element, and its initial value only where no window lands: exact.
 """
 
 from __future__ import annotations
@@ -329,6 +334,133 @@ def while_of_call(inst: Instruction, module: Any) -> Instruction | None:
     return loop
 
 
+def _linear(value: Value | None, counters: dict[int, tuple[int, int]]) -> tuple[int, int] | None:
+    """``(a, b)`` when ``value`` is ``a + b * t`` at iteration ``t`` (constants, counters, their sums)."""
+    if value is None:
+        return None
+    if value[0] == "const":
+        return int(value[1]), 0
+    if value[0] == "elem" and value[1] in counters:
+        return counters[value[1]]
+    if value[0] == "add":
+        x, y = _linear(value[1], counters), _linear(value[2], counters)
+        return (x[0] + y[0], x[1] + y[1]) if x is not None and y is not None else None
+    return None
+
+
+ENUMERATED = 4096
+"""The most iterations over which an offset not linear in the counters by its form is evaluated one by one."""
+
+
+def _enumerated(body: Computation, module: Any, name: str, counters: dict[int, tuple[int, int]],
+                trips: int) -> tuple[int, int] | None:
+    """``(a, b)`` when the runtime value ``name`` (an instruction of the body, or ``callee/instruction``) is
+    ``a + b * t`` at every iteration ``t`` of the loop, evaluated iteration by iteration (JAX wraps a negative
+    index: ``select(2 * i < 0, 2 * i + n, 2 * i)``); None when it is not computed from the counters or not
+    linear over the iterations, or the loop runs more than :data:`ENUMERATED` iterations."""
+    if trips > ENUMERATED:
+        return None
+    values = []
+    for t in range(trips):
+        pieces = _counter_value(body, module, name, counters, Const(t))
+        if pieces is None:
+            return None
+        try:
+            held = [v.evaluate() for cons, v in pieces if all(iv.lo <= e.evaluate() <= iv.hi for e, iv in cons)]
+        except (IndexError, ValueError, NotImplementedError):
+            return None  # not a constant at a given iteration
+        if len(held) != 1:
+            return None
+        values.append(held[0])
+    a = values[0]
+    b = values[1] - a if trips > 1 else 0
+    return (a, b) if all(v == a + b * t for t, v in enumerate(values)) else None
+
+
+def _stacked_write(body: Computation, module: Any, k: int, counters: dict[int, tuple[int, int]], ind: Induction,
+                   out_dims: tuple[int, ...], kept: list[str]) -> tuple[list[IndexingMap], str] | None:
+    """Element ``k`` written by a ``dynamic-update-slice`` of itself at offsets linear in the counters (a
+    ``scan``'s stacked output: ``ys[t] = f(x[t])``), directly in the body or as the root of a fusion of it,
+    whose update does not read element ``k``: when no offset is clamped over the iterations, one dimension
+    moves by at least the window's size each iteration and the others stay (the windows are disjoint: the
+    element at ``r`` is the update of the one iteration whose window holds ``r``), the maps of its initial
+    value, read only where no window lands (one piece per side of the covered rows, and the gaps between
+    windows), and the prefix of the ``dynamic-update-slice``'s marks, which the update's maps no longer need
+    (they are constrained to the window). None in any other case (the marked maps stay)."""
+    from verified_indexing.expr import Dim
+    from verified_indexing.hlo.fusion import topological_order
+
+    top = body.by_name.get(body.root.operands[k])
+    trips = ind.trips or 0
+    if top is None or trips < 1:
+        return None
+    callee: Computation | None = None
+    if top.opcode == "dynamic-update-slice":
+        dus, prefix = top, f"{top.name} (dynamic-update-slice): "
+    elif top.opcode == "fusion":
+        callee = module.computations.get(top.called_computation() or "")
+        if callee is None or callee.root.opcode != "dynamic-update-slice" or \
+                len(callee.parameters()) != len(top.operands):
+            return None
+        dus, prefix = callee.root, f"{callee.name}/{callee.root.name} (dynamic-update-slice): "
+    else:
+        return None
+    if any(not a.startswith(prefix) for a in kept) or len(dus.operands) != 2 + len(out_dims):
+        return None  # the initial value is read through something else too
+    where = callee if callee is not None else body
+
+    def outside(name: str) -> str | None:  # the body's instruction a parameter of the fusion is
+        inst = where.by_name.get(name)
+        if callee is None:
+            return name
+        if inst is None or inst.opcode != "parameter" or inst.parameter_number is None:
+            return None
+        return top.operands[inst.parameter_number]
+
+    src = outside(dus.operands[0])
+    if src is None or _gte_of_param(body, src) != k:
+        return None
+    update = where.by_name.get(dus.operands[1])
+    if update is None or len(update.shape.dims) != len(out_dims):
+        return None
+    feeds = [update] if callee is None else \
+        [where.by_name[i.name] for i in topological_order(where, [update]) if i.opcode == "parameter"]
+    for inst in feeds:
+        name = outside(inst.name) if callee is not None else inst.name
+        if name is None:
+            return None
+        j = _gte_of_param(body, name)
+        reached = {j} if j is not None else _elements_reached(body, name)
+        if reached is None or k in reached:
+            return None  # the update may read the element itself
+    env = {i: _value(body, o, module) for i, o in enumerate(top.operands)} if callee is not None else None
+    lines = [_linear(_value(where, o, module, env), counters) or
+             _enumerated(body, module, f"{callee.name}/{o}" if callee is not None else o, counters, trips)
+             for o in dus.operands[2:]]
+    if any(line is None for line in lines):
+        return None
+    sizes = update.shape.dims
+    moving = [i for i, line in enumerate(lines) if line is not None and line[1] != 0]
+    if len(moving) > 1 or (not moving and trips > 1):
+        return None  # windows that may overlap: the last write wins (not modelled)
+    pieces: list[IndexingMap] = []
+    base = IndexingMap.identity(out_dims)
+    for i, line in enumerate(lines):
+        assert line is not None
+        a, b = line
+        n, size = out_dims[i], sizes[i]
+        end = a + b * (trips - 1)
+        if min(a, end) < 0 or max(a, end) > n - size or (b != 0 and b < size):
+            return None  # clamped, or overlapping
+        sides = [(0, a - 1), (end + size, n - 1)]
+        for lo, hi in sides:
+            if lo <= hi:
+                pieces.append(IndexingMap(base.dims, base.results, (), (), [(Dim(i), Interval(lo, hi))]))
+        if b > size:  # the gaps between windows
+            pieces.append(IndexingMap(base.dims, base.results, (), (), [((Dim(i) - a) % b, Interval(size, b - 1))]))
+    return [p for p in pieces if not p.is_known_empty], prefix
+
+
 def while_induction_steps(inst: Instruction, comp: Computation, output_index: int, module: Any) -> list[Step] | None:
     """The steps (operand, tuple element, map, reason, over-approximations) from
     element ``output_index`` of the ``while`` ``inst`` to its initial state, or None
@@ -391,6 +523,12 @@ def while_induction_steps(inst: Instruction, comp: Computation, output_index: in
            f"every value up to {ind.last} taken, and the initial value kept",) if unknown else ()
     own = tuple(f"{body.name}/{a}" for a in dict.fromkeys(kept))
     steps: list[Step] = [(operand, output_index, identity, "", own + why)] if accumulates or unknown else []
+    stacked = _stacked_write(body, module, output_index, counters, ind, out_dims, kept) \
+        if accumulates and not unknown and ind.trips is not None else None
+    if stacked is not None:  # written at the counter, window after window: the initial value where none lands
+        uncovered, prefix = stacked
+        steps = [(operand, output_index, piece, "", ()) for piece in uncovered]
+        reads = [(j, m, tuple(a for a in approx if not a.startswith(prefix))) for j, m, approx in reads]
     for j, m, approx in reads:
         choices: list[list[tuple[list[tuple[AffineExpr, Interval]], AffineExpr]]] = []
         extra: list[Variable] = []
