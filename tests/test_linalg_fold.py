@@ -165,6 +165,31 @@ def _igen(name: str, srcs: list[str], lines: list[str], yv: str) -> str:
 SQ = _igen("%1", ["%x"], ["%m = arith.muli %a0, %a0 : i32"], "%m")
 
 
+DYN = """#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: tensor<?xf32>, %y: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%x : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<?xf32> loc("1")
+  %2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%1, %y : tensor<?xf32>, tensor<?xf32>) outs(%y : tensor<?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.addf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<?xf32> loc("2")
+  %3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%y : tensor<?xf32>) outs(%1 : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<?xf32> loc("3")
+  return %2, %3 : tensor<?xf32>, tensor<?xf32>
+}
+"""
+
+
 def _pairs() -> dict[str, tuple[str, str, str, str]]:
     """(function, producer, consumer, the fate the model gives: rewrites / leaves / erased / unknown)."""
     from test_linalg_mlir_pass import _binary, _func, _unary
@@ -202,6 +227,16 @@ def _pairs() -> dict[str, tuple[str, str, str, str]]:
         # a constant defined outside the payload, read from the function (1.0: the op folds to an identity)
         "x * a captured 1.0 consumer": (_func(_unary("%1", "%x") + _unary("%2", "%1", "arith.mulf %a, %cst"),
                                               "%2, %1", 2), "%1", "%2", "erased"),
+        # RemoveOutsDependency: an init the payload does not read becomes a fresh tensor.empty (static shapes):
+        # %3's outs(%1) is then no use of %1, which has one use left
+        "an unread init is no use": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y")
+                                           + _unary("%3", "%y").replace("outs(%e", "outs(%1"), "%2, %3", 2),
+                                     "%1", "%2", "rewrites"),
+        "a read init is a use": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y")
+                                       + _unary("%3", "%y", "arith.addf %a, %o").replace("outs(%e", "outs(%1"),
+                                       "%2, %3", 2), "%1", "%2", "leaves"),
+        # with ? sizes the fresh tensor.empty reads them with tensor.dim %1: still a use
+        "an unread dynamic init is a use (tensor.dim)": (DYN, "%1", "%2", "leaves"),
         # not modelled: (a - b) + b folds to a (the consumer is then an identity copy of %1)
         "(x - y) + y consumer": (_ints(SQ + _igen("%2", ["%1", "%y"], ["%s = arith.subi %a0, %a1 : i32",
                                                                       "%t = arith.addi %s, %a1 : i32"], "%t"),

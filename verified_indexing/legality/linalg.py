@@ -649,7 +649,19 @@ def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ())
                 groups.setdefault((o.value, str(o.map)), []).append(_payload_reads(op, i))
         for used in groups.values():
             n -= len(used) - (1 if any(used) else 0)
+        n -= sum(1 for j, o in enumerate(op.outputs)
+                 if o.value in producer.results and op.sees(producer) and _outs_replaced(op, j))
     return n
+
+
+def _outs_replaced(op: GenericOp, j: int) -> bool:
+    """Whether the pass's ``RemoveOutsDependency`` replaces init ``j`` of ``op`` by a fresh
+    ``tensor.empty`` (a ``linalg.generic`` whose payload does not read that init, a ranked
+    tensor of static shape: with ``?`` sizes the pattern reads them with ``tensor.dim``, uses
+    of the old value, and ``False`` is said), so that it is no use of the value it named."""
+    o = op.outputs[j]
+    return (op.kind == "linalg.generic" and o.type.kind == "tensor" and o.type.is_static
+            and not _payload_reads(op, len(op.inputs) + j))
 
 
 def _dead_generics(text: str, ops: Sequence[GenericOp]) -> set[str]:
@@ -687,8 +699,8 @@ def _linalg_uses(p: GenericOp, ops: Sequence[GenericOp]) -> int:
         if op is p:
             continue
         seen: set[tuple[str, str]] = set()
-        for o in op.operands:
-            if o.value not in p.results:
+        for k, o in enumerate(op.operands):
+            if o.value not in p.results or (k >= len(op.inputs) and _outs_replaced(op, k - len(op.inputs))):
                 continue
             if o.is_input and op.kind == "linalg.generic":
                 if (o.value, str(o.map)) in seen:
