@@ -287,3 +287,44 @@ def _fit3(e: AffineExpr, dims: Sequence[tuple[int, int]]) -> tuple[int, int, int
     a = e.evaluate([l0 + 1, l1]) - base
     b = e.evaluate([l0, l1 + 1]) - base
     return a, b, base - a * l0 - b * l1
+
+
+def test_measure_weights_match_a_walk() -> None:
+    """The cost model's tie-breakers (cost under divisions, mods under floordivs) by stack walks against
+    the plain ``walk()`` definition."""
+    from verified_indexing.simplify.cost import _weight, cost
+
+    def reference(e: AffineExpr) -> tuple[int, int]:
+        w = nested = 0
+        for node in e.walk():
+            if isinstance(node, (FloorDiv, CeilDiv, Mod)):
+                w += cost(node.lhs)
+                if isinstance(node, (FloorDiv, CeilDiv)):
+                    nested += sum(1 for n in node.lhs.walk() if isinstance(n, Mod))
+            elif isinstance(node, (Min, Max)):
+                w += cost(node.lhs) + cost(node.rhs)
+        return w, nested
+
+    rng = random.Random(19)
+    for _ in range(400):
+        e = random_expr(rng, 2, 1, rng.randint(0, 5))
+        assert _weight(e) == reference(e)
+
+
+def test_scaling_and_shifting_match_the_canonical_sum() -> None:
+    """``e * k``, ``k * e``, ``-e``, ``e + k``, ``e - k`` (built without merging and sorting) against
+    :func:`~verified_indexing.expr._make_sum` of the same pairs: equal nodes, keys, hashes and texts."""
+    from verified_indexing.expr import _make_sum
+
+    rng = random.Random(23)
+    samples: list[AffineExpr] = [Const(3), Const(0), Dim(0), Sym(0) * -1, Dim(0) * 2 + Dim(1) - 5, -Dim(1) + 4,
+                                 Dim(0).floordiv(3), Dim(0).floordiv(3) * 1 - 7, emax(Dim(0), Sym(0))]
+    for _ in range(300):
+        samples.append(random_expr(rng, 2, 1, rng.randint(0, 3)))
+    for e in samples:
+        for k in (-3, -1, 0, 1, 2, 5):
+            for got, want in [(e * k, _make_sum([(e, k)])), (k * e, _make_sum([(e, k)])),
+                              (e + k, _make_sum([(e, 1)], k)), (e - k, _make_sum([(e, 1)], -k)),
+                              (k + e, _make_sum([(e, 1)], k)), (-e, _make_sum([(e, -1)]))]:
+                assert got == want and type(got) is type(want)
+                assert got.sort_key == want.sort_key and hash(got) == hash(want) and str(got) == str(want)

@@ -288,17 +288,17 @@ class AffineExpr:
     # -- operators ----------------------------------------------------------
     def __add__(self, other: ExprLike) -> AffineExpr:
         if type(other) is int:
-            return _make_sum([(self, 1)], other)
+            return _shifted(self, other)
         return _make_sum([(self, 1), (as_expr(other), 1)])
 
     def __radd__(self, other: ExprLike) -> AffineExpr:
         if type(other) is int:
-            return _make_sum([(self, 1)], other)
+            return _shifted(self, other)
         return _make_sum([(as_expr(other), 1), (self, 1)])
 
     def __sub__(self, other: ExprLike) -> AffineExpr:
         if type(other) is int:
-            return _make_sum([(self, 1)], -other)
+            return _shifted(self, -other)
         return _make_sum([(self, 1), (as_expr(other), -1)])
 
     def __rsub__(self, other: ExprLike) -> AffineExpr:
@@ -307,19 +307,19 @@ class AffineExpr:
         return _make_sum([(as_expr(other), 1), (self, -1)])
 
     def __neg__(self) -> AffineExpr:
-        return _make_sum([(self, -1)])
+        return _scaled(self, -1)
 
     def __pos__(self) -> AffineExpr:
         return self
 
     def __mul__(self, other: ExprLike) -> AffineExpr:
         if type(other) is int:
-            return _make_sum([(self, other)])
+            return _scaled(self, other)
         return _mul(self, as_expr(other))
 
     def __rmul__(self, other: ExprLike) -> AffineExpr:
         if type(other) is int:
-            return _make_sum([(self, other)])
+            return _scaled(self, other)
         return _mul(as_expr(other), self)
 
     def __floordiv__(self, other: ExprLike) -> AffineExpr:
@@ -611,6 +611,44 @@ def _make_sum(pairs: Sequence[tuple[AffineExpr, int]], constant: int = 0) -> Aff
 
 _new = object.__new__
 _set = object.__setattr__
+
+
+def _scaled(e: AffineExpr, k: int) -> AffineExpr:
+    """``e * k`` for an int ``k``: the canonical sum :func:`_make_sum` gives for ``[(e, k)]`` (equal to it),
+    built without merging or sorting (scaling keeps a sum's terms and their order)."""
+    t = type(e)
+    if t is Const:
+        return Const(k * e.value)  # type: ignore[attr-defined]
+    if k == 0:
+        return Const(0)
+    if t is Sum:
+        if k == 1:
+            return e
+        terms = e.terms  # type: ignore[attr-defined]
+        constant = e.constant * k  # type: ignore[attr-defined]
+        if len(terms) == 1 and terms[0][1] * k == 1 and constant == 0:
+            return terms[0][0]  # type: ignore[no-any-return]
+        return _new_sum(tuple([(u, c * k) for u, c in terms]), constant,
+                        tuple([(uk, c * k) for uk, c in e._key[1]]))  # type: ignore[attr-defined]
+    if k == 1:
+        return e
+    return _new_sum(((e, k),), 0, ((e._key, k),))
+
+
+def _shifted(e: AffineExpr, k: int) -> AffineExpr:
+    """``e + k`` for an int ``k``: the canonical sum :func:`_make_sum` gives for ``[(e, 1)], k``."""
+    t = type(e)
+    if t is Const:
+        return Const(e.value + k)  # type: ignore[attr-defined]
+    if k == 0:
+        return e
+    if t is Sum:
+        terms = e.terms  # type: ignore[attr-defined]
+        constant = e.constant + k  # type: ignore[attr-defined]
+        if len(terms) == 1 and terms[0][1] == 1 and constant == 0:
+            return terms[0][0]  # type: ignore[no-any-return]
+        return _new_sum(terms, constant, e._key[1])  # type: ignore[arg-type]
+    return _new_sum(((e, 1),), k, ((e._key, 1),))
 
 
 def _new_sum(terms: tuple[tuple[AffineExpr, int], ...], constant: int,

@@ -55,14 +55,40 @@ def _weight(e: AffineExpr) -> tuple[int, int]:
     """(total cost of dividends, number of mod nodes under a floordiv)."""
     w = 0
     nested = 0
-    for node in e.walk():
-        if isinstance(node, (FloorDiv, CeilDiv, Mod)):
-            w += cost(node.lhs)
-            if isinstance(node, (FloorDiv, CeilDiv)):
-                nested += sum(1 for n in node.lhs.walk() if isinstance(n, Mod))
-        elif isinstance(node, (Min, Max)):
-            w += cost(node.lhs) + cost(node.rhs)
+    stack = [e]
+    while stack:  # (every node once, in any order: the totals are sums; no generator per node)
+        node = stack.pop()
+        t = type(node)
+        if t is Sum:
+            stack.extend([u for u, _ in node.terms])  # type: ignore[attr-defined]
+        elif t is FloorDiv or t is CeilDiv or t is Mod:
+            lhs = node.lhs  # type: ignore[attr-defined]
+            w += cost(lhs)
+            if t is not Mod:
+                nested += _mods(lhs)
+            stack.append(lhs)
+        elif t is Min or t is Max:
+            w += cost(node.lhs) + cost(node.rhs)  # type: ignore[attr-defined]
+            stack.append(node.lhs)  # type: ignore[attr-defined]
+            stack.append(node.rhs)  # type: ignore[attr-defined]
     return w, nested
+
+
+def _mods(e: AffineExpr) -> int:
+    """The ``mod`` nodes of ``e`` (``e`` included)."""
+    n = 0
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is Sum:
+            stack.extend([u for u, _ in node.terms])  # type: ignore[attr-defined]
+        elif t is Mod:
+            n += 1
+            stack.append(node.lhs)  # type: ignore[attr-defined]
+        else:
+            stack.extend(node.children())
+    return n
 
 
 @lru_cache(maxsize=1 << 16)
