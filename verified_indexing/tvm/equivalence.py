@@ -344,6 +344,19 @@ class _Model:
         f = _frame(red.init, red.init_store)
         return f.domain(f.resolve(i) for i in red.init_store.indices)
 
+    def writers(self, tensor: str) -> list[tuple[BlockContext, Any]]:
+        """Each block writing ``tensor`` with its store's map (its loops -> the element written)."""
+        if tensor in self.plain:
+            w = self.plain[tensor]
+            return [(w.ctx, w.frame.domain(w.frame.resolve(i) for i in w.store.indices))]
+        red = self.reduction_of(tensor)
+        assert red is not None
+        out = []
+        for ctx, st in ((red.init, red.init_store), (red.update, red.update_store)):
+            f = _frame(ctx, st)
+            out.append((ctx, f.domain(f.resolve(i) for i in st.indices)))
+        return out
+
     def writer_blocks(self, tensor: str) -> list[BlockContext]:
         if tensor in self.plain:
             return [self.plain[tensor].ctx]
@@ -410,6 +423,7 @@ class _Prover:
 
     # -- structure ------------------------------------------------------------
     def structure(self, m: _Model, who: str) -> None:
+        shared_reads: list[str] = []
         inputs = (_read(self.before.program) | set(program_params(self.before.program))) - self.before.computed
         for t in m.computed:
             name = f"{who}: every element of {t} has one writer"
@@ -435,12 +449,15 @@ class _Prover:
                     red = m.reduction_of(u)
                     if red is not None and c.order == red.update.order and tensor_of(s.tensor) == u:
                         continue  # the reduction's own accumulator
-                    for wc in m.writer_blocks(u):
-                        if wc.order >= c.order or _shares_loops(wc, c):
-                            raise self.fail(f"{who}: every read of a computed tensor follows its writers",
-                                            f"block {c.block.name} reads {u} in a loop nest shared with, or "
-                                            f"before, its writer {wc.block.name} (not modelled)")
                     read = fr.domain(fr.resolve(i) for i in ld.indices)
+                    for wc, wmap in m.writers(u):
+                        if wc.order >= c.order or _shares_loops(wc, c):
+                            why = "size parameters" if self.k else _precedes(wc, wmap, c, read)
+                            if why is not None:
+                                raise self.fail(f"{who}: every read of a computed tensor follows its writers",
+                                                f"block {c.block.name} reads {u} in a loop nest shared with, or "
+                                                f"before, its writer {wc.block.name} ({why})")
+                            shared_reads.append(f"{c.block.name} reads {u} after {wc.block.name} writes it")
                     if read.is_known_empty:  # a load that never runs reads nothing
                         continue
                     v, w = reads_inside(read, m.write_map(u), self.timeout, sizes=self.k)
@@ -448,7 +465,8 @@ class _Prover:
                         note = w["note"] if w else v.reason
                         raise self.fail(f"{who}: every element read is written",
                                         f"block {c.block.name} reads {u}: {v.status} ({note})", v.engine)
-        self.ok(f"{who}: every read of a computed tensor lies in what its writer writes, after it", "", "isl")
+        self.ok(f"{who}: every read of a computed tensor lies in what its writer writes, after it",
+                "; ".join(f"in a shared loop nest, {r}" for r in shared_reads), "isl")
 
     # -- values ---------------------------------------------------------------
     def prove(self) -> None:
@@ -701,20 +719,44 @@ class _Prover:
         if not order.is_subset(isl.Map.lex_lt(order.get_space().domain())):
             raise self.fail(name, f"the updates of one element of {g.tensor} do not run in the order of the "
                             f"block {g.update.block.name}'s iteration variables", "isl")
-        shared = 0
-        for a, b in zip(g.init.loops, g.update.loops):
-            if a is not b:
-                break
-            shared += 1
-        first = to_isl_map(fi.domain(e_i)).apply_range(me.reverse())
-        first = first.project_out(isl.dim_type.in_, shared, len(g.init.loops) - shared)
-        first = first.project_out(isl.dim_type.out, shared, len(g.update.loops) - shared)
-        space = first.get_space().domain()
-        before = isl.Map.lex_le(space) if g.init.order < g.update.order else isl.Map.lex_lt(space)
-        if not first.is_subset(before):
-            raise self.fail(name, f"the init of an element of {g.tensor} may run after an update of it", "isl")
+        why = _precedes(g.init, fi.domain(e_i), g.update, fu.domain(e_u))
+        if why is not None:
+            raise self.fail(name, f"the init of an element of {g.tensor} may run after an update of it ({why})",
+                            "isl")
         self.ok(name, f"{g.update.block.name}: once per iteration variables, in their order, after the init",
                 "isl")
+
+
+def _precedes(first: BlockContext, first_map: Any, second: BlockContext, second_map: Any) -> str | None:
+    """``None`` when every iteration of block ``first`` runs before every iteration of block ``second``
+    that touches the same element (``first_map``, ``second_map``: each block's loops -> the element, over
+    its iteration domain); else why that is not proved. Execution order (isl): on the loops the two blocks
+    share, the earlier iteration is lexicographically smaller, or they are equal and ``first`` comes first
+    in the program; the two iterations never differ in a shared loop that does not run one iteration after
+    the other (parallel, vectorized, bound to threads). Constant sizes only (no size pseudo-loops)."""
+    import islpy as isl
+
+    from verified_indexing.engines.isl import to_isl_map
+
+    shared = 0
+    for a, b in zip(first.loops, second.loops):
+        if a is not b:
+            break
+        shared += 1
+    rel = to_isl_map(first_map).apply_range(to_isl_map(second_map).reverse())
+    rel = rel.project_out(isl.dim_type.in_, shared, len(first.loops) - shared)
+    rel = rel.project_out(isl.dim_type.out, shared, len(second.loops) - shared)
+    space = rel.get_space().domain()
+    before = isl.Map.lex_le(space) if first.order < second.order else isl.Map.lex_lt(space)
+    if not rel.is_subset(before):
+        return f"an iteration of {second.block.name} may run before the iteration of {first.block.name} " \
+               "touching the same element"
+    deltas = rel.deltas()
+    for d in range(shared):
+        f = first.loops[d]
+        if f.kind not in _SEQUENTIAL and not deltas.is_subset(isl.Set.universe(deltas.get_space()).fix_dim_si(d, 0)):
+            return f"they touch one element in different iterations of the {f.kind} loop {f.var}"
+    return None
 
 
 def _as_general(t: str, red: Reduction | _General) -> _General:
