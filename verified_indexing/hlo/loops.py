@@ -360,15 +360,16 @@ def _enumerated(body: Computation, module: Any, name: str, counters: dict[int, t
     linear over the iterations, or the loop runs more than :data:`ENUMERATED` iterations."""
     if trips > ENUMERATED:
         return None
+    pieces = _counter_value(body, module, name, counters, Sym(0))  # over t, the first range variable
+    if pieces is None:
+        return None
     values = []
     for t in range(trips):
-        pieces = _counter_value(body, module, name, counters, Const(t))
-        if pieces is None:
-            return None
         try:
-            held = [v.evaluate() for cons, v in pieces if all(iv.lo <= e.evaluate() <= iv.hi for e, iv in cons)]
+            held = [v.evaluate(syms=[t]) for cons, v in pieces
+                    if all(iv.lo <= e.evaluate(syms=[t]) <= iv.hi for e, iv in cons)]
         except (IndexError, ValueError, NotImplementedError):
-            return None  # not a constant at a given iteration
+            return None  # a value not computed from t alone
         if len(held) != 1:
             return None
         values.append(held[0])
