@@ -450,3 +450,28 @@ def test_a_missing_path_is_bad_input() -> None:
 
     with pytest.raises(VerifiedIndexingError, match="no/such/dump: no such file or directory"):
         analyze("no/such/dump")
+
+
+@pytest.mark.parametrize(("path", "kwargs", "argv"), [
+    ("tests/hlo_corpus/audit/kernels", {"epilogue": "reduce_sum.0"}, ["--epilogue", "reduce_sum.0"]),
+    ("tests/hlo_corpus/audit/kernels", {"module": "module_0028.*", "epilogue": "reduce_sum.0"},
+     ["--module", "module_0028.*", "--epilogue", "reduce_sum.0"]),
+    ("tests/hlo_corpus/audit/kernels", {"module": "module_00[13]*", "jobs": 1}, ["--module", "module_00[13]*",
+                                                                                "--jobs", "1"]),
+    ("examples/jax_hlo/softmax.post.hlo", {"computation": "ENTRY"}, ["--computation", "ENTRY"]),
+])
+def test_analyze_s_text_and_exit_code_are_the_command_s(path: str, kwargs: dict[str, object],
+                                                        argv: list[str]) -> None:
+    from test_cli_io import run
+
+    from verified_indexing import analyze
+    from verified_indexing._timing import set_show_timing
+
+    before = set_show_timing(False)
+    try:
+        a = analyze(path, **kwargs)  # type: ignore[arg-type]
+        code, out, _ = run("analyze", path, *argv, "--no-timing")
+        assert (a.exit_code, str(a) + "\n") == (code, out)
+    finally:
+        set_show_timing(before)
+    assert a.to_json_text(no_timing=True) == _cli("analyze", path, *argv)
