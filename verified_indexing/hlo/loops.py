@@ -80,7 +80,7 @@ def _gte_of_param(comp: Computation, name: str) -> int | None:
 Value = tuple[Any, ...]
 """A scalar integer value of the loop's computations, as :func:`_value` reads it: ``("elem", j)`` (element
 ``j`` of the loop state, as the body or condition receives it), ``("const", c)``, ``("add", a, b)``,
-``("cmp", direction, a, b)``."""
+``("sub", a, b)``, ``("mul", a, b)``, ``("cmp", direction, a, b)``."""
 
 _PASS = frozenset({"copy", "bitcast", "reshape"})
 """Ops that pass a scalar through unchanged (XLA's passes put a copy or bitcast between a counter and its uses)."""
@@ -91,10 +91,10 @@ def _value(comp: Computation, name: str, module: Any, env: dict[int, Value | Non
     """The scalar integer instruction ``name`` of ``comp`` as a :data:`Value`, or None when it is not one of
     these: an element of the state (``get-tuple-element`` of the computation's parameter, when ``env`` is None:
     ``comp`` is the loop's body or condition), an integer constant (also an element of a constant tuple or of a
-    ``tuple``), add, compare, an op that passes it through (copy, bitcast, reshape of a scalar), and a
-    ``fusion`` or ``call`` (its computation's root, each parameter the call's operand: XLA's passes wrap the
-    counter's add and compare in one-op fusions). ``env``: inside a called computation, each parameter's
-    value."""
+    ``tuple``), add, subtract, multiply, compare, an op that passes it through (copy, bitcast, reshape of a
+    scalar), and a ``fusion`` or ``call`` (its computation's root, each parameter the call's operand: XLA's
+    passes wrap the counter's add and compare in one-op fusions). ``env``: inside a called computation, each
+    parameter's value."""
     from verified_indexing.hlo.ops import constant_scalar
 
     inst = comp.by_name.get(name)
@@ -123,9 +123,10 @@ def _value(comp: Computation, name: str, module: Any, env: dict[int, Value | Non
             return None
         inner = {k: _value(comp, o, module, env, depth + 1) for k, o in enumerate(inst.operands)}
         return _value(callee, callee.root.name, module, inner, depth + 1)
-    if inst.opcode == "add" and len(inst.operands) == 2:
+    if inst.opcode in ("add", "subtract", "multiply") and len(inst.operands) == 2:
         a, b = (_value(comp, o, module, env, depth + 1) for o in inst.operands)
-        return ("add", a, b) if a is not None and b is not None else None
+        kind = {"add": "add", "subtract": "sub", "multiply": "mul"}[inst.opcode]
+        return (kind, a, b) if a is not None and b is not None else None
     if inst.opcode == "compare" and len(inst.operands) == 2 and (inst.attr("type") or "").strip() in ("", "SIGNED") \
             and inst.shape.element_type == "pred":
         a, b = (_value(comp, o, module, env, depth + 1) for o in inst.operands)
@@ -263,8 +264,9 @@ def _counter_value(body: Computation, module: Any, name: str, counters: dict[int
     j = _gte_of_param(body, name)
     if j is not None:
         return [([], Const(counters[j][0]) + t * counters[j][1])] if j in counters else None
-    if "/" not in name:
-        return None
+    if "/" not in name:  # computed in the body: linear in the counters (add, subtract, multiply by a constant)
+        line = _linear(_value(body, name, module), counters)
+        return [([], Const(line[0]) + t * line[1])] if line is not None else None
     callee_name, inner = name.split("/", 1)
     calls = [i for i in body.instructions if i.opcode in ("call", "fusion") and i.called_computation() == callee_name]
     callee = module.computations.get(callee_name)
@@ -342,9 +344,16 @@ def _linear(value: Value | None, counters: dict[int, tuple[int, int]]) -> tuple[
         return int(value[1]), 0
     if value[0] == "elem" and value[1] in counters:
         return counters[value[1]]
-    if value[0] == "add":
+    if value[0] in ("add", "sub", "mul"):
         x, y = _linear(value[1], counters), _linear(value[2], counters)
-        return (x[0] + y[0], x[1] + y[1]) if x is not None and y is not None else None
+        if x is None or y is None:
+            return None
+        if value[0] == "add":
+            return x[0] + y[0], x[1] + y[1]
+        if value[0] == "sub":
+            return x[0] - y[0], x[1] - y[1]
+        if x[1] == 0 or y[1] == 0:  # a constant times a linear value
+            return x[0] * y[0], x[0] * y[1] + x[1] * y[0]
     return None
 
 
