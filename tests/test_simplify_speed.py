@@ -328,3 +328,44 @@ def test_scaling_and_shifting_match_the_canonical_sum() -> None:
                               (k + e, _make_sum([(e, 1)], k)), (-e, _make_sum([(e, -1)]))]:
                 assert got == want and type(got) is type(want)
                 assert got.sort_key == want.sort_key and hash(got) == hash(want) and str(got) == str(want)
+
+
+def test_deferred_step_is_the_constructed_step() -> None:
+    """``Step.deferred`` (fields filled directly) against the constructor with the texts stored after it:
+    the same fields, equality, text, JSON and pickle round trip; a text function runs on first read."""
+    import pickle
+
+    from verified_indexing.deferred_text import store_deferred
+    from verified_indexing.simplify.engine import Step
+
+    calls: list[int] = []
+
+    def text() -> str:
+        calls.append(1)
+        return "d0 floordiv 4"
+
+    fast = Step.deferred("div_point", "result 0", text, "1")
+    slow = Step("div_point", "result 0", "", "")
+    store_deferred(slow, "before", text)
+    store_deferred(slow, "after", "1")
+    assert vars(fast).keys() == vars(slow).keys()
+    assert not calls
+    assert fast == slow and repr(fast) == repr(slow) and fast.to_json() == slow.to_json()
+    assert fast.before == "d0 floordiv 4" and fast.after == "1"
+    assert pickle.loads(pickle.dumps(fast)) == fast
+
+
+def test_exact_quotient_is_the_sum_divided() -> None:
+    """The matchers' exact quotient of a sum by a common factor, checked by evaluation."""
+    from verified_indexing.simplify.rules import _exact_quotient
+
+    rng = random.Random(29)
+    for _ in range(200):
+        g = rng.choice([2, 3, 4, 6])
+        s = linear_sum([(Dim(0), g * rng.randint(-3, 3)), (Dim(1).floordiv(3), g * rng.randint(-3, 3))],
+                       g * rng.randint(-4, 4))
+        if not isinstance(s, Sum):  # (the matchers ask it of a division's sum only)
+            continue
+        q = _exact_quotient(s, g)
+        for d0, d1 in itertools.product(range(-3, 4), range(-2, 7)):
+            assert q.evaluate([d0, d1]) * g == s.evaluate([d0, d1])

@@ -286,15 +286,15 @@ class DomainPoints:
         domain's first point, so a domain with no neighbour along some variable gives ``None``).
         Exact: the fit is checked at every point. Raises :class:`ValueError` when ``e`` could leave
         ``int64`` or uses a variable the map lacks."""
+        names = sorted(e.variables())
+        if not self.map.constraints and not self._corners_fit(e, names):  # (no constraint: no mask)
+            self._check_expr(e)  # (the promise: ValueError for a value beyond int64, fit or not)
+            return None
         import numpy as np
 
         from verified_indexing.expr import Dim, RtSym, Sym, linear_sum
 
-        names = sorted(e.variables())
         size = self._box.size
-        if self.mask is None and not self._corners_fit(e, names):
-            self._check_expr(e)  # (the promise: ValueError for a value beyond int64, fit or not)
-            return None
         v = self._checked_values(e)
         if self.mask is None:
             first = 0
@@ -372,6 +372,9 @@ MEMO_LIMIT = 512
 """Evaluated subexpressions a table keeps (each array up to 128 KiB); beyond it the memo restarts."""
 
 
+_MISSING = object()
+
+
 def _domain(m: IndexingMap) -> tuple[Any, ...]:
     """What a table depends on: the variables and the constraints (not the results)."""
     return (m.dims, m.range_vars, m.rt_vars, m.constraints)
@@ -380,19 +383,24 @@ def _domain(m: IndexingMap) -> tuple[Any, ...]:
 def table_for(m: IndexingMap, limit: int = SMALL_BOX) -> DomainPoints | None:
     """The point table of ``m`` when its box is small and enumeration is
     :func:`enabled`, else ``None``."""
-    if not enabled() or m.state != "ok" or m.box_size() > limit:
+    if not (_HAVE_NUMPY and _ENABLED) or m.state != "ok":
+        return None
+    size = 1
+    for group in (m.dims, m.range_vars, m.rt_vars):
+        for v in group:
+            size *= v.bounds.size()
+    if size > limit:
         return None
     tables: dict[tuple[Any, ...], DomainPoints | None] | None = getattr(_LOCAL, "tables", None)
     if tables is None:
         tables = _LOCAL.tables = {}
-    key = (*_domain(m), limit)  # maps that differ only in their results share a table
-    if key in tables:
-        return tables[key]
-    from verified_indexing.engines.enumerate import TooLarge
-
+    key = (m.dims, m.range_vars, m.rt_vars, m.constraints, limit)  # maps that differ only in their results share
+    hit = tables.get(key, _MISSING)
+    if hit is not _MISSING:
+        return hit  # type: ignore[return-value]
     try:
         table: DomainPoints | None = DomainPoints(m, limit)
-    except (TooLarge, ValueError, OverflowError):
+    except (_enumeration().TooLarge, ValueError, OverflowError):
         table = None
     if len(tables) >= 8:
         tables.pop(next(iter(tables)))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from verified_indexing.deferred_text import Text, deferred_text, store_deferred
+from verified_indexing.deferred_text import Text, deferred_text
 from verified_indexing.engines.deadline import budget_exhausted, remaining
 from verified_indexing.expr import AffineExpr, Const, Dim, RtSym, Sum, Sym
 from verified_indexing.indexing_map import IndexingMap
@@ -71,9 +71,14 @@ class Step:
     def deferred(rule: str, where: str, before: Text, after: Text, verdict: Any = None) -> Step:
         """A step whose texts may be functions building them on first read
         (:mod:`verified_indexing.deferred_text`); otherwise the same step."""
-        s = Step(rule, where, "", "", verdict)
-        store_deferred(s, "before", before)
-        store_deferred(s, "after", after)
+        # (Step(rule, where, "", "", verdict) with the two texts then stored: the same fields, filled directly)
+        s = _new_object(Step)
+        d = s.__dict__
+        d["rule"] = rule
+        d["where"] = where
+        d[_BEFORE] = before
+        d[_AFTER] = after
+        d["verdict"] = verdict
         return s
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -83,6 +88,8 @@ class Step:
 # ``before`` and ``after`` are dataclass fields read through properties (Step.deferred).
 Step.before = deferred_text("before")  # type: ignore[assignment]
 Step.after = deferred_text("after")  # type: ignore[assignment]
+_BEFORE, _AFTER = "_before_text", "_after_text"  # (where deferred_text keeps them)
+_new_object = object.__new__
 
 
 @dataclass
@@ -265,7 +272,7 @@ class Rewriter:
                 empty = False
                 for n, x in b.variables.items():
                     iv = rng(x)
-                    if iv.is_empty():
+                    if iv.lo > iv.hi:  # (empty)
                         empty = True
                         break
                     lo.__dict__[n] = iv.lo

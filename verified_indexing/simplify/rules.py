@@ -551,10 +551,7 @@ def _exact_quotient(s: AffineExpr, g: int) -> AffineExpr:
     """``s / g`` for a sum whose coefficients and constant are all multiples of ``g``."""
     terms = s.terms if isinstance(s, Sum) else ((s, 1),)
     constant = s.constant if isinstance(s, Sum) else 0
-    out: AffineExpr = Const(constant // g)
-    for t, coef in terms:
-        out = out + t * (coef // g)
-    return out
+    return linear_sum([(t, coef // g) for t, coef in terms], constant // g)  # (the same canonical sum)
 
 
 def _common_factor(s: AffineExpr, divisor: int) -> int:
