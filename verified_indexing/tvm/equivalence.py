@@ -44,21 +44,25 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Literal
 
 from verified_indexing.engines import Z3Encoder
 from verified_indexing.engines.z3 import Env
 from verified_indexing.errors import VerifiedIndexingError
+from verified_indexing.expr import AffineExpr, const
 from verified_indexing.legality._proofs import reads_inside
 from verified_indexing.legality.cinn_eval import INPUT_RULE, Unwritten, run_exact, tensor_of
 from verified_indexing.legality.cinn_ir import (
     BinOp,
     BlockContext,
     Call,
+    Cond,
+    IndexValue,
     Load,
     Neg,
+    Num,
     Stmt,
     Store,
     Value,
@@ -437,8 +441,9 @@ class _Prover:
         self.ok(f"{who}: every computed tensor has one writer per element", ", ".join(sorted(m.computed)), "isl")
         for c in m.contexts:
             for s in _own_stores(c):
-                fr = _frame(c, s)
-                for ld in _value_loads(s.value):
+                fr0 = _frame(c, s)
+                for ld, guard in _guarded_loads(s.value):
+                    fr = replace(fr0, inner=fr0.inner + guard) if guard else fr0
                     u = ld.tensor
                     if u not in m.computed:
                         if u not in inputs:
@@ -518,7 +523,7 @@ class _Prover:
         return {("d", i): x for i, x in enumerate(sc)}
 
     def _vars(self, enc: Z3Encoder, s: Any, frame: _Frame, prefix: str, sizes: dict[str, Any],
-              fixed: Sequence[Any] = ()) -> tuple[list[Any], Env]:
+              fixed: Sequence[Any] = (), guard: Any = None) -> tuple[list[Any], Env]:
         xs: list[Any] = []
         for i, f in enumerate(frame.loops):
             if f.kind == "size":
@@ -527,11 +532,14 @@ class _Prover:
                 xs.append(fixed[i - frame.sizes])
             else:
                 xs.append(enc.int_var(f"{prefix}_{f.var}_{i}"))
-        s.add(*_loop_bounds(enc, frame, xs))
-        s.add(*_encode_conds(enc, frame, {("d", i): x for i, x in enumerate(xs)}))
+        cs = _loop_bounds(enc, frame, xs) + _encode_conds(enc, frame, {("d", i): x for i, x in enumerate(xs)})
+        if guard is None:
+            s.add(*cs)
+        else:  # a read in a select's branch: its writer's iteration exists where the branch is taken
+            s.add(enc.z3.Implies(guard, enc.z3.And(*cs)))
         return xs, self._scope(enc, frame, xs)
 
-    def _value_fn(self, enc: Z3Encoder, ve: _ValueEncoder, s: Any, m: _Model, sizes: dict[str, Any],
+    def _value_fn(self, enc: Z3Encoder, ve: _GuardedValues, s: Any, m: _Model, sizes: dict[str, Any],
                   counter: list[int]) -> Callable[[Value, Env, Callable[[Load], Any] | None], Any]:
         ints = enc.z3.IntSort(enc.ctx)
 
@@ -544,9 +552,10 @@ class _Prover:
                                "(not proven equal)")
             w = m.plain[u]
             counter[0] += 1
-            _, env = self._vars(enc, s, w.frame, f"w{counter[0]}", sizes)
-            for si, x in zip(w.store.indices, idx):
-                s.add(enc.expr(si, env) == x)
+            guard = enc.z3.And(*ve.guards) if ve.guards else None
+            _, env = self._vars(enc, s, w.frame, f"w{counter[0]}", sizes, guard=guard)
+            same = [enc.expr(si, env) == x for si, x in zip(w.store.indices, idx)]
+            s.add(*same) if guard is None else s.add(enc.z3.Implies(guard, enc.z3.And(*same)))
             return value(w.store.value, env, None)
 
         def value(v: Value, env: Env, extra: Callable[[Load], Any] | None) -> Any:
@@ -575,7 +584,7 @@ class _Prover:
 
     def plain_output(self, t: str) -> None:
         enc = Z3Encoder()
-        ve = _ValueEncoder(enc)
+        ve = _GuardedValues(enc)
         s = enc.solver(timeout=self.timeout)
         sizes: dict[str, Any] = {}
         counter = [0]
@@ -597,7 +606,7 @@ class _Prover:
         self.images_equal(t)
         for step in ("base", "step"):
             enc = Z3Encoder()
-            ve = _ValueEncoder(enc)
+            ve = _GuardedValues(enc)
             s = enc.solver(timeout=self.timeout)
             sizes: dict[str, Any] = {}
             counter = [0]
@@ -654,7 +663,7 @@ class _Prover:
         self.images_equal(t)
         for step in ("init", "update"):
             enc = Z3Encoder()
-            ve = _ValueEncoder(enc)
+            ve = _GuardedValues(enc)
             s = enc.solver(timeout=self.timeout)
             sizes: dict[str, Any] = {}
             counter = [0]
@@ -757,6 +766,86 @@ def _precedes(first: BlockContext, first_map: Any, second: BlockContext, second_
         if f.kind not in _SEQUENTIAL and not deltas.is_subset(isl.Set.universe(deltas.get_space()).fix_dim_si(d, 0)):
             return f"they touch one element in different iterations of the {f.kind} loop {f.var}"
     return None
+
+
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def _index_of(v: Value) -> AffineExpr | None:
+    """An index expression or an integer literal used as a value, as an index expression."""
+    if isinstance(v, IndexValue):
+        return v.expr
+    if isinstance(v, Num):
+        try:
+            return const(int(v.text))
+        except ValueError:
+            return None
+    return None
+
+
+def _cond_of(v: Value) -> list[Cond] | None:
+    """A select's condition as a conjunction of affine comparisons of indices (``None``: it is not one)."""
+    if isinstance(v, BinOp):
+        if v.op == "&&":
+            a, b = _cond_of(v.lhs), _cond_of(v.rhs)
+            return None if a is None or b is None else a + b
+        if v.op in ("<", "<=", ">", ">=", "=="):
+            x, y = _index_of(v.lhs), _index_of(v.rhs)
+            if x is not None and y is not None:
+                return [(x, v.op, y)]
+    return None
+
+
+def _guarded_loads(v: Value, guard: tuple[Cond, ...] = ()) -> list[tuple[Load, tuple[Cond, ...]]]:
+    """Every load of ``v`` with the conditions under which its value is used: a load in a branch of a
+    select on an index condition (``T.if_then_else(4 <= i, B[i - 4], A[i])``, as TVM's concatenate and pad
+    print it) is used only where the branch is taken; the else branch of ``c1 and c2`` is listed once per
+    negated comparison (their union is where it is taken)."""
+    if isinstance(v, Load):
+        return [(v, guard)]
+    if isinstance(v, Call) and v.name == "select" and len(v.args) == 3:
+        c = _cond_of(v.args[0])
+        if c is not None:
+            out = _guarded_loads(v.args[1], guard + tuple(c))
+            for a, op, b in c:
+                for neg in ([(a, "<", b), (a, ">", b)] if op == "==" else [(a, _NEGATED[op], b)]):
+                    out += _guarded_loads(v.args[2], (*guard, neg))
+            return out
+    if isinstance(v, Call):
+        return [x for a in v.args for x in _guarded_loads(a, guard)]
+    if isinstance(v, BinOp):
+        return _guarded_loads(v.lhs, guard) + _guarded_loads(v.rhs, guard)
+    if isinstance(v, Neg):
+        return _guarded_loads(v.operand, guard)
+    return []
+
+
+class _GuardedValues(_ValueEncoder):
+    """Values as :class:`_ValueEncoder` encodes them, except a select on an index condition: z3's ``If``
+    (exactly its meaning), each branch encoded under its condition (``guards``: the reads of a branch
+    constrain their writer's iteration only where the branch is taken)."""
+
+    def __init__(self, enc: Z3Encoder) -> None:
+        super().__init__(enc)
+        self.guards: list[Any] = []
+
+    def value(self, v: Value, env: Env, load: Callable[[Load], Any] | None = None) -> Any:
+        if isinstance(v, Call) and v.name == "select" and len(v.args) == 3:
+            c = _cond_of(v.args[0])
+            if c is not None:
+                z3 = self.enc.z3
+                parts = []
+                for a, op, b in c:
+                    x, y = self.enc.expr(a, env), self.enc.expr(b, env)
+                    parts.append({"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y}[op])
+                cond = z3.And(*parts)
+                self.guards.append(cond)
+                then = self.value(v.args[1], env, load)
+                self.guards[-1] = z3.Not(cond)
+                other = self.value(v.args[2], env, load)
+                self.guards.pop()
+                return z3.If(cond, then, other)
+        return super().value(v, env, load)
 
 
 def _as_general(t: str, red: Reduction | _General) -> _General:
