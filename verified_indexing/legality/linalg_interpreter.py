@@ -7,7 +7,10 @@ result is exactly ``d_k`` gives loop ``k``'s size); iterations run in
 lexicographic order; each output starts as a copy of its init; the payload is
 evaluated statement by statement (the ``arith``/``math`` operations below,
 ``linalg.index``, ``affine.apply``, the casts, rounding to ``f16``/``f32`` as
-``arith.truncf`` does); a read or write outside an operand raises
+``arith.truncf`` does; integer operations, signed and unsigned, with MLIR's
+two's-complement semantics at the width of their type, :func:`int_binary`,
+:func:`int_compare`, :func:`int_cast`; what MLIR leaves undefined, such as a
+division by zero, gives no value: ``NotImplementedError``); a read or write outside an operand raises
 ``IndexError``; an operation it does not know raises ``NotImplementedError``.
 Values are float64 (the check feeds small integers, so sums and products are
 exact). It shares no code with the payload model of the whole-op proof (z3 over
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
     from verified_indexing.legality.linalg import FusionReport
 
 __all__ = ["HAVE_NUMPY", "run_generic", "run_ops", "eval_payload", "loop_sizes", "cross_check", "Disagreement",
-           "ITERATION_BUDGET", "random_operands"]
+           "ITERATION_BUDGET", "random_operands", "int_binary", "int_compare", "int_cast"]
 
 HAVE_NUMPY = importlib.util.find_spec("numpy") is not None
 
@@ -58,8 +61,6 @@ _BIN: dict[str, Callable[[Any, Any], Any]] = {
     "arith.maximumf": lambda a, b: math.nan if a != a or b != b else max(a, b),
     "arith.minimumf": lambda a, b: math.nan if a != a or b != b else min(a, b),
     "arith.maxnumf": max, "arith.minnumf": min,
-    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
-    "arith.andi": lambda a, b: bool(a) and bool(b), "arith.ori": lambda a, b: bool(a) or bool(b),
 }
 _UN: dict[str, Callable[[Any], Any]] = {
     "arith.negf": lambda a: -a, "math.exp": lambda a: math.exp(min(a, 50.0)), "math.absf": abs,
@@ -71,8 +72,168 @@ _CMP: dict[str, Callable[[Any, Any], bool]] = {
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "slt": lambda a, b: a < b, "sle": lambda a, b: a <= b,
     "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b,
 }
-_CASTS = ("arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci",
-          "arith.index_cast")
+_CASTS = ("arith.extf", "arith.truncf")
+
+
+# ---------------------------------------------------------------------------
+# Integers: MLIR's two's-complement semantics at the operand type's width
+# ---------------------------------------------------------------------------
+# An integer value of type iN is kept as a Python int in its signed reading (i1: 0 or 1); the operands
+# are read modulo 2**N (an array may hold a u8 200 or its signed -56: the same bits). Signed operations
+# read the bits as two's complement, unsigned ones as 0..2**N - 1, and the result is wrapped to N bits.
+# What MLIR leaves undefined (poison or immediate UB: division by zero, signed division overflow, a shift
+# by N or more, fptosi/fptoui out of range) raises NotImplementedError: the interpreter gives no value.
+
+
+def _width(ty: str) -> int:
+    """The bit width of an integer type (``index``: 64); a non-integer type is not interpreted here."""
+    if ty == "index":
+        return 64
+    m = re.fullmatch(r"i(\d+)", ty)
+    if m is None:
+        raise NotImplementedError(f"interpreter: integer operation on {ty!r}")
+    return int(m.group(1))
+
+
+def _int(x: Any) -> int:
+    if isinstance(x, float) and not x.is_integer():
+        raise NotImplementedError(f"interpreter: integer operation on the non-integer {x}")
+    return int(x)
+
+
+def _uv(x: Any, w: int) -> int:
+    """The unsigned reading of ``x``'s ``w`` low bits."""
+    return _int(x) % (1 << w)
+
+
+def _sv(x: Any, w: int) -> int:
+    """The two's-complement (signed) reading of ``x``'s ``w`` low bits (i1: 1 is -1)."""
+    u = _uv(x, w)
+    return u - (1 << w) if u >= 1 << (w - 1) else u
+
+
+def _canon(x: int, w: int) -> int:
+    """The value kept for ``w`` bits: the signed reading, 0 or 1 for ``i1``."""
+    return _uv(x, 1) if w == 1 else _sv(x, w)
+
+
+def _ub(what: str) -> NotImplementedError:
+    return NotImplementedError(f"interpreter: {what} (undefined in MLIR: no value)")
+
+
+def _tdiv(a: int, b: int) -> int:
+    """Division rounding toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _signed_div(kind: str, a: int, b: int, w: int) -> int:
+    if b == 0:
+        raise _ub(f"arith.{kind} by zero")
+    if a == -(1 << (w - 1)) and b == -1:
+        raise _ub(f"arith.{kind} overflow ({a} / -1)")
+    if kind == "divsi":
+        return _tdiv(a, b)
+    if kind == "remsi":
+        return a - b * _tdiv(a, b)
+    if kind == "floordivsi":
+        return a // b
+    return -((-a) // b)  # ceildivsi
+
+
+def _unsigned_div(kind: str, a: int, b: int) -> int:
+    if b == 0:
+        raise _ub(f"arith.{kind} by zero")
+    return {"divui": a // b, "remui": a % b, "ceildivui": -((-a) // b)}[kind]
+
+
+def _shift(kind: str, a: Any, b: Any, w: int) -> int:
+    sh = _uv(b, w)
+    if sh >= w:
+        raise _ub(f"arith.{kind} by {sh} bits of an i{w}")
+    if kind == "shli":
+        return _uv(a, w) << sh
+    return (_uv(a, w) if kind == "shrui" else _sv(a, w)) >> sh
+
+
+_INT_BIN = {"arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui", "arith.remsi", "arith.remui",
+            "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi", "arith.maxsi", "arith.minsi", "arith.maxui",
+            "arith.minui", "arith.andi", "arith.ori", "arith.xori", "arith.shli", "arith.shrsi", "arith.shrui"}
+_INT_CASTS = {"arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.index_castui",
+              "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui"}
+_UNSIGNED_CMP: dict[str, Callable[[int, int], bool]] = {
+    "ult": lambda a, b: a < b, "ule": lambda a, b: a <= b, "ugt": lambda a, b: a > b, "uge": lambda a, b: a >= b}
+
+
+def int_binary(name: str, a: Any, b: Any, ty: str) -> int:
+    """``arith.<name>`` on integers of type ``ty`` (``arith.addi``, ``divui``, ``maxsi``,
+    ``shrui``...), MLIR's semantics at the type's width; the result's signed reading
+    (``i1``: 0 or 1). Undefined cases raise ``NotImplementedError``."""
+    w = _width(ty)
+    kind = name.split(".", 1)[1]
+    sa, sb, ua, ub = _sv(a, w), _sv(b, w), _uv(a, w), _uv(b, w)
+    r: int
+    if kind in ("addi", "subi", "muli"):
+        r = {"addi": ua + ub, "subi": ua - ub, "muli": ua * ub}[kind]
+    elif kind in ("divsi", "remsi", "floordivsi", "ceildivsi"):
+        r = _signed_div(kind, sa, sb, w)
+    elif kind in ("divui", "remui", "ceildivui"):
+        r = _unsigned_div(kind, ua, ub)
+    elif kind in ("maxsi", "minsi"):
+        r = max(sa, sb) if kind == "maxsi" else min(sa, sb)
+    elif kind in ("maxui", "minui"):
+        r = max(ua, ub) if kind == "maxui" else min(ua, ub)
+    elif kind in ("andi", "ori", "xori"):
+        r = {"andi": ua & ub, "ori": ua | ub, "xori": ua ^ ub}[kind]
+    elif kind in ("shli", "shrsi", "shrui"):
+        r = _shift(kind, a, b, w)
+    else:
+        raise NotImplementedError(f"interpreter: {name}")
+    return _canon(r, w)
+
+
+def int_compare(pred: str, a: Any, b: Any, ty: str) -> bool:
+    """``arith.cmpi <pred>`` on integers of type ``ty``: ``eq``/``ne`` on the bits,
+    ``slt``... on the signed readings, ``ult``... on the unsigned ones."""
+    w = _width(ty)
+    if pred in _UNSIGNED_CMP:
+        return _UNSIGNED_CMP[pred](_uv(a, w), _uv(b, w))
+    if pred in ("eq", "ne"):
+        return (_uv(a, w) == _uv(b, w)) == (pred == "eq")
+    if pred in _CMP:
+        return _CMP[pred](_sv(a, w), _sv(b, w))
+    raise NotImplementedError(f"interpreter: the predicate {pred}")
+
+
+def int_cast(name: str, x: Any, src: str, dst: str) -> Any:
+    """``arith.extsi``/``extui``/``trunci``/``index_cast``/``index_castui``/``sitofp``/
+    ``uitofp``/``fptosi``/``fptoui`` from type ``src`` to ``dst``, as MLIR defines them
+    (a truncation keeps the low bits; an extension or a width check MLIR's verifier
+    would reject raises ``NotImplementedError``)."""
+    kind = name.split(".", 1)[1]
+    if kind in ("sitofp", "uitofp"):
+        w = _width(src)
+        return _round(dst)(float(_sv(x, w) if kind == "sitofp" else _uv(x, w)))
+    if kind in ("fptosi", "fptoui"):
+        w = _width(dst)
+        v = float(x)
+        if v != v or math.isinf(v):
+            raise _ub(f"arith.{kind} of {v}")
+        t = math.trunc(v)
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if kind == "fptosi" else (0, (1 << w) - 1)
+        if not lo <= t <= hi:
+            raise _ub(f"arith.{kind} of {v} out of the range of i{w}")
+        return _canon(t, w)
+    ws, wd = _width(src), _width(dst)
+    if kind in ("extsi", "extui") and not wd > ws:
+        raise NotImplementedError(f"interpreter: arith.{kind} from i{ws} to i{wd} (MLIR requires a wider result)")
+    if kind == "trunci" and not wd < ws:
+        raise NotImplementedError(f"interpreter: arith.trunci from i{ws} to i{wd} (MLIR requires a narrower result)")
+    if kind in ("extsi", "index_cast"):  # index_cast sign-extends or truncates
+        return _canon(_sv(x, ws), wd)
+    if kind in ("extui", "index_castui"):
+        return _canon(_uv(x, ws), wd)
+    return _canon(_int(x), wd)  # trunci: the low bits
 
 
 def _round(to: str) -> Callable[[Any], Any]:
@@ -137,6 +298,34 @@ def _body(op: GenericOp) -> tuple[list[str], list[str]]:
     return args, lines
 
 
+_LOC = re.compile(r"\s*loc\(.*\)\s*$")
+
+
+def _strip_loc(t: str) -> str:
+    return _LOC.sub("", t).strip()
+
+
+def _type_of(rhs: str) -> str:
+    """The type an operation is written with: ``: i32`` (pretty form) or the result of
+    ``: (i32, i32) -> i32`` (generic form); a comparison's pretty form gives the operands'."""
+    t = _strip_loc(rhs.rsplit(":", 1)[1]) if ":" in rhs else ""
+    if "->" in t:
+        t = t.rsplit("->", 1)[1].strip()
+    return t
+
+
+def _cast_types(rhs: str) -> tuple[str, str]:
+    """A cast's source and result types: ``: A to B``, or the generic form's ``: (A) -> B``."""
+    t = _strip_loc(rhs.rsplit(":", 1)[1]) if ":" in rhs else ""
+    if " to " in t:
+        a, b = t.split(" to ", 1)
+        return a.strip(), b.strip()
+    if "->" in t:
+        a, b = t.split("->", 1)
+        return a.strip().strip("()").strip(), b.strip()
+    raise NotImplementedError(f"interpreter: the types of {rhs!r}")
+
+
 def eval_payload(op: GenericOp, args: list[float], it: tuple[int, ...], env_outer: Mapping[str, Any]) -> list[float]:
     """The values the payload of ``op`` yields for block arguments ``args`` at
     iteration ``it`` (``env_outer``: values of the enclosing function)."""
@@ -163,7 +352,8 @@ def eval_payload(op: GenericOp, args: list[float], it: tuple[int, ...], env_oute
         if om is None:
             raise NotImplementedError(f"interpreter: {ln!r}")
         opname = om.group(1)
-        if rhs.startswith('"') and opname not in _BIN and opname not in _UN and opname not in _CASTS:
+        if rhs.startswith('"') and opname not in _BIN and opname not in _UN and opname not in _CASTS \
+                and opname not in _INT_BIN and opname not in _INT_CASTS:
             raise NotImplementedError(f"interpreter: the generic form of {opname}")
         operands = _SSA.findall(rhs)
         out: Any
@@ -184,16 +374,23 @@ def eval_payload(op: GenericOp, args: list[float], it: tuple[int, ...], env_oute
                 raise NotImplementedError(f"interpreter: {rhs!r}")
             amap = parse_affine_map(m.group())
             out = amap.results[0].evaluate([int(get(x)) for x in operands])
-        elif opname in ("arith.cmpf", "arith.cmpi"):
+        elif opname == "arith.cmpi":
+            out = int_compare(rhs.split()[1].rstrip(","), get(operands[0]), get(operands[1]), _type_of(rhs))
+        elif opname == "arith.cmpf":
             pred = rhs.split()[1].rstrip(",")
-            if pred not in _CMP:
+            if pred not in _CMP or pred in ("eq", "ne", "slt", "sle", "sgt", "sge"):
                 raise NotImplementedError(f"interpreter: the predicate {pred}")
             out = _CMP[pred](get(operands[0]), get(operands[1]))
         elif opname == "arith.select":
             out = get(operands[1]) if get(operands[0]) else get(operands[2])
         elif opname in _CASTS:  # "op %x : A to B", or the generic form's "(A) -> B"
             to = rhs.rsplit(" to ", 1)[1] if " to " in rhs else rhs.rsplit("->", 1)[1]
-            out = _round(to.strip())(get(operands[0]))
+            out = _round(_strip_loc(to))(get(operands[0]))
+        elif opname in _INT_CASTS:
+            src, dst = _cast_types(rhs)
+            out = int_cast(opname, get(operands[0]), src, dst)
+        elif opname in _INT_BIN:
+            out = int_binary(opname, get(operands[0]), get(operands[1]), _type_of(rhs))
         elif opname in _BIN:
             out = _BIN[opname](get(operands[0]), get(operands[1]))
         elif opname in _UN:
@@ -219,6 +416,8 @@ def run_generic(op: GenericOp, env: Mapping[str, Any]) -> list[Any]:
         for out, o, y in zip(outs, op.outputs, ys):
             idx = o.map.evaluate(it)
             _read(out, idx)  # bounds check
+            if isinstance(y, int) and abs(y) > 1 << 53:
+                raise NotImplementedError(f"interpreter: the integer {y} is not exact in a float64 array")
             out[idx] = y
     return outs
 
