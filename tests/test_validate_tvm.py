@@ -1130,3 +1130,37 @@ def test_schedules_of_a_concatenate_are_proved_and_agree_with_tvms_code() -> Non
     a = np.random.default_rng(8).integers(-3, 4, size=(4, 6)).astype("float32")
     (outs,) = run_isolated(run_compiled, [f.script(), s.mod["main"].script()], [[a, np.zeros((8, 6), "float32")]])
     assert np.array_equal(outs[0][1], outs[1][1]) and np.array_equal(outs[1][1], np.concatenate([a, 2 * a]))
+
+
+def test_a_producer_and_its_consumer_under_a_vectorized_loop_is_unknown_tvm_lowers_it_wrongly() -> None:
+    """Found by benchmarks/tvm_schedules.py (seed 445, a proof TVM's compiled code contradicted): relu then a
+    transpose, fused, the transpose moved under the fused loop (reverse_compute_at), the loop vectorized.
+    Read serially the program is right, but TVM 0.27 compacts the buffer between the two blocks to one
+    element and broadcasts it to every lane: its compiled code stores one value everywhere. A read sharing
+    a vectorized loop with its writer is therefore unknown (named), not proved; the step before (serial
+    loop) is proved. Oracle: numpy (relu(A).T) against TVM's compiled code of each step's result."""
+    tvm = _tvm()
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "tvm_corpus"))
+    from generate import functions  # type: ignore[import-not-found]
+
+    from verified_indexing.tvm import validate
+    from verified_indexing.tvm.driver import run_compiled, run_isolated
+
+    f = functions()["topi_relu_transpose"]
+    s = tvm.s_tir.Schedule(f)
+    fused = s.fuse(*s.get_loops(s.get_sblock("compute")))
+    s.reverse_compute_at(s.get_sblock("T_transpose"), fused)
+    serial = s.mod["main"]
+    s.vectorize(fused)
+    steps = validate(s, f)
+    assert [(st.primitive, st.outcome) for st in steps] == [("Fuse", "proved"), ("ReverseComputeAt", "proved"),
+                                                              ("Vectorize", "unknown")]
+    assert steps[-1].verdict is not None and "they share the vectorized loop" in steps[-1].verdict.reason
+    a = np.random.default_rng(445).integers(-3, 4, size=(4, 6)).astype("float32")
+    (outs,) = run_isolated(run_compiled, [f.script(), serial.script(), s.mod["main"].script()],
+                           [[a, np.zeros((6, 4), "float32")]])
+    expected = np.maximum(a, 0).T
+    assert np.array_equal(outs[0][1], expected) and np.array_equal(outs[1][1], expected)
+    assert not np.array_equal(outs[2][1], expected) and len(np.unique(outs[2][1])) == 1  # one value everywhere
