@@ -18,7 +18,11 @@ modules in ``examples/``. For every map it times:
   range bound by ``analyzer.bind`` (the map's constraints are not given to TVM);
 * ``isl``: ``islpy.Map(text).coalesce()`` of the same map (text built beforehand).
 
-It prints the per-map ratios (median, p95) of each against TVM and isl, the
+It prints the per-map ratios (median, p95) of each against TVM and isl; a before/after table of the
+first sight and the repeat, "before" the round's start (:data:`BEFORE_COMMIT`, a ``git archive`` of it)
+and "after" this checkout, each timed in a worker process of its own, alternating per map (skipped with
+one line when the commit is not in the checkout; ``VI_BENCH_BEFORE=none`` switches it off; the run exits
+1 when before and after give different outputs); the
 quality tally (fewer/same/more floordiv, ceildiv and mod than TVM's result), and
 checks every output by brute force: the input and our result are enumerated
 (sampled above ``ENUM_LIMIT`` points) and must be the same relation; TVM's results
@@ -375,22 +379,106 @@ def best_of(fn: Any, k: int = 3) -> tuple[float, Any]:
     return best, out
 
 
-def _timed_before(m: IndexingMap, simplify_with_report: Any, cold: bool = True) -> tuple[float, Any]:
-    """One simplification of ``m`` as the code before this round's changes did it (a point table's
-    columns by dividing a flat index, built with its constraint masks when the table is made; the
-    cheaper risky-map walk and its place after the "already simple" test are not switched):
-    (seconds, report)."""
-    from verified_indexing.engines import points
+BEFORE_COMMIT = os.environ.get("VI_BENCH_BEFORE", "3ae0c1c")
+"""The code of the "before" column: the start of this round (issue 27 item 2, fourth round), run by a
+worker process on a tree of that commit (``git archive``; ``VI_BENCH_BEFORE`` names another commit)."""
 
-    points.FAST_COLUMNS = points.LAZY_TABLES = False
-    try:
-        if cold:
-            forget_memos()
+
+def _families(n: int) -> list[tuple[str, list[IndexingMap]]]:
+    return [
+        ("spec", spec_maps()),
+        ("parity", parity_maps()),
+        ("reshape chains", reshape_chains(max(10, n // 8))),
+        ("op chains", op_chains(max(10, n // 4))),
+        ("HLO", hlo_maps()),
+        ("random", random_maps(n)),
+    ]
+
+
+def _maps(n: int) -> tuple[list[tuple[str, IndexingMap]], list[tuple[str, list[IndexingMap]]]]:
+    families = _families(n)
+    cap = n if n < 50 else None  # a small N (the CI smoke run) takes N maps of each family
+    return [(f, m) for f, ms in families for m in ms[:cap]], [(f, ms[:cap]) for f, ms in families]
+
+
+def _warm_up(n: int) -> None:
+    """Simplify a few maps (fresh copies, not the timed objects) so that each process's one-time costs
+    (imports, the compiled matcher, isl's context) fall outside the timed runs, then forget the memos."""
+    from verified_indexing.simplify import simplify_with_report
+
+    for _, m in _maps(n)[0][:: max(1, min(n, 200) // 20)][:25]:
+        simplify_with_report(m)
+    forget_memos()
+
+
+def _worker(n: int) -> int:
+    """The before column's process (``--worker N``, run with another tree of the package first on the
+    path): builds the same maps, then for each index read from stdin prints the first and repeated
+    simplification's seconds and the output map on one line."""
+    from verified_indexing.engines import to_isl_map
+    from verified_indexing.simplify import simplify_with_report
+
+    maps = [m for _, m in _maps(n)[0]]
+    for m in maps:
+        to_isl_map(m).to_str()  # (as the main process does before timing a map)
+    _warm_up(n)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        m = maps[int(line)]
+        forget_memos()
         t = time.perf_counter()
         rep = simplify_with_report(m)
-        return time.perf_counter() - t, rep
-    finally:
-        points.FAST_COLUMNS = points.LAZY_TABLES = True
+        first = time.perf_counter() - t
+        t = time.perf_counter()
+        simplify_with_report(m)
+        repeat = time.perf_counter() - t
+        print(f"{first!r} {repeat!r} {rep.map.format(True)}", flush=True)
+    return 0
+
+
+class Worker:
+    """A worker process timing the maps' first sight on a tree of :data:`BEFORE_COMMIT` (``commit``), or on
+    this checkout (``commit=None``): the before/after table times both the same way, each in a process of
+    its own. :attr:`proc` is ``None`` when the commit is not in this checkout (a shallow clone) or git is
+    missing (:attr:`why` says so)."""
+
+    def __init__(self, n: int, commit: str | None) -> None:
+        import subprocess
+
+        self.proc: Any = None
+        self.why = ""
+        tree = self.tree = tempfile.mkdtemp(prefix="vi-bench-worker-")
+        if commit is None:
+            tree = str(ROOT)
+        else:
+            try:
+                archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "verified_indexing"],
+                                         capture_output=True, check=True, timeout=60).stdout
+                subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True, timeout=60)
+            except (OSError, subprocess.SubprocessError) as exc:
+                self.why = f"no tree of commit {commit} ({type(exc).__name__})"
+                return
+        env = dict(os.environ, PYTHONPATH=tree)
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", str(n)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
+        if self.proc.stdout.readline().strip() != "ready":
+            self.proc = None
+            self.why = f"the worker on {commit or 'this checkout'} did not start"
+
+    def run(self, i: int) -> tuple[float, float, str]:
+        """(first sight seconds, repeat seconds, output map text) of map ``i`` in the worker."""
+        self.proc.stdin.write(f"{i}\n")
+        self.proc.stdin.flush()
+        first, repeat, text = self.proc.stdout.readline().rstrip("\n").split(" ", 2)
+        return float(first), float(repeat), text
+
+    def close(self) -> None:
+        import shutil
+
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
+        shutil.rmtree(self.tree, ignore_errors=True)
 
 
 def main() -> int:
@@ -400,17 +488,12 @@ def main() -> int:
     from verified_indexing.engines import ProofCache, points, to_isl_map
     from verified_indexing.simplify import simplify_with_report
 
-    families = [
-        ("spec", spec_maps()),
-        ("parity", parity_maps()),
-        ("reshape chains", reshape_chains(max(10, n // 8))),
-        ("op chains", op_chains(max(10, n // 4))),
-        ("HLO", hlo_maps()),
-        ("random", random_maps(n)),
-    ]
-    cap = n if n < 50 else None  # a small N (the CI smoke run) takes N maps of each family
-    maps = [(f, m) for f, ms in families for m in ms[:cap]]
-    families = [(f, ms[:cap]) for f, ms in families]
+    maps, families = _maps(n)
+    before: Worker | None = None
+    after: Worker | None = None
+    if tvm_and_git_wanted():
+        before = Worker(n, BEFORE_COMMIT)
+        after = Worker(n, None) if before.proc is not None else None
     tvm = load_tvm()
     print(f"simplify vs TVM and isl: {len(maps)} maps ("
           + ", ".join(f"{f} {len(ms)}" for f, ms in families) + ")")
@@ -419,12 +502,16 @@ def main() -> int:
     else:
         print(f"TVM {tvm.__version__}: {tvm_floor_semantics(tvm)}")
 
+    _warm_up(n)
     tmp = tempfile.mkdtemp(prefix="vi-bench-tvm-")
     cache = ProofCache(os.path.join(tmp, "cache.sqlite"))
     ver: list[float] = []
     ver_repeat: list[float] = []
     before_first: list[float] = []
     before_repeat: list[float] = []
+    after_first: list[float] = []
+    after_repeat: list[float] = []
+    outputs: list[str] = []
     differ_before = 0
     ver_isl: list[float] = []
     differ_isl = 0
@@ -443,11 +530,6 @@ def main() -> int:
     for fam, m in maps:
         text = to_isl_map(m).to_str()
         tcase = TvmCase(tvm, m) if tvm is not None else None
-        before_goes_first = len(ver) % 2 == 0  # a map object's first simplification pays more: alternate
-        if before_goes_first:
-            secs, before_rep = _timed_before(m, simplify_with_report)
-            before_first.append(secs)
-            before_repeat.append(_timed_before(m, simplify_with_report, cold=False)[0])
         forget_memos()
         t = time.perf_counter()
         rep = simplify_with_report(m)
@@ -455,11 +537,7 @@ def main() -> int:
         t = time.perf_counter()
         simplify_with_report(m)  # again in the process (in-process memos kept)
         ver_repeat.append(time.perf_counter() - t)
-        if not before_goes_first:
-            secs, before_rep = _timed_before(m, simplify_with_report)
-            before_first.append(secs)
-            before_repeat.append(_timed_before(m, simplify_with_report, cold=False)[0])
-        differ_before += before_rep.map != rep.map
+        outputs.append(rep.map.format(True))
         engine_name = "unchanged" if rep.verdict is None else str(rep.verdict.engine)
         proof_engines[engine_name] = proof_engines.get(engine_name, 0) + 1
         prev = points.set_enabled(False)  # the command line's configuration: every exact question to isl
@@ -533,20 +611,37 @@ def main() -> int:
         print(ratio_line("warm, row from the file / TVM", warm_file, tv))
         print(ratio_line("unverified / TVM", unv, tv))
         print(ratio_line("isl / TVM", il, tv))
-    if tv:
-        print("before / after this round's changes (before: point tables built whole when made, "
-              "columns by flat-index division), medians of per-map ratios against TVM, one run, the two alternating per map:")
+    if before is not None and after is not None and before.proc is not None and after.proc is not None:
+        # Before and after, each in a worker process of its own, alternating which goes first per map; run
+        # after the timings above (a worker running between them would slow the main process's runs).
+        for index in range(len(maps)):
+            differs = False
+            for w in (before, after) if index % 2 == 0 else (after, before):
+                first, repeat, out_text = w.run(index)
+                (before_first if w is before else after_first).append(first)
+                (before_repeat if w is before else after_repeat).append(repeat)
+                differs = differs or out_text != outputs[index]
+            differ_before += differs
+    for worker in (before, after):
+        if worker is not None:
+            worker.close()
+    if tv and not before_first:
+        print(f"before / after this round's changes: skipped: {before.why if before is not None else 'not asked'}")
+    if tv and before_first:
+        print(f"before / after this round's changes (before: commit {BEFORE_COMMIT}, the round's start; after: this "
+              "checkout; each in a worker process of its own, the two alternating per map), medians of per-map ratios "
+              "against TVM, one run:")
         print(f"  {'':<26} {'before':>10} {'after':>10}")
-        for label, b, a in [("first sight (no cache)", before_first, ver),
-                            ("repeat (in-process memos)", before_repeat, ver_repeat),
-                            ("warm proof cache", warm, warm)]:
+        for label, b, a in [("first sight (no cache)", before_first, after_first),
+                            ("repeat (in-process memos)", before_repeat, after_repeat)]:
             rb = statistics.median(x / y for x, y in zip(b, tv) if y > 0)
             ra = statistics.median(x / y for x, y in zip(a, tv) if y > 0)
             print(f"  {label:<26} x{rb:9.2f} x{ra:9.2f}")
+        paired = statistics.median(a / b for a, b in zip(after_first, before_first) if b > 0)
         print(f"  (ms, median: first sight {statistics.median(before_first) * 1000:.3f} -> "
-              f"{statistics.median(ver) * 1000:.3f}, repeat {statistics.median(before_repeat) * 1000:.3f} -> "
-              f"{statistics.median(ver_repeat) * 1000:.3f}; the warm cache is a lookup, the same code both ways; "
-              f"outputs differ on {differ_before} maps)")
+              f"{statistics.median(after_first) * 1000:.3f}, repeat {statistics.median(before_repeat) * 1000:.3f} -> "
+              f"{statistics.median(after_repeat) * 1000:.3f}; first sight paired per map, after / before: median "
+              f"{paired:.3f}; outputs differ on {differ_before} maps)")
     print("first proof of each map by engine (rules: every step a proven rule or domain rule; unchanged: "
           "nothing to prove): " + ", ".join(f"{k} {v}" for k, v in sorted(proof_engines.items())))
     print("per-map ratios against isl parse+coalesce (paired):")
@@ -572,5 +667,12 @@ def main() -> int:
     return 1 if wrong_ours or differ_before else 0
 
 
+def tvm_and_git_wanted() -> bool:
+    """Whether to run the before column (``VI_BENCH_BEFORE=none`` switches it off)."""
+    return BEFORE_COMMIT.lower() != "none"
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker":
+        sys.exit(_worker(int(sys.argv[2])))
     sys.exit(main())
