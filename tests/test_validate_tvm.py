@@ -1164,3 +1164,57 @@ def test_a_producer_and_its_consumer_under_a_vectorized_loop_is_unknown_tvm_lowe
     expected = np.maximum(a, 0).T
     assert np.array_equal(outs[0][1], expected) and np.array_equal(outs[1][1], expected)
     assert not np.array_equal(outs[2][1], expected) and len(np.unique(outs[2][1])) == 1  # one value everywhere
+
+
+# ---------------------------------------------------------------------------
+# cache_write of a reduction: the reduction runs into the cache, the output is a copy of it
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["te_sched_cache_read_write.tvm", "te_sched_gpu_matmul.tvm"])
+def test_cache_write_of_a_reduction_is_proved(name: str) -> None:
+    """cache_write(matmul, 'local'): TVM moves the reduction into matmul_local and copies it into matmul
+    (was unknown: 'a reduction in one program and a plain store in the other'). Proved: matmul_local's
+    reduction equals the original matmul's (updates matched by the iteration variables), and the copy
+    stores it element by element. Oracle: the TVMScript interpreter runs both to the same matmul."""
+    plain = (CORPUS / "te_matmul.tvm").read_text()
+    sched = (CORPUS / name).read_text()
+    r = check_equivalence(parse_tvmscript(plain), parse_tvmscript(sched))
+    assert r.status == "proved", r.reason
+    assert any("matmul is a copy of the transformed program's reduction matmul_local" in c.name for c in r.checks)
+    assert _interpreted(plain) == _interpreted(sched)
+
+
+def test_cache_write_proved_and_a_wrong_copy_not_against_tvms_code() -> None:
+    """64 x 64 x 8 (too large for the interpreter): TVM's cache_write of the matmul is proved, and TVM's
+    compiled code computes numpy's matmul; the copy edited to read the cache one column over is not proved
+    (unknown), and at 4 x 5 x 3 the interpreter refutes it."""
+    tvm = _tvm()
+    from tvm import te
+
+    from verified_indexing.tvm import validate
+    from verified_indexing.tvm.driver import run_compiled, run_isolated
+
+    def matmul(n: int, k: int):  # type: ignore[no-untyped-def]
+        x, w = te.placeholder((n, k), name="X"), te.placeholder((k, n), name="W")
+        r = te.reduce_axis((0, k), name="k")
+        f = te.create_prim_func([x, w, te.compute((n, n), lambda i, j: te.sum(x[i, r] * w[r, j], axis=r),
+                                                  name="matmul")])
+        s = tvm.s_tir.Schedule(f)
+        s.cache_write(s.get_sblock("matmul"), 0, "local")
+        return f, s
+
+    f, s = matmul(64, 8)
+    assert [(st.primitive, st.outcome) for st in validate(s, f)] == [("CacheWrite", "proved")]
+    rng = np.random.default_rng(9)
+    arrays = [rng.integers(-3, 4, size=(64, 8)).astype("float32"), rng.integers(-3, 4, size=(8, 64)).astype("float32"),
+              np.zeros((64, 64), "float32")]
+    (outs,) = run_isolated(run_compiled, [s.mod["main"].script()], [arrays])
+    assert np.array_equal(outs[0][2], arrays[0] @ arrays[1])
+    for n, shifted in ((64, "matmul_local[v0, (v1 + 1) % 64]"), (4, "matmul_local[v0, (v1 + 1) % 4]")):
+        f, s = matmul(n, 8 if n == 64 else 3)
+        text = s.mod["main"].script()
+        wrong = text.replace("matmul[v0, v1] = matmul_local[v0, v1]", f"matmul[v0, v1] = {shifted}")
+        assert wrong != text
+        r = check_equivalence(parse_tvmscript(f.script()), parse_tvmscript(wrong))
+        assert r.status == ("unknown" if n == 64 else "refuted"), r.reason

@@ -417,6 +417,9 @@ class _Prover:
         self.k = len(before.sizes)
         self.checks: list[InlineCheck] = []
         self.folds: set[str] = set()  # reductions proven equal in both programs
+        # a reduction of the transformed program only (cache_write's cache) proven equal to the original's
+        # reduction of the name it maps to, whose fold stands for it
+        self.alias: dict[str, str] = {}
 
     def ok(self, name: str, detail: str = "", engine: str = "syntax") -> None:
         self.checks.append(InlineCheck(name, "proved", detail, engine))
@@ -477,16 +480,22 @@ class _Prover:
     def prove(self) -> None:
         self.structure(self.before, "original")
         self.structure(self.after, "transformed")
-        both = [t for t in self.before.computed
-                if self.before.reduction_of(t) is not None and self.after.reduction_of(t) is not None]
+        reds = [t for t in self.before.computed if self.before.reduction_of(t) is not None]
         # in program order: a reduction whose update reads another reduction comes after it (read as folded)
-        for t in sorted(both, key=lambda t: self.before.writer_blocks(t)[-1].order):
+        for t in sorted(reds, key=lambda t: self.before.writer_blocks(t)[-1].order):
+            a, b = self.before.reduction_of(t), self.after.reduction_of(t)
+            assert a is not None
             if t in self.before.reductions and t in self.after.reductions:
                 self.reduction(t)
-            else:
-                a, b = self.before.reduction_of(t), self.after.reduction_of(t)
-                assert a is not None and b is not None
+            elif b is not None:
                 self.general(t, _as_general(t, a), _as_general(t, b))
+            else:
+                u = self.cache_of(t)
+                if u is not None:  # cache_write: the reduction runs into u, t is a copy of it
+                    red = self.after.reduction_of(u)
+                    assert red is not None
+                    self.general(t, _as_general(t, a), _as_general(u, red), u)
+                    self.copy_output(t, u)
         for t in self.outputs:
             self.output(t)
 
@@ -544,8 +553,9 @@ class _Prover:
         ints = enc.z3.IntSort(enc.ctx)
 
         def tensor(u: str, idx: list[Any]) -> Any:
-            if u in self.folds:
+            if u in self.folds or (m is self.after and u in self.alias):
                 sv = [sizes.setdefault(n, enc.int_var(f"size_{n}")) for n in m.sizes]
+                u = self.alias.get(u, u) if m is self.after else u
                 return ve.func(f"fold {u}", sv + idx, [ints] * (len(sv) + len(idx)))
             if u in m.reductions or u in m.general:
                 raise _Unknown(f"the reduction {u} read by another block differs between the programs "
@@ -635,7 +645,35 @@ class _Prover:
         self.folds.add(t)
 
     # -- a reduction in any loop order ------------------------------------------
-    def general(self, t: str, ga: _General, gb: _General) -> None:
+    def cache_of(self, t: str) -> str | None:
+        """The reduction ``u`` of the transformed program only whose copy the transformed program stores into
+        ``t`` (``t[e] = u[e']``, as cache_write of a reduction prints it), else ``None``."""
+        w = self.after.plain.get(t)
+        if w is None or not isinstance(w.store.value, Load):
+            return None
+        u = w.store.value.tensor
+        if u in self.before.computed or self.after.reduction_of(u) is None:
+            return None
+        return u
+
+    def copy_output(self, t: str, u: str) -> None:
+        """The transformed program's ``t`` (a copy of its reduction ``u``, proven equal to the original's
+        reduction ``t``) holds the original's ``t`` at every element it writes: the same elements (isl),
+        and z3: the copied value is the reduction's value at the element written."""
+        self.images_equal(t)
+        enc = Z3Encoder()
+        ve = _GuardedValues(enc)
+        s = enc.solver(timeout=self.timeout)
+        sizes: dict[str, Any] = {}
+        w = self.after.plain[t]
+        _, eb = self._vars(enc, s, w.frame, "b", sizes)
+        fn_b = self._value_fn(enc, ve, s, self.after, sizes, [0])
+        ints = enc.z3.IntSort(enc.ctx)
+        idx = [enc.expr(i, eb) for i in w.store.indices]
+        goal = fn_b(w.store.value, eb, None) == ve.func(f"fold {t}", idx, [ints] * len(idx))
+        self._check(enc, s, goal, f"{t} is a copy of the transformed program's reduction {u}, element by element")
+
+    def general(self, t: str, ga: _General, gb: _General, tb: str | None = None) -> None:
         """The reduction into ``t`` is the same in both programs, whatever their loop orders: in each
         program (:meth:`general_order`) the update runs once per value of its block's iteration variables
         ``v``, the updates of one element run in the lexicographic order of ``v``, and the element's init
@@ -643,7 +681,9 @@ class _Prover:
         inclusions), the init writes the same elements with the same values, and at the same ``v`` the
         update writes the same element with the same function of the accumulator (z3). Then every
         element's value is one fold of the same updates in the same order from the same init."""
-        name = f"the reduction {t} is the same (its updates matched by the block's iteration variables)"
+        tb = tb or t
+        name = f"the reduction {t} is the same (its updates matched by the block's iteration variables)" if \
+            tb == t else f"the reduction {t} is the transformed program's reduction {tb}"
         if self.k:
             raise self.fail(name, "size parameters (modelled for constant sizes only)")
         self.general_order(ga, "original")
@@ -660,7 +700,16 @@ class _Prover:
                 raise self.fail(f"{name}: the update runs at the same iteration variables",
                                 f"an iteration of the {what} program's update: {v.status} ({note})", v.engine)
         self.ok(f"{t}: the update runs at the same iteration variables in both programs", "", "isl")
-        self.images_equal(t)
+        if tb == t:
+            self.images_equal(t)
+        else:
+            ia, ib = self.before.write_map(t), self.after.write_map(tb)
+            for sub, sup, what in ((ia, ib, "original"), (ib, ia, "transformed")):
+                v, w = reads_inside(sub, sup, self.timeout)
+                if not v.proved:
+                    note = w["note"] if w else v.reason
+                    raise self.fail(f"{name}: the same elements initialized",
+                                    f"an element the {what} program initializes: {v.status} ({note})", v.engine)
         for step in ("init", "update"):
             enc = Z3Encoder()
             ve = _GuardedValues(enc)
@@ -685,11 +734,17 @@ class _Prover:
 
                 def own(ld: Load, acc: Any = acc) -> Any:
                     return acc if ld.tensor == t else None
+
+                def own_b(ld: Load, acc: Any = acc) -> Any:
+                    return acc if ld.tensor == tb else None
                 same = [enc.expr(x, ea) == enc.expr(y, eb)
                         for x, y in zip(ga.update_store.indices, gb.update_store.indices)]
-                goal = enc.z3.And(*same, fn_a(ga.update_store.value, ea, own) == fn_b(gb.update_store.value, eb, own))
+                goal = enc.z3.And(*same, fn_a(ga.update_store.value, ea, own) ==
+                                  fn_b(gb.update_store.value, eb, own_b))
             self._check(enc, s, goal, f"{name}: {step}")
         self.folds.add(t)
+        if tb != t:
+            self.alias[tb] = t
 
     def general_order(self, g: _General, who: str) -> None:
         """In one program: the update of ``g`` runs once per value of its iteration variables ``v``
