@@ -12,10 +12,13 @@ refuses is skipped). After each step that changed the function:
   a proved or refuted step is re-run by TVM's compiled code (``llvm``) on random integer inputs: a proved
   step whose compiled code differs would be a false proof, a refuted one whose code agrees is reported.
 
-Prints each refutation and each disagreement, then the tally per primitive. Exit 1 on a false proof or a
-bad-input reading. Needs TVM.
+Prints each refutation and each disagreement, then the tally per primitive and the ``unknown`` steps by
+reason (:func:`reason_class`), in all and per primitive. Exit 1 on a false proof or a bad-input reading.
+Needs TVM. ``--corpus`` instead compares each scheduled function of the corpus (``sched_*``) with the
+unscheduled function it came from, with the same tally.
 
-Run: ``.venv/bin/python benchmarks/tvm_schedules.py [--seeds N] [--first S]`` (default 300 seeds from 0).
+Run: ``.venv/bin/python benchmarks/tvm_schedules.py [--seeds N] [--first S] [--corpus]`` (default 300 seeds
+from 0).
 """
 
 from __future__ import annotations
