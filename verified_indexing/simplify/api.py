@@ -819,7 +819,8 @@ def _isl_quasi_affine(m: IndexingMap) -> IndexingMap | None:
         return None if results is None else m.replace(results=results)
 
 
-_ISL_CANDIDATES: dict[tuple[IndexingMap, str, int], IndexingMap | None] = {}
+_ISL_CANDIDATES: dict[tuple[IndexingMap, int], IndexingMap | None] = {}
+_NO_CANDIDATE: Any = object()
 """Finished :func:`_isl_candidate` answers (the fixpoint's later rounds ask again); a
 failure (a limit, a deadline) is never remembered."""
 
@@ -894,11 +895,11 @@ def _isl_candidate(m: IndexingMap) -> tuple[IndexingMap, str] | None:
 def _isl_candidate_of(m: IndexingMap) -> IndexingMap | None:
     """isl's quasi-affine form of ``m``'s results, polished by the rewriter, kept per result where
     cheaper (``None``: no result is)."""
-    from verified_indexing.engines.isl import get_max_operations
-
-    key = (m, m.format(one_line=True), get_max_operations())  # a lower isl limit may give no candidate
-    if key in _ISL_CANDIDATES:
-        return _ISL_CANDIDATES[key]
+    # (equal maps print the same text: the map is the key, with isl's limit: a lower one may give no candidate)
+    key = (m, _late("verified_indexing.engines.isl", "get_max_operations")())
+    hit = _ISL_CANDIDATES.get(key, _NO_CANDIDATE)
+    if hit is not _NO_CANDIDATE:
+        return hit  # type: ignore[no-any-return]
     try:
         from verified_indexing.engines.deadline import risky_maps, run_bounded
 
