@@ -1218,3 +1218,42 @@ def test_cache_write_proved_and_a_wrong_copy_not_against_tvms_code() -> None:
         assert wrong != text
         r = check_equivalence(parse_tvmscript(f.script()), parse_tvmscript(wrong))
         assert r.status == ("unknown" if n == 64 else "refuted"), r.reason
+
+
+def test_blockize_of_a_reduction_is_proved_by_the_elements_its_updates_read() -> None:
+    """blockize of a split reduction loop: the inner block binds only v_rk_i (the outer block holds v_i_o,
+    v_rk_o), so the updates are not told apart by the inner block's iteration variables (was unknown: 'the
+    update block rsum may run twice at one value of its iteration variables'). They are keyed by the
+    elements they write and read instead (rsum[i], A[i, 4 ko + ki]): once each, in order, the same as the
+    original's. 64 x 512 (the proof alone decides): proved; the inner loop reversed (v_rk_i = 3 - rk_1: a
+    float sum in another order) is unknown. Oracles: TVM's compiled code equals numpy's row sums; the corpus
+    function (4 x 6) runs in the TVMScript interpreter to the original's sums."""
+    tvm = _tvm()
+    import sys
+
+    from tvm import te
+
+    from verified_indexing.tvm import validate
+    from verified_indexing.tvm.driver import run_compiled, run_isolated
+
+    a = te.placeholder((64, 512), name="A")
+    k = te.reduce_axis((0, 512), name="rk")
+    f = te.create_prim_func([a, te.compute((64,), lambda i: te.sum(a[i, k], axis=k), name="rsum")])
+    s = tvm.s_tir.Schedule(f)
+    _, kk = s.get_loops(s.get_sblock("rsum"))
+    s.blockize(s.split(kk, factors=[None, 4])[1])
+    assert [(st.primitive, st.outcome) for st in validate(s, f)] == [("Split", "proved"), ("Blockize", "proved")]
+    x = np.random.default_rng(12).integers(-3, 4, size=(64, 512)).astype("float32")
+    (outs,) = run_isolated(run_compiled, [s.mod["main"].script()], [[x, np.zeros(64, "float32")]])
+    assert np.array_equal(outs[0][1], x.sum(1))
+    text = s.mod["main"].script()
+    reversed_ = text.replace("v_rk_i = T.axis.reduce(4, rk_1)", "v_rk_i = T.axis.reduce(4, 3 - rk_1)")
+    assert reversed_ != text
+    r = check_equivalence(parse_tvmscript(f.script()), parse_tvmscript(reversed_))
+    assert r.status == "unknown", r.reason
+    sys.path.insert(0, str(ROOT / "tests"))
+    from tvmscript_interpreter import run_tvmscript
+
+    plain, sched = (CORPUS / "te_row_sum.tvm").read_text(), (CORPUS / "te_sched_blockize_reduction.tvm").read_text()
+    assert check_equivalence(parse_tvmscript(plain), parse_tvmscript(sched)).status == "proved"
+    assert run_tvmscript(plain)["rsum"] == pytest.approx(run_tvmscript(sched)["rsum"])

@@ -674,6 +674,22 @@ class _Prover:
         self._check(enc, s, goal, f"{t} is a copy of the transformed program's reduction {u}, element by element")
 
     def general(self, t: str, ga: _General, gb: _General, tb: str | None = None) -> None:
+        """:meth:`general_by` with the updates keyed by their block's iteration variables, else (a block
+        nested by blockize binds only its inner axes) by the elements the update writes and reads."""
+        mark = len(self.checks)
+        try:
+            self.general_by(t, ga, gb, tb, _bind_key)
+        except _Unknown as first:
+            failed = self.checks[mark:]
+            del self.checks[mark:]
+            try:
+                self.general_by(t, ga, gb, tb, _read_key)
+            except _Unknown:
+                self.checks[mark:] = failed
+                raise first from None
+
+    def general_by(self, t: str, ga: _General, gb: _General, tb: str | None,
+                   key: Callable[[_Frame, Store, str], tuple[AffineExpr, ...]]) -> None:
         """The reduction into ``t`` is the same in both programs, whatever their loop orders: in each
         program (:meth:`general_order`) the update runs once per value of its block's iteration variables
         ``v``, the updates of one element run in the lexicographic order of ``v``, and the element's init
@@ -686,13 +702,13 @@ class _Prover:
             tb == t else f"the reduction {t} is the transformed program's reduction {tb}"
         if self.k:
             raise self.fail(name, "size parameters (modelled for constant sizes only)")
-        self.general_order(ga, "original")
-        self.general_order(gb, "transformed")
+        self.general_order(ga, "original", key)
+        self.general_order(gb, "transformed", key)
         fa, fb = _frame(ga.update, ga.update_store), _frame(gb.update, gb.update_store)
-        if len(fa.bind_values) != len(fb.bind_values):
-            raise self.fail(name, f"the update blocks bind {len(fa.bind_values)} and {len(fb.bind_values)} "
-                            "iteration variables")
-        va, vb = fa.domain(fa.bind_values), fb.domain(fb.bind_values)
+        ka, kb = key(fa, ga.update_store, t), key(fb, gb.update_store, tb)
+        if len(ka) != len(kb):
+            raise self.fail(name, f"the update blocks' keys have {len(ka)} and {len(kb)} values")
+        va, vb = fa.domain(ka), fb.domain(kb)
         for sub, sup, what in ((va, vb, "original"), (vb, va, "transformed")):
             v, w = reads_inside(sub, sup, self.timeout)
             if not v.proved:
@@ -728,7 +744,7 @@ class _Prover:
             else:
                 _, ea = self._vars(enc, s, fa, "ua", sizes)
                 _, eb = self._vars(enc, s, fb, "ub", sizes)
-                for x, y in zip(fa.bind_values, fb.bind_values):
+                for x, y in zip(ka, kb):
                     s.add(enc.expr(x, ea) == enc.expr(y, eb))
                 acc = enc.z3.Const("acc", ve.sort)
 
@@ -746,7 +762,8 @@ class _Prover:
         if tb != t:
             self.alias[tb] = t
 
-    def general_order(self, g: _General, who: str) -> None:
+    def general_order(self, g: _General, who: str,
+                      key: Callable[[_Frame, Store, str], tuple[AffineExpr, ...]]) -> None:
         """In one program: the update of ``g`` runs once per value of its iteration variables ``v``
         (injective, isl and z3), the updates of one element run in the lexicographic order of ``v`` (isl:
         every pair of iterations writing one element, the earlier in loop order, has the smaller ``v``;
@@ -761,7 +778,7 @@ class _Prover:
         fu, fi = _frame(g.update, g.update_store), _frame(g.init, g.init_store)
         e_u = [fu.resolve(i) for i in g.update_store.indices]
         e_i = [fi.resolve(i) for i in g.init_store.indices]
-        vmap = fu.domain(fu.bind_values)
+        vmap = fu.domain(key(fu, g.update_store, g.tensor))
         v = is_injective(vmap, timeout=self.timeout)
         if not v.proved:
             raise self.fail(name, f"the update block {g.update.block.name} may run twice at one value of its "
@@ -906,6 +923,18 @@ class _GuardedValues(_ValueEncoder):
                 self.guards.pop()
                 return z3.If(cond, then, other)
         return super().value(v, env, load)
+
+
+def _bind_key(f: _Frame, store: Store, t: str) -> tuple[AffineExpr, ...]:
+    """An update's key: its block's iteration variables (their bound values over the loops)."""
+    return tuple(f.bind_values)
+
+
+def _read_key(f: _Frame, store: Store, t: str) -> tuple[AffineExpr, ...]:
+    """An update's key: the element it writes, then the elements it reads (other than its accumulator), in
+    the order of the stored value (over the loops)."""
+    return tuple(f.resolve(i) for i in store.indices) + tuple(
+        f.resolve(i) for ld in _value_loads(store.value) if ld.tensor != t for i in ld.indices)
 
 
 def _as_general(t: str, red: Reduction | _General) -> _General:
