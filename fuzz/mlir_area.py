@@ -96,8 +96,12 @@ def _value(r: random.Random, f: _Fn, a: str, b: str | None, lines: list[str]) ->
     return v
 
 
-def random_function(r: random.Random, name: str) -> tuple[str, dict[str, Any]]:
-    """A random function with a producer-consumer pair (module docstring) and what was drawn."""
+def random_function(r: random.Random, name: str, extra_rng: random.Random | None = None) -> tuple[str, dict[str, Any]]:
+    """A random function with a producer-consumer pair (module docstring) and what was drawn.
+    ``extra_rng`` draws the ops added for the pass's folds (an identity copy of the consumer's result,
+    written or after folding ``x * 1.0``, returned with or without the value it copies), from its
+    own stream so
+    that ``r`` draws the same pair as before they were added."""
     f = _Fn(name)
     s = r.choice([2, 3, 4])
     npl = r.randint(1, 3)
@@ -214,7 +218,27 @@ def random_function(r: random.Random, name: str) -> tuple[str, dict[str, Any]]:
                   [(f.empty(ct), ct, _map(crank, [f"d{i}" for i in range(crank)]))], crank, ["parallel"] * crank,
                   ["%n = arith.negf %b0 : f32", "linalg.yield %n : f32"])
         rets[0] = (d, ct)
+    if extra_rng is not None:
+        _extra_ops(extra_rng, f, rets, rv, rt, feats)
     return f.text(rets), feats
+
+
+def _extra_ops(x: random.Random, f: _Fn, rets: list[tuple[str, str]], rv: str, rt: str, feats: dict[str, Any]) -> None:
+    """The ops :func:`random_function` adds from its ``extra_rng`` stream."""
+    if x.random() < 0.15:  # an identity copy of the last op's result (EraseIdentityLinalgOp), maybe by folding
+        v, t = rets[0]
+        rank = t.count("x")
+        idm = _map(rank, [f"d{i}" for i in range(rank)])
+        folded = x.random() < 0.5
+        feats["identity_copy"] = "folded" if folded else "written"
+        pay = (["%k = arith.constant 1.0 : f32", "%m = arith.mulf %b0, %k : f32", "linalg.yield %m : f32"] if folded
+               else ["linalg.yield %b0 : f32"])
+        c = f.fresh("id")
+        f.generic([c], [(v, t, idm)], [(f.empty(t), t, idm)], rank, ["parallel"] * rank, pay)
+        if x.random() < 0.4:
+            feats["identity_copy_of_returned"] = True
+            rets.append((v, t))
+        rets[0] = (c, t)
 
 
 def check_mlir(r: random.Random) -> dict[str, Any]:
@@ -225,7 +249,9 @@ def check_mlir(r: random.Random) -> dict[str, Any]:
 
     if find_iree_opt() is None:
         return {"outcome": "skip", "why": "IREE (iree-opt) is not installed", "checks": 0}
-    fns = [random_function(r, f"f{i}") for i in range(BATCH)]
+    # the ops added for the pass's folds come from a stream of their own, seeded by r's state (r draws as before)
+    extra = random.Random(str(r.getstate()[1][:8]))
+    fns = [random_function(r, f"f{i}", extra) for i in range(BATCH)]
     text = "\n\n".join(t for t, _ in fns) + "\n"
     try:
         res = validate_mlir(text, "<fuzz>", seeds=2, timeout=10.0)

@@ -232,6 +232,9 @@ def _pairs() -> dict[str, tuple[str, str, str, str]]:
         "an unread init is no use": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y")
                                            + _unary("%3", "%y").replace("outs(%e", "outs(%1"), "%2, %3", 2),
                                      "%1", "%2", "rewrites"),
+        "the unread init's pair itself": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y")
+                                                + _unary("%3", "%y").replace("outs(%e", "outs(%1"), "%2, %3", 2),
+                                          "%1", "%3", "rewrites"),
         "a read init is a use": (_func(_unary("%1", "%x") + _binary("%2", "%1", "%y")
                                        + _unary("%3", "%y", "arith.addf %a, %o").replace("outs(%e", "outs(%1"),
                                        "%2, %3", 2), "%1", "%2", "leaves"),

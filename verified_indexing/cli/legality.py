@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "in the function ('MLIR's pass in this function', JSON mlir.pass) names what decided: the canonicalization "
         "dropping an unread input, FoldFillWithGenericOp, areElementwiseOpsFusable, the one-use control function, "
         "EraseIdentityLinalgOp (an identity copy, once its payload is folded, is erased: 'erases the consumer'), "
-        "folding ('unknown': a payload fold the model does not follow), or "
+        "folding ('unknown': a payload fold the model does not follow), RemoveOutsDependency, or "
         "reshape propagation for a pair through a tensor.expand_shape (also checked: the consumer reads the "
         "producer's result through the collapsed map). "
         "Without "

@@ -140,7 +140,7 @@ class MlirVerdict:
 
 
 PassStep = Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function",
-                   "reshape propagation", "EraseIdentityLinalgOp", "folding"]
+                   "reshape propagation", "EraseIdentityLinalgOp", "folding", "RemoveOutsDependency"]
 
 
 @dataclass(frozen=True)
@@ -425,6 +425,11 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
     from verified_indexing.legality.linalg_fold import fold_payload, is_identity_copy, scalar_constants
 
     operand = consumer.operands[operand_index]
+    if not operand.is_input and _outs_replaced(consumer, operand_index - len(consumer.inputs)):
+        return PassDecision(True, "RemoveOutsDependency",
+                            f"the consumer's payload does not read its init {operand.value}: the pass's "
+                            "RemoveOutsDependency replaces it by a fresh tensor.empty (static shape), so the "
+                            "consumer no longer reads the producer", uses)
     consts = scalar_constants(text) if text is not None else None
     fc = fold_payload(consumer, consts) if consumer.kind == "linalg.generic" else None
     fp = fold_payload(producer, consts) if producer.kind == "linalg.generic" else None

@@ -395,7 +395,7 @@ class PassDecision(_S, kw_only=True):
 
     fuses: bool | None
     decided_by: Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function",
-                        "reshape propagation", "EraseIdentityLinalgOp", "folding"]
+                        "reshape propagation", "EraseIdentityLinalgOp", "folding", "RemoveOutsDependency"]
     why: str
     producer_uses: int | None
 
