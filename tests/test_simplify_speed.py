@@ -369,3 +369,34 @@ def test_exact_quotient_is_the_sum_divided() -> None:
         q = _exact_quotient(s, g)
         for d0, d1 in itertools.product(range(-3, 4), range(-2, 7)):
             assert q.evaluate([d0, d1]) * g == s.evaluate([d0, d1])
+
+
+def test_matcher_declarations_hold() -> None:
+    """The compiled matcher leaves out, for a division by a constant beyond +-1, the rules declared silent
+    on a bare variable's division and (for a positive divisor) the negative divisor's rules: each such
+    matcher proposes no binding there, on every variable kind and several divisors and ranges."""
+    from verified_indexing.simplify.rules import RULES, rule_fires_on_positive_divisor, rule_fires_on_variable_dividend
+
+    silent_on_var = [r for r in RULES if not rule_fires_on_variable_dividend(r)]
+    negative_only = [r for r in RULES if not rule_fires_on_positive_divisor(r)]
+    assert {r.name for r in negative_only} == {"div_negative_divisor", "mod_negative_divisor", "cdiv_negative_divisor"}
+    assert {"div_pull_multiples", "mod_gcd_factor", "div_scale", "mod_reduce_coefficients"} <= {
+        r.name for r in silent_on_var}
+    rng = random.Random(37)
+    ranges = [Interval(0, 0), Interval(0, 1), Interval(-5, 7), Interval(3, 3), Interval(-40, -2)]
+    for cls in (FloorDiv, Mod, CeilDiv):
+        for var in (Dim(0), Sym(0), RtSym(0)):
+            for c in (-16, -3, -2, 2, 3, 5, 8, 64):
+                node = cls(var, c)
+                for r in silent_on_var:
+                    for iv in ranges:
+                        def constant_range(_e: AffineExpr, iv: Interval = iv) -> Interval:
+                            return iv
+
+                        assert list(r.match(node, constant_range)) == [], (r.name, node)
+        for _ in range(100):
+            node = cls(random_expr(rng, 2, 1, 2), rng.choice([2, 3, 4, 7, 16]))
+            if not isinstance(node, cls):
+                continue
+            for r in negative_only:
+                assert list(r.match(node, lambda _e: Interval(-9, 9))) == [], (r.name, node)

@@ -31,7 +31,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from verified_indexing.expr import AffineExpr, CeilDiv, Const, Dim, FloorDiv, Max, Min, Mod, RtSym, Sum, Sym
-from verified_indexing.simplify.rules import RULES, Algebra, Rule, rule_heads
+from verified_indexing.simplify.rules import (
+    RULES,
+    Algebra,
+    Rule,
+    rule_fires_on_positive_divisor,
+    rule_fires_on_variable_dividend,
+    rule_heads,
+)
 
 __all__ = ["Pattern", "PatternAlgebra", "pattern_of", "compiled_candidates", "matcher_source"]
 
@@ -128,6 +135,7 @@ _MASKS = range(16)
 _CLASSES: dict[str, type] = {"Const": Const, "Dim": Dim, "Sym": Sym, "RtSym": RtSym, "Sum": Sum,
                              "FloorDiv": FloorDiv, "Mod": Mod, "CeilDiv": CeilDiv, "Min": Min, "Max": Max}
 _DIVS = ("FloorDiv", "Mod", "CeilDiv")
+_VARIABLES = ("Dim", "Sym", "RtSym")
 
 
 def _head(p: Pattern) -> str | None:
@@ -179,8 +187,19 @@ def _generate(rules: Sequence[Rule]) -> tuple[str, list[tuple[Rule, ...]]]:
     leaves: list[tuple[Rule, ...]] = []
     index: dict[tuple[int, ...], int] = {}
 
-    def leaf(cls: str, mask: int, child: tuple[str, int] | None) -> int:
-        picked = tuple(i for i, (r, p) in enumerate(zip(rules, pats)) if _fires_on(r, p, cls, mask, child))
+    def leaf(cls: str, mask: int, child: tuple[str, int] | None, sign: int = 0) -> int:
+        # sign: +1 / -1 for a division by a constant above 1 / below -1 (0: unknown): the matchers declared
+        # silent there (a negative divisor's rules on a positive one; rules that need more than a bare
+        # variable as dividend) are not offered
+        def fires(r: Rule, p: Pattern) -> bool:
+            if not _fires_on(r, p, cls, mask, child):
+                return False
+            if sign > 0 and not rule_fires_on_positive_divisor(r):
+                return False
+            on_variable = sign != 0 and child is not None and child[0] in _VARIABLES
+            return not (on_variable and not rule_fires_on_variable_dividend(r))
+
+        picked = tuple(i for i, (r, p) in enumerate(zip(rules, pats)) if fires(r, p))
         if picked not in index:
             index[picked] = len(leaves)
             leaves.append(tuple(rules[i] for i in picked))
@@ -195,15 +214,20 @@ def _generate(rules: Sequence[Rule]) -> tuple[str, list[tuple[Rule, ...]]]:
         elif cls in _DIVS:
             lines.append("        c = e.lhs")
             lines.append("        u = type(c)")
-            for ccls in _CLASSES:
-                if ccls == "Sum":
-                    table = [leaf(cls, 0, (ccls, m)) for m in _MASKS]
-                    lines.append("        if u is Sum:")
-                    lines.append(f"            return _L[({', '.join(map(str, table))},)[_mask(c)]]")
-                else:
-                    lines.append(f"        if u is {ccls}:")
-                    lines.append(f"            return _L[{leaf(cls, 0, (ccls, 0))}]")
-            lines.append(f"        return _L[{leaf(cls, 0, None)}]")
+            lines.append("        d = e.divisor")
+            branches = ((1, "        if d > 1:", "    "), (-1, "        if d < -1:", "    "), (0, None, ""))
+            for sign, test, pad in branches:
+                if test is not None:
+                    lines.append(test)
+                for ccls in _CLASSES:
+                    if ccls == "Sum":
+                        table = [leaf(cls, 0, (ccls, m), sign) for m in _MASKS]
+                        lines.append(f"{pad}        if u is Sum:")
+                        lines.append(f"{pad}            return _L[({', '.join(map(str, table))},)[_mask(c)]]")
+                    else:
+                        lines.append(f"{pad}        if u is {ccls}:")
+                        lines.append(f"{pad}            return _L[{leaf(cls, 0, (ccls, 0), sign)}]")
+                lines.append(f"{pad}        return _L[{leaf(cls, 0, None, sign)}]")
         else:
             lines.append(f"        return _L[{leaf(cls, 0, None)}]")
     lines.append("    return None  # (a node class the tree does not know: the caller offers every rule)")

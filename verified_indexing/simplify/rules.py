@@ -278,6 +278,29 @@ def rule_heads(rule: Rule) -> tuple[type, ...] | None:
     return getattr(rule.match, "heads", None)
 
 
+def _not_on_variable(fn: Matcher) -> Matcher:
+    """Declare that a division matcher proposes no binding when the dividend is a bare variable (the
+    compiled matcher then does not offer the rule there; a test checks the declaration)."""
+    fn.on_variable = False  # type: ignore[attr-defined]
+    return fn
+
+
+def _negative_divisor_only(fn: Matcher) -> Matcher:
+    """Declare that a division matcher proposes no binding when the divisor is positive."""
+    fn.divisor_sign = -1  # type: ignore[attr-defined]
+    return fn
+
+
+def rule_fires_on_variable_dividend(rule: Rule) -> bool:
+    """Whether ``rule``'s matcher may propose a binding for a division of a bare variable."""
+    return getattr(rule.match, "on_variable", True) is not False
+
+
+def rule_fires_on_positive_divisor(rule: Rule) -> bool:
+    """Whether ``rule``'s matcher may propose a binding for a division by a positive constant."""
+    return getattr(rule.match, "divisor_sign", 0) != -1
+
+
 @dataclass(frozen=True)
 class Rule:
     """One rewrite rule: ``lhs -> rhs if condition``, for all integer values of
@@ -458,6 +481,7 @@ def _match_point(cls: type) -> Matcher:
     return match
 
 
+@_not_on_variable  # (x*c + y with x nonzero needs c | 1: never for |c| > 1)
 @_on(Mod)
 def _match_mod_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, Mod):
@@ -466,6 +490,7 @@ def _match_mod_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": split[0], "y": split[1]}, {"c": e.divisor})
 
 
+@_not_on_variable
 @_on(FloorDiv)
 def _match_div_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, FloorDiv):
@@ -474,12 +499,14 @@ def _match_div_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": split[0], "y": split[1]}, {"c": e.divisor})
 
 
+@_not_on_variable  # (a sum only)
 @_on(Mod)
 def _match_mod_gcd(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, Mod):
         yield from _gcd_splits(e.lhs, e.divisor, rng)
 
 
+@_not_on_variable
 @_on(FloorDiv)
 def _match_div_gcd(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, FloorDiv):
@@ -568,6 +595,7 @@ def _common_factor(s: AffineExpr, divisor: int) -> int:
 def _match_scaled(cls: type) -> Matcher:
     """``(x*g) op (g*k)``: ``g`` the common factor of the dividend and the divisor."""
 
+    @_not_on_variable  # (the common factor of a variable's coefficient 1 and the divisor is 1)
     @_on(cls)
     def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         if isinstance(e, cls):
@@ -587,6 +615,7 @@ def _match_cdiv_point(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
             yield Binding({"x": e.lhs}, {"c": e.divisor, "k": -((-r.lo) // e.divisor)})
 
 
+@_not_on_variable
 @_on(CeilDiv)
 def _match_cdiv_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
     if isinstance(e, CeilDiv):
@@ -598,6 +627,7 @@ def _match_cdiv_multiples(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
 def _match_residues(cls: type) -> Matcher:
     """``(x*c + y) op c`` with ``y``'s coefficients reduced modulo ``c > 0`` (:func:`_split_residues`)."""
 
+    @_not_on_variable  # (a variable's coefficient 1 is already in [0, c-1] for c > 1)
     @_on(cls)
     def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         if isinstance(e, cls):
@@ -636,6 +666,7 @@ def _match_mod_gcd_in_sum(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
 def _match_negative_divisor(cls: type) -> Matcher:
     """``x op c`` with ``c < 0``."""
 
+    @_negative_divisor_only
     @_on(cls)
     def match(e: AffineExpr, rng: RangeFn) -> Iterator[Binding]:
         if isinstance(e, cls):
