@@ -868,7 +868,7 @@ def test_k_outer_reductions_proved_agree_with_tvms_compiled_code() -> None:
     rng = np.random.default_rng(11)
     arrays = [rng.integers(-3, 4, size=(4, 3)).astype("float32"), rng.integers(-3, 4, size=(3, 5)).astype("float32"),
               np.zeros((4, 5), "float32")]
-    (outs,) = run_isolated(run_compiled, texts, [arrays])
+    (outs,) = run_isolated(run_compiled, texts, [arrays], reuse=True)  # proved programs: one child
     expected = arrays[0] @ arrays[1]
     assert all(np.array_equal(o[2], expected) for o in outs)
 
@@ -991,7 +991,7 @@ def test_compute_at_proved_agrees_with_tvms_compiled_code() -> None:
         s = tvm.s_tir.Schedule(f)
         getattr(s, prim)(s.get_sblock(block), s.get_loops(s.get_sblock(at))[1])
         assert [(st.primitive, st.outcome) for st in validate(s, f)] == [(step, "proved")]
-        (outs,) = run_isolated(run_compiled, [f.script(), s.mod["main"].script()], [arrays])
+        (outs,) = run_isolated(run_compiled, [f.script(), s.mod["main"].script()], [arrays], reuse=True)
         assert np.array_equal(outs[0][1], outs[1][1]) and np.array_equal(outs[1][1], 2 * arrays[0] + 1)
 
 
@@ -1128,7 +1128,8 @@ def test_schedules_of_a_concatenate_are_proved_and_agree_with_tvms_code() -> Non
     assert [(st.primitive, st.outcome) for st in steps] == [("Split", "proved"), ("Reorder", "proved"),
                                                               ("Parallel", "proved")]
     a = np.random.default_rng(8).integers(-3, 4, size=(4, 6)).astype("float32")
-    (outs,) = run_isolated(run_compiled, [f.script(), s.mod["main"].script()], [[a, np.zeros((8, 6), "float32")]])
+    (outs,) = run_isolated(run_compiled, [f.script(), s.mod["main"].script()], [[a, np.zeros((8, 6), "float32")]],
+                           reuse=True)
     assert np.array_equal(outs[0][1], outs[1][1]) and np.array_equal(outs[1][1], np.concatenate([a, 2 * a]))
 
 
@@ -1209,7 +1210,7 @@ def test_cache_write_proved_and_a_wrong_copy_not_against_tvms_code() -> None:
     rng = np.random.default_rng(9)
     arrays = [rng.integers(-3, 4, size=(64, 8)).astype("float32"), rng.integers(-3, 4, size=(8, 64)).astype("float32"),
               np.zeros((64, 64), "float32")]
-    (outs,) = run_isolated(run_compiled, [s.mod["main"].script()], [arrays])
+    (outs,) = run_isolated(run_compiled, [s.mod["main"].script()], [arrays], reuse=True)
     assert np.array_equal(outs[0][2], arrays[0] @ arrays[1])
     for n, shifted in ((64, "matmul_local[v0, (v1 + 1) % 64]"), (4, "matmul_local[v0, (v1 + 1) % 4]")):
         f, s = matmul(n, 8 if n == 64 else 3)
@@ -1244,7 +1245,7 @@ def test_blockize_of_a_reduction_is_proved_by_the_elements_its_updates_read() ->
     s.blockize(s.split(kk, factors=[None, 4])[1])
     assert [(st.primitive, st.outcome) for st in validate(s, f)] == [("Split", "proved"), ("Blockize", "proved")]
     x = np.random.default_rng(12).integers(-3, 4, size=(64, 512)).astype("float32")
-    (outs,) = run_isolated(run_compiled, [s.mod["main"].script()], [[x, np.zeros(64, "float32")]])
+    (outs,) = run_isolated(run_compiled, [s.mod["main"].script()], [[x, np.zeros(64, "float32")]], reuse=True)
     assert np.array_equal(outs[0][1], x.sum(1))
     text = s.mod["main"].script()
     reversed_ = text.replace("v_rk_i = T.axis.reduce(4, rk_1)", "v_rk_i = T.axis.reduce(4, 3 - rk_1)")
