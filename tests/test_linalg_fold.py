@@ -192,7 +192,7 @@ func.func @f(%x: tensor<?xf32>, %y: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf
 
 def _pairs() -> dict[str, tuple[str, str, str, str]]:
     """(function, producer, consumer, the fate the model gives: rewrites / leaves / erased / unknown)."""
-    from test_linalg_mlir_pass import _binary, _func, _unary
+    from test_linalg_mlir_pass import FILL, _binary, _func, _unary
 
     return {
         # the consumer is an identity copy: fused when the pass fuses the pair (tried first), erased otherwise
@@ -240,6 +240,15 @@ def _pairs() -> dict[str, tuple[str, str, str, str]]:
                                        "%2, %3", 2), "%1", "%2", "leaves"),
         # with ? sizes the fresh tensor.empty reads them with tensor.dim %1: still a use
         "an unread dynamic init is a use (tensor.dim)": (DYN, "%1", "%2", "leaves"),
+        # a consumer nothing uses is erased (trivially dead) before FuseElementwiseOps sees it
+        "a dead consumer, the producer returned": (_func(_unary("%1", "%x") + _unary("%2", "%1"), "%1"),
+                                                   "%1", "%2", "erased"),
+        "a dead consumer of a dead producer": (_func(_unary("%1", "%x") + _unary("%2", "%1"), "%x"), "%1", "%2",
+                                               "erased"),
+        # a fill into a fill: the second is folded into the generic (FoldFillWithGenericOp)
+        "a fill into a fill, then a generic": (
+            _func(FILL + '  %g = linalg.fill ins(%cst : f32) outs(%f : tensor<4xf32>) -> tensor<4xf32> loc("g")\n'
+                  + _binary("%2", "%g", "%y")), "%g", "%2", "rewrites"),
         # not modelled: (a - b) + b folds to a (the consumer is then an identity copy of %1)
         "(x - y) + y consumer": (_ints(SQ + _igen("%2", ["%1", "%y"], ["%s = arith.subi %a0, %a1 : i32",
                                                                       "%t = arith.addi %s, %a1 : i32"], "%t"),
@@ -274,7 +283,7 @@ def test_the_decision_with_folds_agrees_with_the_pass(case: str) -> None:
     data = json.loads(out)
     d = (data["results"][0] if "results" in data else data)["mlir"]["pass"]
     model = ("unknown" if d["fuses"] is None else "rewrites" if d["fuses"]
-             else "erased" if d["decided_by"] == "EraseIdentityLinalgOp" else "leaves")
+             else "erased" if d["decided_by"] in ("EraseIdentityLinalgOp", "trivially dead") else "leaves")
     assert model == expected, d
     if model != "unknown":
         assert model == seen, (seen, d)

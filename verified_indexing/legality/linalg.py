@@ -140,7 +140,8 @@ class MlirVerdict:
 
 
 PassStep = Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function",
-                   "reshape propagation", "EraseIdentityLinalgOp", "folding", "RemoveOutsDependency"]
+                   "reshape propagation", "EraseIdentityLinalgOp", "folding", "RemoveOutsDependency",
+                   "trivially dead"]
 
 
 @dataclass(frozen=True)
@@ -418,6 +419,9 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
     * a consumer that is an identity copy is erased when the pass does not fuse the
       pair as written (``FuseElementwiseOps`` is tried first): ``fuses`` is ``False``
       and ``decided_by`` ``EraseIdentityLinalgOp`` (its uses read the producer);
+    * a consumer nothing uses (but other dead ops) is erased by the greedy driver
+      before any pattern sees it (``trivially dead``, ``fuses`` ``False``; needs
+      ``text`` and ``upstream``);
     * when the pass would leave the pair as written and a payload has an op whose
       folding is not modelled, the decision is ``None`` (``decided_by``
       ``folding``), never a guess.
@@ -425,6 +429,10 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
     from verified_indexing.legality.linalg_fold import fold_payload, is_identity_copy, scalar_constants
 
     operand = consumer.operands[operand_index]
+    if text is not None and upstream and consumer.name in _dead_in(text, tuple(upstream)):
+        return PassDecision(False, "trivially dead",
+                            f"nothing uses {consumer.name}'s results (but ops as dead): the pass's greedy driver "
+                            "erases it (a trivially dead op) before any pattern sees it", uses)
     if not operand.is_input and _outs_replaced(consumer, operand_index - len(consumer.inputs)):
         return PassDecision(True, "RemoveOutsDependency",
                             f"the consumer's payload does not read its init {operand.value}: the pass's "
@@ -479,6 +487,12 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                             f"{d.why} as written, but the pass folds the payloads first and {unsure}: the folding "
                             "is not modelled (it may drop the read or make an op an identity copy, erased)", uses)
     return d
+
+
+@functools.lru_cache(maxsize=4)
+def _dead_in(text: str, ops: tuple[GenericOp, ...]) -> frozenset[str]:
+    """:func:`_dead_generics`, once per module."""
+    return frozenset(_dead_generics(text, ops))
 
 
 def _droppable(op: GenericOp, k: int) -> bool:
@@ -1894,7 +1908,8 @@ def format_report(rep: FusionReport) -> str:
     if rep.pass_decision is not None:
         d = rep.pass_decision
         what = ("unknown" if d.fuses is None else "rewrites the pair" if d.fuses
-                else "erases the consumer" if d.decided_by == "EraseIdentityLinalgOp" else "leaves the pair")
+                else "erases the consumer" if d.decided_by in ("EraseIdentityLinalgOp", "trivially dead")
+                else "leaves the pair")
         lines.append(f"MLIR's pass in this function: {what} (decided by {d.decided_by}): {d.why}")
     verdict: str = rep.status
     if rep.status == "legal" and rep.condition is not None:

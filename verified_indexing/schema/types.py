@@ -395,7 +395,8 @@ class PassDecision(_S, kw_only=True):
 
     fuses: bool | None
     decided_by: Literal["canonicalization", "FoldFillWithGenericOp", "areElementwiseOpsFusable", "control function",
-                        "reshape propagation", "EraseIdentityLinalgOp", "folding", "RemoveOutsDependency"]
+                        "reshape propagation", "EraseIdentityLinalgOp", "folding", "RemoveOutsDependency",
+                        "trivially dead"]
     why: str
     producer_uses: int | None
 
