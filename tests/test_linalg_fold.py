@@ -249,6 +249,15 @@ def _pairs() -> dict[str, tuple[str, str, str, str]]:
         "a fill into a fill, then a generic": (
             _func(FILL + '  %g = linalg.fill ins(%cst : f32) outs(%f : tensor<4xf32>) -> tensor<4xf32> loc("g")\n'
                   + _binary("%2", "%g", "%y")), "%g", "%2", "rewrites"),
+        # %2's payload, folded (x * 0 + y * y), no longer reads %1: no use, %1 has one use left (%3)
+        "a reader that no longer reads once folded": (_ints(SQ + _igen("%2", ["%1", "%y"], [
+            "%c0 = arith.constant 0 : i32", "%s = arith.muli %a0, %c0 : i32", "%u = arith.muli %a1, %a1 : i32",
+            "%t = arith.addi %u, %s : i32"], "%t") + _igen("%3", ["%1", "%y"], ["%t = arith.subi %a0, %a1 : i32"],
+                                                             "%t"), "%2, %3"), "%1", "%3", "rewrites"),
+        # not modelled: another reader's (a - b) + b, which may drop its read of %1
+        "another reader's fold not modelled": (_ints(SQ + _igen("%2", ["%1", "%y"], [
+            "%s = arith.subi %a1, %a0 : i32", "%t = arith.addi %s, %a0 : i32"], "%t")
+            + _igen("%3", ["%1", "%y"], ["%t = arith.subi %a0, %a1 : i32"], "%t"), "%2, %3"), "%1", "%3", "unknown"),
         # not modelled: (a - b) + b folds to a (the consumer is then an identity copy of %1)
         "(x - y) + y consumer": (_ints(SQ + _igen("%2", ["%1", "%y"], ["%s = arith.subi %a0, %a1 : i32",
                                                                       "%t = arith.addi %s, %a1 : i32"], "%t"),

@@ -482,6 +482,12 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                             uses)
     unsure = next((f"{op.name}'s payload: {f.uncertain}" for op, f in ((consumer, fc), (producer, fp))
                    if f is not None and f.uncertain), None)
+    if unsure is None and d.decided_by == "control function" and text is not None:
+        # the uses the control function counts depend on what the other readers' payloads read once folded
+        readers = [q for q in upstream if q is not consumer and q is not producer and q.kind == "linalg.generic"
+                   and q.sees(producer) and any(o.value in producer.results for o in q.inputs)]
+        unsure = next((f"{q.name}'s payload (a reader of {producer.name}): {f.uncertain}" for q in readers
+                       if (f := fold_payload(q, consts)) is not None and f.uncertain), None)
     if unsure is not None:
         return PassDecision(None, "folding",
                             f"{d.why} as written, but the pass folds the payloads first and {unsure}: the folding "
@@ -665,7 +671,7 @@ def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ())
         groups: dict[tuple[str, str], list[bool]] = {}
         for i, o in enumerate(op.inputs):
             if o.value in producer.results and op.sees(producer):
-                groups.setdefault((o.value, str(o.map)), []).append(_payload_reads(op, i))
+                groups.setdefault((o.value, str(o.map)), []).append(_reads_folded(op, i, text))
         for used in groups.values():
             n -= len(used) - (1 if any(used) else 0)
         n -= sum(1 for j, o in enumerate(op.outputs)
@@ -681,6 +687,17 @@ def _outs_replaced(op: GenericOp, j: int) -> bool:
     o = op.outputs[j]
     return (op.kind == "linalg.generic" and o.type.kind == "tensor" and o.type.is_static
             and not _payload_reads(op, len(op.inputs) + j))
+
+
+def _reads_folded(op: GenericOp, i: int, text: str) -> bool:
+    """Whether ``op``'s payload reads input ``i`` once the pass has folded it (the scalar constants of ``text``
+    read): :func:`_payload_reads` when the folding is not modelled (uncertain) or the input cannot be dropped."""
+    from verified_indexing.legality.linalg_fold import fold_payload, scalar_constants
+
+    fp = fold_payload(op, scalar_constants(text))
+    if fp is None or fp.uncertain or i >= len(op.block_args) or not _droppable(op, i):
+        return _payload_reads(op, i)
+    return op.block_args[i] in fp.live
 
 
 def _dead_generics(text: str, ops: Sequence[GenericOp]) -> set[str]:
