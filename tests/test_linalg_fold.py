@@ -190,6 +190,26 @@ func.func @f(%x: tensor<?xf32>, %y: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf
 """
 
 
+SIZER = """func.func @f(%x: tensor<4x4xf32>, %y: tensor<4xf32>, %e2: tensor<4x4xf32>, %o: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4x4xf32>) {
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x4xf32>) outs(%e2 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32> loc("1")
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+      affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%1, %y : tensor<4x4xf32>, tensor<4xf32>) outs(%o : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %b, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32> loc("2")
+  return %2, %1 : tensor<4xf32>, tensor<4x4xf32>
+}
+"""
+
+
 def _pairs() -> dict[str, tuple[str, str, str, str]]:
     """(function, producer, consumer, the fate the model gives: rewrites / leaves / erased / unknown)."""
     from test_linalg_mlir_pass import FILL, _binary, _func, _unary
@@ -258,6 +278,8 @@ def _pairs() -> dict[str, tuple[str, str, str, str]]:
         "another reader's fold not modelled": (_ints(SQ + _igen("%2", ["%1", "%y"], [
             "%s = arith.subi %a1, %a0 : i32", "%t = arith.addi %s, %a0 : i32"], "%t")
             + _igen("%3", ["%1", "%y"], ["%t = arith.subi %a0, %a1 : i32"], "%t"), "%2, %3"), "%1", "%3", "unknown"),
+        # %2 never reads %1, but %1 is its only operand giving loop d1 a size: not dropped, a second use
+        "an unread input that sizes a loop stays": (SIZER, "%1", "%2", "leaves"),
         # not modelled: (a - b) + b folds to a (the consumer is then an identity copy of %1)
         "(x - y) + y consumer": (_ints(SQ + _igen("%2", ["%1", "%y"], ["%s = arith.subi %a0, %a1 : i32",
                                                                       "%t = arith.addi %s, %a1 : i32"], "%t"),

@@ -534,7 +534,8 @@ def _pass_decision_as_written(producer: GenericOp, consumer: GenericOp, operand_
     ``collapse_shape``) and what an earlier rewrite changes in the function.
     """
     operand = consumer.operands[operand_index]
-    if consumer.kind == "linalg.generic" and operand.is_input and not _payload_reads(consumer, operand_index):
+    if (consumer.kind == "linalg.generic" and operand.is_input and not _payload_reads(consumer, operand_index)
+            and _droppable(consumer, operand_index)):
         return PassDecision(True, "canonicalization",
                             f"the consumer's payload never reads {operand.value}: linalg.generic's canonicalization "
                             "(DeduplicateAndRemoveDeadOperandsAndResults), which the pass runs, drops the input", uses)
@@ -690,12 +691,15 @@ def _outs_replaced(op: GenericOp, j: int) -> bool:
 
 
 def _reads_folded(op: GenericOp, i: int, text: str) -> bool:
-    """Whether ``op``'s payload reads input ``i`` once the pass has folded it (the scalar constants of ``text``
-    read): :func:`_payload_reads` when the folding is not modelled (uncertain) or the input cannot be dropped."""
+    """Whether input ``i`` of ``op`` stays a use once the pass has folded the payload (the scalar constants of
+    ``text`` read) and dropped the unread inputs: ``True`` when it cannot be dropped (the only operand giving
+    a loop its size), :func:`_payload_reads` when the folding is not modelled (uncertain)."""
     from verified_indexing.legality.linalg_fold import fold_payload, scalar_constants
 
+    if not _droppable(op, i):  # the input stays (it gives a loop its size): a use, read or not
+        return True
     fp = fold_payload(op, scalar_constants(text))
-    if fp is None or fp.uncertain or i >= len(op.block_args) or not _droppable(op, i):
+    if fp is None or fp.uncertain or i >= len(op.block_args):
         return _payload_reads(op, i)
     return op.block_args[i] in fp.live
 
