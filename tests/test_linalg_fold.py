@@ -338,3 +338,13 @@ def test_the_text_says_the_consumer_is_erased() -> None:
     code, out, _ = run("fuse", "-", "--producer", "%1", "--consumer", "%2", stdin=text)
     assert code in (0, 1, 2)
     assert "MLIR's pass in this function: unknown (decided by folding)" in out, out
+
+
+def test_an_undecided_decision_reads_unknown() -> None:
+    """``fuses``/``predicted`` None (a fold not modelled) reads 'unknown', not 'refuses'."""
+    from verified_indexing.legality.linalg import PassDecision
+    from verified_indexing.mlir_driver import Decision
+
+    assert repr(PassDecision(None, "folding", "why", 1)) == "<PassDecision unknown (folding): why>"
+    assert "predicted unknown" in repr(Decision("%1", "%2", None, False, "why", "folding"))
+    assert "predicted refuses" in repr(Decision("%1", "%2", False, False, "why", "control function"))

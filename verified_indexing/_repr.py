@@ -58,7 +58,8 @@ def _heads() -> dict[str, Callable[[Any], str]]:
         "FusedCheck": lambda r: f"{r.op}" + (f" (replaced {', '.join(r.replaced)})" if r.replaced else "")
         + f": {r.status}; {r.reason}",
         "Refusal": lambda r: f"{r.producer} -> {r.consumer}: refused by MLIR ({r.why_refused}); project: {r.project}",
-        "Decision": lambda r: f"{r.producer} -> {r.consumer}: predicted {'fuses' if r.predicted else 'refuses'}, "
+        "Decision": lambda r: f"{r.producer} -> {r.consumer}: predicted "
+        f"{'unknown' if r.predicted is None else 'fuses' if r.predicted else 'refuses'}, "
         f"MLIR {'fused' if r.fused else 'refused'}" + (f" ({r.decided_by})" if r.decided_by else ""),
         "Obligation": lambda r: f"{r.name}: {getattr(r.verdict, 'status', r.verdict)}",
         "CacheCheck": lambda r: f"{r.outcome}: {r.question}",
@@ -66,7 +67,8 @@ def _heads() -> dict[str, Callable[[Any], str]]:
         + (f"; {r.note}" if r.note else ""),
         "Step": lambda r: f"{r.rule} at {r.where}: {r.before} -> {r.after}",
         "InlineCheck": lambda r: f"{r.name}: {r.status}" + (f" ({r.engine})" if r.engine else ""),
-        "PassDecision": lambda r: f"{'fuses' if r.fuses else 'refuses'} ({r.decided_by}): {r.why}",
+        "PassDecision": lambda r: f"{'unknown' if r.fuses is None else 'fuses' if r.fuses else 'refuses'} "
+        f"({r.decided_by}): {r.why}",
         "UnsupportedOp": lambda r: f"{r.instruction} ({r.opcode})" + (f": {r.reason}" if r.reason else ""),
         "KernelResult": lambda r: f"{r.kernel}: {r.status}" + (f"; {r.reason}" if r.reason else ""),
         "StepValidation": lambda r: f"{r.primitive}: TVM {r.tvm_status}"
