@@ -348,3 +348,38 @@ def test_an_undecided_decision_reads_unknown() -> None:
     assert repr(PassDecision(None, "folding", "why", 1)) == "<PassDecision unknown (folding): why>"
     assert "predicted unknown" in repr(Decision("%1", "%2", None, False, "why", "folding"))
     assert "predicted refuses" in repr(Decision("%1", "%2", False, False, "why", "control function"))
+
+
+_T = "tensor<3x3xf32>"
+_TR, _ID2 = "affine_map<(d0, d1) -> (d1, d0)>", "affine_map<(d0, d1) -> (d0, d1)>"
+
+
+def _copy(maps: str, payload: str, yv: str) -> str:
+    return f"""func.func @f(%x: {_T}, %e: {_T}) -> {_T} {{
+  %1 = linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel", "parallel"]}}
+      ins(%x : {_T}) outs(%e : {_T}) {{
+  ^bb0(%a: f32, %o: f32):
+{payload}    linalg.yield {yv} : f32
+  }} -> {_T} loc("1")
+  return %1 : {_T}
+}}
+"""
+
+
+COPIES = {  # (function, whether the model calls it an identity copy)
+    "transposed maps, all the same": (_copy(f"{_TR}, {_TR}", "", "%a"), True),
+    "a transposed input only": (_copy(f"{_TR}, {_ID2}", "", "%a"), False),
+    "yields its init": (_copy(f"{_ID2}, {_ID2}", "", "%o"), True),
+    "a dead linalg.index": (_copy(f"{_ID2}, {_ID2}", "    %i = linalg.index 0 : index\n", "%a"), True),
+    "-(-x)": (_copy(f"{_ID2}, {_ID2}", "    %n = arith.negf %a : f32\n    %m = arith.negf %n : f32\n", "%m"), True),
+}
+
+
+@needs_iree
+@pytest.mark.parametrize("case", sorted(COPIES))
+def test_identity_copies_agree_with_mlir(case: str) -> None:
+    text, identity = COPIES[case]
+    (op,) = parse_linalg_module(text).ops
+    assert is_identity_copy(op) == identity
+    erased, _ = _fate(text)
+    assert erased == identity
