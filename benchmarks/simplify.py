@@ -103,10 +103,14 @@ def forget_memos() -> None:
     from verified_indexing.engines import deadline, points
     from verified_indexing.engines import isl as isl_engine
     from verified_indexing.simplify.api import _ISL_CANDIDATES
-    from verified_indexing.simplify.rules import forget_terms
+    from verified_indexing.simplify.cost import cost, measure
+    from verified_indexing.simplify.rules import _divisors, forget_terms
 
     _ISL_CANDIDATES.clear()
     forget_terms()
+    cost.cache_clear()  # the cost model's memos (keyed by expression: an earlier map's subterms are not seen)
+    measure.cache_clear()
+    _divisors.cache_clear()
     isl_engine._BUILDERS.__dict__.clear()
     points._LOCAL.__dict__.clear()
     deadline._RISKY_ONE.clear()
