@@ -489,13 +489,15 @@ class _Prover:
                 self.reduction(t)
             elif b is not None:
                 self.general(t, _as_general(t, a), _as_general(t, b))
-            else:
-                u = self.cache_of(t)
-                if u is not None:  # cache_write: the reduction runs into u, t is a copy of it
-                    red = self.after.reduction_of(u)
-                    assert red is not None
-                    self.general(t, _as_general(t, a), _as_general(u, red), u)
-                    self.copy_output(t, u)
+            elif (u := self.cache_of(t)) is not None:  # cache_write: the reduction runs into u, t copies it
+                red = self.after.reduction_of(u)
+                assert red is not None
+                self.general(t, _as_general(t, a), _as_general(u, red), u)
+                self.copy_output(t, u)
+            elif t not in self.after.computed and (u := self.renamed(t)) is not None:  # set_scope renames
+                red = self.after.reduction_of(u)
+                assert red is not None
+                self.general(t, _as_general(t, a), _as_general(u, red), u)
         for t in self.outputs:
             self.output(t)
 
@@ -655,6 +657,25 @@ class _Prover:
         if u in self.before.computed or self.after.reduction_of(u) is None:
             return None
         return u
+
+    def renamed(self, t: str) -> str | None:
+        """The transformed program's reduction ``u`` (a tensor the original does not compute) that takes the
+        place of the original's reduction ``t``: a block of the same name reads ``u`` in the transformed
+        program where it reads ``t`` in the original (``set_scope`` renames a buffer so), else ``None``.
+        Only a candidate: :meth:`general` proves the two reductions equal."""
+        after = {c.block.name: c for c in self.after.contexts}
+        for c in self.before.contexts:
+            other = after.get(c.block.name)
+            if other is None:
+                continue
+            loads = [ld.tensor for st in _own_stores(c) for ld in _value_loads(st.value)]
+            others = [ld.tensor for st in _own_stores(other) for ld in _value_loads(st.value)]
+            if len(loads) != len(others):
+                continue
+            for x, u in zip(loads, others):  # the block of the same name reads u where it read t
+                if x == t and u not in self.before.computed and self.after.reduction_of(u) is not None:
+                    return u
+        return None
 
     def copy_output(self, t: str, u: str) -> None:
         """The transformed program's ``t`` (a copy of its reduction ``u``, proven equal to the original's
