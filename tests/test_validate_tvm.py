@@ -1305,3 +1305,39 @@ def test_set_scope_of_a_reduction_buffer_is_proved() -> None:
     assert wrong != text
     assert check_equivalence(parse_tvmscript(big.script()), parse_tvmscript(text)).status == "proved"
     assert check_equivalence(parse_tvmscript(big.script()), parse_tvmscript(wrong)).status == "unknown"
+
+
+def test_tvm_reverse_compute_at_under_a_reduction_loop_reads_partial_sums() -> None:
+    """Found by benchmarks/tvm_schedules.py (seed 1129): softmax with sm_exp's loops reordered (j, i) and
+    sm_sum moved under sm_exp's loop j (reverse_compute_at: sm_sum's reduction now runs across the
+    iterations of j, proved), then TVM 0.27 also moves softmax under that loop j: softmax[i, j] divides by
+    sm_sum[i] after j + 1 of its 6 steps, a partial sum; TVM should refuse (the consumer needs the whole
+    reduction). validate refutes that step (exp and '/' are uninterpreted in the interpreter, so the witness
+    is the difference of TVM's compiled code on real inputs). Oracle: numpy -- the unscheduled function's
+    code computes softmax, the scheduled one e[i, j] / (e[i, 0] + ... + e[i, j])."""
+    tvm = _tvm()
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "tvm_corpus"))
+    from generate import functions  # type: ignore[import-not-found]
+
+    from verified_indexing.tvm import validate
+    from verified_indexing.tvm.driver import run_compiled, run_isolated
+
+    f = functions()["softmax"]
+    s = tvm.s_tir.Schedule(f)
+    i, j = s.get_loops(s.get_sblock("sm_exp"))
+    s.reorder(j, i)
+    s.reverse_compute_at(s.get_sblock("sm_sum"), j)
+    s.reverse_compute_at(s.get_sblock("softmax"), j)
+    steps = validate(s, f)
+    assert [(st.primitive, st.outcome) for st in steps] == [
+        ("Reorder", "proved"), ("ReverseComputeAt", "proved"), ("ReverseComputeAt", "refuted")]
+    w = steps[-1].verdict.witness if steps[-1].verdict is not None else None
+    assert w is not None and w["tensor"] == "softmax"
+    a = np.random.default_rng(14).integers(-3, 4, size=(4, 6)).astype("float32")
+    (outs,) = run_isolated(run_compiled, [f.script(), s.mod["main"].script()], [[a, np.zeros((4, 6), "float32")]])
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    assert np.allclose(outs[0][1], e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+    assert np.allclose(outs[1][1], e / np.cumsum(e, axis=1), rtol=1e-5)
+    assert not np.allclose(outs[0][1], outs[1][1])
