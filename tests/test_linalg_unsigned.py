@@ -263,3 +263,21 @@ def test_unsigned_named_ops_equal_mlirs_generalization() -> None:
         ua, ub = (env[v].astype(np.int64).astype(np.int8).view(np.uint8) for v in ("%a0", "%a1"))
         got = run_generic(_only(text), dict(env))[0]
         assert np.array_equal(_bits(got, 8), f(ua, ub).astype(np.int64)), kind
+
+
+def test_the_refutation_recheck_uses_the_same_integer_semantics() -> None:
+    """linalg_semantics.evaluate_payload (which re-checks a refutation of the whole-op
+    proof) wraps as MLIR does (numpy int8: 100 * 2 = -56, not 200), reads the
+    unsigned ops unsigned, and feeds integer payloads integers only."""
+    from verified_indexing.legality.linalg_semantics import evaluate_payload, parse_payload, separating_inputs
+
+    mul = parse_payload(_generic("arith.muli %a, %b : i8", "i8", "i8", "i8"))
+    (got,) = evaluate_payload(mul, [100.0, 2.0, 0.0], [0]) or [None]
+    assert got == int((np.array([100], dtype=np.int8) * np.array([2], dtype=np.int8))[0])
+    mx = parse_payload(_generic("arith.maxui %a, %b : i8", "i8", "i8", "i8"))
+    (got,) = evaluate_payload(mx, [-1.0, 3.0, 0.0], [0]) or [None]
+    assert got % 256 == int(np.maximum(np.uint8(255), np.uint8(3)))
+    assert evaluate_payload(mul, [0.5, 2.0, 0.0], [0]) is None  # 0.5 is no i8
+    sep = separating_inputs(mul, [[("%x", (0,)), ("%y", (0,))], [("%x", (1,)), ("%y", (1,))]], [[0], [1]], 0)
+    assert sep is not None
+    assert all(float(v).is_integer() for v in sep[0].values())

@@ -425,8 +425,14 @@ def prove_fused_equivalent(sem: FusionSemantics, fused: GenericOp, *, timeout: f
 
 _FBIN = {
     "arith.addf": lambda a, b: a + b, "arith.subf": lambda a, b: a - b, "arith.mulf": lambda a, b: a * b,
-    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
 }
+_INT_OPS = {"arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui", "arith.remsi", "arith.remui",
+            "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.andi", "arith.ori", "arith.xori"}
+
+
+def _int_type(text: str) -> str:
+    """The type an integer statement is written with (``... : i32``)."""
+    return text.rsplit(":", 1)[1].split("loc(")[0].strip() if ":" in text else ""
 _FCMP = {"oeq": "__eq__", "one": "__ne__", "olt": "__lt__", "ole": "__le__", "ogt": "__gt__", "oge": "__ge__",
          "eq": "__eq__", "ne": "__ne__", "slt": "__lt__", "sle": "__le__", "sgt": "__gt__", "sge": "__ge__"}
 
@@ -448,7 +454,9 @@ def _fmax(a: float, b: float, pick_max: bool) -> float:
 def evaluate_payload(payload: Payload, args: Sequence[Any], loops: Sequence[int]) -> list[Any] | None:
     """The payload's yielded values for concrete block arguments (floats, ints)
     and loop indices, with IEEE float semantics for the arith/math operations it
-    knows; ``None`` when it meets any other operation (then nothing is claimed)."""
+    knows and MLIR's integer semantics at the type's width for the integer ones
+    (signed and unsigned; a value that is no integer, or an undefined case, gives
+    ``None``); ``None`` when it meets any other operation (then nothing is claimed)."""
     env: dict[str, Any] = dict(zip(payload.block_args, args))
     for s in payload.stmts:
         ops: list[Any] = [env.get(x) for x in s.operands]
@@ -467,6 +475,12 @@ def evaluate_payload(payload: Payload, args: Sequence[Any], loops: Sequence[int]
                                                                         else int(lit))
             elif s.op in _FBIN:
                 out = _FBIN[s.op](ops[0], ops[1])
+            elif s.op in _INT_OPS and not all(isinstance(o, bool) for o in ops):
+                # MLIR's integer semantics at the type's width (the Linalg interpreter's); a value that is no
+                # integer of the type, or an undefined case (division by zero), gives no value
+                from verified_indexing.legality.linalg_interpreter import int_binary
+
+                out = int_binary(s.op, ops[0], ops[1], _int_type(s.text))
             elif s.op == "arith.divf":
                 out = _fdiv(ops[0], ops[1])
             elif s.op in ("arith.maximumf", "arith.minimumf"):
@@ -488,7 +502,7 @@ def evaluate_payload(payload: Payload, args: Sequence[Any], loops: Sequence[int]
                 out = ops[1] if ops[0] else ops[2]
             else:
                 return None
-        except (ArithmeticError, ValueError, IndexError):
+        except (ArithmeticError, ValueError, IndexError, NotImplementedError):
             return None
         for r in s.results:
             env[r] = out
@@ -517,6 +531,8 @@ def separating_inputs(
     rng = random.Random(0)
     keys = sorted({f"{t}{list(ix)}" for rs in reads for t, ix in rs})
     pool = [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 0.5, math.inf, -math.inf]
+    if any(st.op in _INT_OPS or st.op == "arith.cmpi" for st in payload.stmts):
+        pool = [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0]  # integer operands: integers only (0.5, inf are no i32 values)
     for n in range(tries):
         values = {kk: (pool[(n + i) % len(pool)] if n < len(pool) else rng.choice(pool)) for i, kk in enumerate(keys)}
         outs = []
