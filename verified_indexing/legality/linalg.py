@@ -49,7 +49,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from verified_indexing.affine_map import AffineMap
 from verified_indexing.engines import Verdict, Z3Encoder, prove_relation_equal, prove_subset
@@ -80,6 +80,9 @@ from verified_indexing.legality.linalg_ir import (
 from verified_indexing.legality.linalg_semantics import FusionSemantics, prove_fused_equivalent
 from verified_indexing.legality.permutation import inverse_permutation, is_permutation
 from verified_indexing.syntax import format_affine_map
+
+if TYPE_CHECKING:
+    from verified_indexing.legality.linalg_fold import FoldedPayload
 
 __all__ = [
     "MlirCheck",
@@ -454,7 +457,9 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                             f"never reads {operand.value}: linalg.generic's canonicalization "
                             "(DeduplicateAndRemoveDeadOperandsAndResults), which the pass runs, drops the input", uses)
     first = ""
-    if fp is not None and is_identity_copy(producer, fp):
+    p_ident = fp is not None and (is_identity_copy(producer, fp) or _identity_once_unused_dropped(producer, fp,
+                                                                                                   unused_results))
+    if p_ident:
         fed = [(q, k) for k, i in enumerate(producer.inputs) for q in upstream
                if q is not producer and i.value in q.results and producer.sees(q)]
         for q, k in fed:  # FuseElementwiseOps is tried first when the pass visits the identity copy
@@ -467,11 +472,12 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
             if dq.fuses:
                 first = f" (the pass first fuses {q.name} into {producer.name}, an identity copy erased otherwise)"
                 break
-    if fp is not None and not first and is_identity_copy(producer, fp):
+    if p_ident and not first:
+        dead = "" if is_identity_copy(producer, fp) else " once the results nothing uses are erased"
         return PassDecision(True, "EraseIdentityLinalgOp",
-                            f"{producer.name} is an identity copy (every indexing map the same, its payload yields "
-                            "its input): EraseIdentityLinalgOp erases it when the pass visits it, and the consumer "
-                            "reads its input instead", uses)
+                            f"{producer.name} is an identity copy{dead} (every indexing map the same, its payload "
+                            "yields its input): EraseIdentityLinalgOp erases it when the pass visits it, and the "
+                            "consumer reads its input instead", uses)
     d = _pass_decision_as_written(producer, consumer, operand_index, uses, unused_results)
     if first:
         d = replace(d, why=d.why + first)
@@ -631,6 +637,31 @@ def _without_unread_inputs(op: GenericOp) -> tuple[GenericOp, list[str]] | None:
         return None
     dropped = [op.inputs[k].value for k in range(len(op.inputs)) if k not in keep]
     return replace(op, inputs=tuple(op.inputs[k] for k in keep), block_args=(), payload=""), dropped
+
+
+def _identity_once_unused_dropped(op: GenericOp, fp: FoldedPayload, unused: Sequence[int]) -> bool:
+    """Whether ``op`` is an identity copy once the canonicalization has erased its results nothing uses (their
+    init unread) and then the inputs only those results read (``DeduplicateAndRemoveDeadOperandsAndResults``):
+    every kept result yields a block argument of its type, the operands left all have one map that sizes every
+    loop. ``EraseIdentityLinalgOp`` then erases it (a producer ``%p:2`` yielding ``(x * x, x)`` whose first
+    result nothing uses: its readers read ``x``)."""
+    if op.kind != "linalg.generic" or not op.has_pure_tensor_semantics or fp.uncertain:
+        return False
+    drop = {i for i in unused if i < len(op.outputs) and not _payload_reads(op, len(op.inputs) + i)}
+    if not drop or len(drop) >= len(op.outputs) or len(fp.yields) != len(op.results):
+        return False
+    kept = [i for i in range(len(op.outputs)) if i not in drop]
+    ys = [fp.yields[i] for i in kept]
+    if any(y is None or y not in op.block_args for y in ys):
+        return False
+    operands = [o for k, o in enumerate(op.operands)
+                if (k < len(op.inputs) and op.block_args[k] in ys) or (k - len(op.inputs)) in kept]
+    if len({str(o.map) for o in operands}) != 1:
+        return False
+    if len({e.index for o in operands for e in o.map.results if isinstance(e, Dim)}) != op.num_loops:
+        return False
+    return all(str(op.operands[op.block_args.index(y)].type) == str(op.result_types[i])
+               for y, i in zip(ys, kept) if y is not None)
 
 
 def _without_results(op: GenericOp, drop: Sequence[int]) -> GenericOp | None:

@@ -1,0 +1,84 @@
+"""Review: a multi-result producer that is an identity copy once its unused results are erased.
+
+MLIR's ``linalg-fuse-elementwise-ops`` runs linalg.generic's canonicalization: a result nothing uses (its
+init unread) is erased, then the inputs only it read; ``%p:2`` yielding ``(x * x, x)`` with ``%p#0`` unused
+becomes an identity copy of ``x`` and ``EraseIdentityLinalgOp`` erases it: its readers read ``x``. ``fuse``
+said 'leaves the pair (control function: %p has 2 uses)'. Oracle: iree-opt's output (every op carries a
+location; the pair is rewritten when the op at the consumer's location no longer reads the producer's).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from test_cli_io import run
+
+from verified_indexing.mlir_driver import find_iree_opt, run_iree_opt
+
+needs_iree = pytest.mark.skipif(find_iree_opt() is None, reason="iree-opt (iree-base-compiler) is not installed")
+
+
+def _func(second: str, readers: str, ret: str, n_ret: int) -> str:
+    t = "tensor<4xf32>"
+    types = ", ".join([t] * n_ret)
+    return f"""#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: {t}, %y: {t}) -> ({types}) {{
+  %e = tensor.empty() : {t}
+  %p:2 = linalg.generic {{indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}}
+      ins(%x : {t}) outs(%e, %e : {t}, {t}) {{
+  ^bb0(%a: f32, %o0: f32, %o1: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m, {second} : f32, f32
+  }} -> ({t}, {t}) loc("p")
+{readers}  return {ret} : {types}
+}}
+"""
+
+
+def _reader(name: str, src: str, op: str) -> str:
+    return f"""  {name} = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel"]}}
+      ins({src} : tensor<4xf32>) outs(%e : tensor<4xf32>) {{
+  ^bb0(%a: f32, %o: f32):
+    %m = {op} : f32
+    linalg.yield %m : f32
+  }} -> tensor<4xf32> loc("{name[1:]}")
+"""
+
+
+READERS = _reader("%c", "%p#1", "arith.negf %a") + _reader("%r", "%p#1", "arith.mulf %a, %a")
+CASES = {
+    # %p#0 unused: erased, %p then yields x (an identity copy), erased: %c and %r read %x
+    "unused first result, the second yields the input": (_func("%a", READERS, "%c, %r", 2), "rewrites"),
+    # %p#0 returned: kept, %p is no identity copy; two uses: left
+    "both results used": (_func("%a", READERS, "%c, %r, %p#0", 3), "leaves"),
+    # %p#0 unused but the second result is computed: no identity copy; two uses: left
+    "unused first result, the second computed": (_func("%m", READERS, "%c, %r", 2), "leaves"),
+}
+
+
+def _fate(text: str) -> str:
+    after = run_iree_opt(text, ["--linalg-fuse-elementwise-ops", "--mlir-print-debuginfo", "--mlir-print-local-scope"])
+    ops: dict[str, tuple[str, str]] = {}
+    for m in re.finditer(r'(%[\w#:]+) = linalg\.generic(.*?)\n\s*\} -> [^\n]*?loc\("(\w+)"\)', after, re.S):
+        ops[m.group(3)] = (m.group(1).split(":")[0], m.group(2).split("^bb0")[0])
+    if "c" not in ops:
+        return "erased"
+    if "p" not in ops:
+        return "rewrites"
+    return "leaves" if re.search(re.escape(ops["p"][0]) + r"\b", ops["c"][1]) else "rewrites"
+
+
+@needs_iree
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_producer_that_is_an_identity_once_its_unused_results_are_erased(case: str) -> None:
+    text, expected = CASES[case]
+    assert _fate(text) == expected  # the pass itself
+    code, out, err = run("fuse", "-", "--producer", "%p", "--consumer", "%c", "--json", stdin=text)
+    assert code in (0, 1, 2), err
+    data = json.loads(out)
+    d = (data["results"][0] if "results" in data else data)["mlir"]["pass"]
+    assert ("rewrites" if d["fuses"] else "leaves") == expected, d
+    if expected == "rewrites":
+        assert d["decided_by"] == "EraseIdentityLinalgOp", d
