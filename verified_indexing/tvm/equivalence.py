@@ -808,19 +808,22 @@ class _Prover:
         if not v.proved:
             note = w["note"] if w else v.reason
             raise self.fail(name, f"an element the update writes is not initialized: {v.status} ({note})", v.engine)
-        me, mv = to_isl_map(fu.domain(e_u)), to_isl_map(vmap)
-        pairs = me.apply_range(me.reverse())
-        pairs = pairs.intersect(isl.Map.lex_lt(pairs.get_space().domain()))
-        deltas = pairs.deltas()
-        for d, f in enumerate(fu.loops):
-            if f.kind not in _SEQUENTIAL and not deltas.is_subset(
-                    isl.Set.universe(deltas.get_space()).fix_dim_si(d, 0)):
-                raise self.fail(name, f"the updates of one element of {g.tensor} differ in the {f.kind} loop "
-                                f"{f.var} (their order is not sequential)", "isl")
-        order = pairs.apply_domain(mv).apply_range(mv)
-        if not order.is_subset(isl.Map.lex_lt(order.get_space().domain())):
-            raise self.fail(name, f"the updates of one element of {g.tensor} do not run in the order of the "
-                            f"block {g.update.block.name}'s iteration variables", "isl")
+        try:
+            me, mv = to_isl_map(fu.domain(e_u)), to_isl_map(vmap)
+            pairs = me.apply_range(me.reverse())
+            pairs = pairs.intersect(isl.Map.lex_lt(pairs.get_space().domain()))
+            deltas = pairs.deltas()
+            for d, f in enumerate(fu.loops):
+                if f.kind not in _SEQUENTIAL and not deltas.is_subset(
+                        isl.Set.universe(deltas.get_space()).fix_dim_si(d, 0)):
+                    raise self.fail(name, f"the updates of one element of {g.tensor} differ in the {f.kind} loop "
+                                    f"{f.var} (their order is not sequential)", "isl")
+            order = pairs.apply_domain(mv).apply_range(mv)
+            if not order.is_subset(isl.Map.lex_lt(order.get_space().domain())):
+                raise self.fail(name, f"the updates of one element of {g.tensor} do not run in the order of the "
+                                f"block {g.update.block.name}'s iteration variables", "isl")
+        except isl.Error as exc:  # an isl failure is unknown, named
+            raise self.fail(name, f"isl: {str(exc).splitlines()[0] if str(exc) else 'error'}", "isl") from None
         why = _precedes(g.init, fi.domain(e_i), g.update, fu.domain(e_u))
         if why is not None:
             raise self.fail(name, f"the init of an element of {g.tensor} may run after an update of it ({why})",
@@ -830,6 +833,16 @@ class _Prover:
 
 
 def _precedes(first: BlockContext, first_map: Any, second: BlockContext, second_map: Any) -> str | None:
+    """:func:`_precedes_isl`; an isl failure is a reason (not proved), never an exception."""
+    import islpy as isl
+
+    try:
+        return _precedes_isl(first, first_map, second, second_map)
+    except (isl.Error, VerifiedIndexingError) as exc:
+        return f"isl: {str(exc).splitlines()[0] if str(exc) else 'error'}"
+
+
+def _precedes_isl(first: BlockContext, first_map: Any, second: BlockContext, second_map: Any) -> str | None:
     """``None`` when every iteration of block ``first`` runs before every iteration of block ``second``
     that touches the same element (``first_map``, ``second_map``: each block's loops -> the element, over
     its iteration domain); else why that is not proved. Execution order (isl): on the loops the two blocks
