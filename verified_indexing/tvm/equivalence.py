@@ -17,14 +17,16 @@ answer is one of the four verdicts:
   and operators are uninterpreted functions, so no algebraic law is assumed):
 
   1. each program is *modelled*: every computed tensor is written by one store
-     (a *plain* tensor) or is a reduction (an init block and an update block, possibly
-     under one predicate over the outer loops,
-     :func:`~verified_indexing.legality.epilogue.find_reduction`); every store map
-     is injective on its iteration domain (isl, cross-checked by z3), so every
-     element has one writer; every read of a computed tensor lies in what its
-     writer writes (isl image inclusion) and comes after every writer of that
-     tensor, in a loop nest it does not share with them; ``after`` reads no tensor
-     that ``before`` computes and ``after`` does not (memory nothing writes);
+     (a *plain* tensor) or is a reduction (an init store and an update store: in
+     :func:`~verified_indexing.legality.epilogue.find_reduction`'s loop structure, or
+     in any loop order, :class:`_General`); every store map is injective on its
+     iteration domain (isl, cross-checked by z3), so every element has one writer;
+     every read of a computed tensor lies in what its writer writes (isl image
+     inclusion; a read in a branch of a select on an index condition, where the
+     branch is taken) and comes after every writer of that tensor: in a loop nest
+     it does not share with them, or, shared, every writer iteration of the element
+     read runs first (:func:`_precedes`); ``after`` reads no tensor that ``before``
+     computes and ``after`` does not (memory nothing writes);
   2. each output is written at the same elements by both (image equality, both
      inclusions);
   3. the value of an element is its writer's stored value, every read of a
@@ -32,12 +34,16 @@ answer is one of the four verdicts:
      (recursively): for plain outputs z3 proves both values equal for every
      element; a reduction present in both programs is proven equal by induction
      over its loop (the same number of steps, equal init values, equal updates of
-     one accumulator) and is then one shared uninterpreted function for the
-     blocks that read it.
+     one accumulator), or in any loop order by :meth:`_Prover.general` (its updates
+     matched by a key, run once per key and in key order after the element's init),
+     and is then one shared uninterpreted function for the blocks that read it (a
+     reduction of ``after`` only -- cache_write's cache, a buffer set_scope renamed
+     -- proven equal to one of ``before`` stands for it).
 
 * **unknown** -- anything outside this model (several stores into one tensor, a
-  read sharing a loop nest with its writer, different reduction lengths, a value
-  proof z3 cannot close...), with the reason. ``unknown`` is never a pass.
+  read sharing a vectorized loop with its writer or not proven to follow it,
+  different reduction lengths, a value proof z3 cannot close...), with the reason.
+  ``unknown`` is never a pass.
 """
 
 from __future__ import annotations
