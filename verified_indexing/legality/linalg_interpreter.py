@@ -213,7 +213,15 @@ def int_cast(name: str, x: Any, src: str, dst: str) -> Any:
     kind = name.split(".", 1)[1]
     if kind in ("sitofp", "uitofp"):
         w = _width(src)
-        return _round(dst)(float(_sv(x, w) if kind == "sitofp" else _uv(x, w)))
+        n = _sv(x, w) if kind == "sitofp" else _uv(x, w)
+        bits = _MANTISSA.get(dst)
+        if bits is not None and abs(n).bit_length() > bits:  # rounded once, to the type's precision (half to even):
+            shift = abs(n).bit_length() - bits  # through a double first, a 64-bit integer would be rounded twice
+            q, r = divmod(abs(n), 1 << shift)
+            if r > 1 << (shift - 1) or (r == 1 << (shift - 1) and q & 1):
+                q += 1
+            n = (q << shift) * (1 if n >= 0 else -1)
+        return _round(dst)(float(n))
     if kind in ("fptosi", "fptoui"):
         w = _width(dst)
         v = float(x)
@@ -234,6 +242,11 @@ def int_cast(name: str, x: Any, src: str, dst: str) -> Any:
     if kind in ("extui", "index_castui"):
         return _canon(_uv(x, ws), wd)
     return _canon(_int(x), wd)  # trunci: the low bits
+
+
+_MANTISSA = {"f16": 11, "f32": 24}
+"""The significand's bits of the float types an integer is converted to (f64: Python's int-to-float conversion
+rounds once, correctly)."""
 
 
 def _round(to: str) -> Callable[[Any], Any]:
