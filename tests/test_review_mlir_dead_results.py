@@ -82,3 +82,45 @@ def test_a_producer_that_is_an_identity_once_its_unused_results_are_erased(case:
     assert ("rewrites" if d["fuses"] else "leaves") == expected, d
     if expected == "rewrites":
         assert d["decided_by"] == "EraseIdentityLinalgOp", d
+
+
+def _dup(op: str, ret: str, n_ret: int) -> str:
+    t = "tensor<4xf32>"
+    types = ", ".join([t] * n_ret)
+    return f"""#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: {t}, %y: {t}) -> ({types}) {{
+  %e = tensor.empty() : {t}
+{_reader("%p", "%x", "arith.mulf %a, %a")}  %c = linalg.generic {{indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}}
+      ins(%p, %p : {t}, {t}) outs(%e : {t}) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = {op} : f32
+    linalg.yield %m : f32
+  }} -> {t} loc("c")
+  return {ret} : {types}
+}}
+"""
+
+
+DUPLICATES = {
+    # ins(%p, %p) merged by the canonicalization: max(%a, %a) folds to %a, an identity copy, erased (%p has two
+    # uses: the pass does not fuse it first); fuse said 'leaves the pair'
+    "max of a duplicated input, the producer returned": (_dup("arith.maximumf %a, %b", "%c, %p", 2), "erased"),
+    # one use: fused first
+    "max of a duplicated input, one use": (_dup("arith.maximumf %a, %b", "%c", 1), "rewrites"),
+    # a + a is no identity: left
+    "sum of a duplicated input, the producer returned": (_dup("arith.addf %a, %b", "%c, %p", 2), "leaves"),
+}
+
+
+@needs_iree
+@pytest.mark.parametrize("case", sorted(DUPLICATES))
+def test_a_consumer_that_is_an_identity_once_its_duplicate_inputs_are_merged(case: str) -> None:
+    text, expected = DUPLICATES[case]
+    assert _fate(text) == expected  # the pass itself
+    code, out, err = run("fuse", "-", "--producer", "%p", "--consumer", "%c", "--json", stdin=text)
+    assert code in (0, 1, 2), err
+    data = json.loads(out)
+    for entry in data["results"] if "results" in data else [data]:  # (one per operand reading %p)
+        d = entry["mlir"]["pass"]
+        model = ("rewrites" if d["fuses"] else "erased" if d["decided_by"] == "EraseIdentityLinalgOp" else "leaves")
+        assert model == expected, d

@@ -444,7 +444,9 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
     consts = scalar_constants(text) if text is not None else None
     fc = fold_payload(consumer, consts) if consumer.kind == "linalg.generic" else None
     fp = fold_payload(producer, consts) if producer.kind == "linalg.generic" else None
-    ident = fc is not None and is_identity_copy(consumer, fc)
+    merged = _merged_duplicate_inputs(consumer)
+    fcm = fc if merged is consumer else fold_payload(merged, consts)
+    ident = fcm is not None and is_identity_copy(consumer, fcm)  # (duplicate inputs merged first: max(%a, %a))
     erased = (f"{consumer.name} is an identity copy once its payload is folded and its unread inputs dropped (every "
               "indexing map the same, its payload yields its input): EraseIdentityLinalgOp erases it")
     if (fc is not None and not fc.uncertain and operand.is_input and operand_index < len(consumer.block_args)
@@ -637,6 +639,28 @@ def _without_unread_inputs(op: GenericOp) -> tuple[GenericOp, list[str]] | None:
         return None
     dropped = [op.inputs[k].value for k in range(len(op.inputs)) if k not in keep]
     return replace(op, inputs=tuple(op.inputs[k] for k in keep), block_args=(), payload=""), dropped
+
+
+def _merged_duplicate_inputs(op: GenericOp) -> GenericOp:
+    """``op`` with the payload reading, for each input that repeats an earlier one (the same value through the
+    same map), the earlier one's block argument: the canonicalization the pass runs
+    (``DeduplicateAndRemoveDeadOperandsAndResults``) merges them, and the payload's folds then see one value
+    (``max(%a, %b)`` of ``ins(%p, %p)`` is ``%a``). ``op`` itself when nothing repeats."""
+    if op.kind != "linalg.generic":
+        return op
+    first: dict[tuple[str, str], str] = {}
+    rename: dict[str, str] = {}
+    for k, o in enumerate(op.inputs[: len(op.block_args)]):
+        key = (o.value, str(o.map))
+        if key in first:
+            rename[op.block_args[k]] = first[key]
+        else:
+            first[key] = op.block_args[k]
+    header = _BLOCK_RE.search(op.payload)
+    if not rename or header is None:
+        return op
+    body = re.sub(r"%[\w.$-]+", lambda m: rename.get(m.group(0), m.group(0)), op.payload[header.end():])
+    return replace(op, payload=op.payload[: header.end()] + body)
 
 
 def _identity_once_unused_dropped(op: GenericOp, fp: FoldedPayload, unused: Sequence[int]) -> bool:
