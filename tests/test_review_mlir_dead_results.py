@@ -107,6 +107,11 @@ DUPLICATES = {
     "max of a duplicated input, the producer returned": (_dup("arith.maximumf %a, %b", "%c, %p", 2), "erased"),
     # one use: fused first
     "max of a duplicated input, one use": (_dup("arith.maximumf %a, %b", "%c", 1), "rewrites"),
+    # the payload reads only the second input: the pass fuses %p through it first (one use), the consumer, an
+    # identity copy, is not erased before; fuse said 'erases the consumer' for the first (unread) operand
+    "max of the second input with itself, one use": (_dup("arith.maximumf %b, %b", "%c", 1), "rewrites"),
+    "max of the second input with itself, the producer returned": (_dup("arith.maximumf %b, %b", "%c, %p", 2),
+                                                                   "erased"),
     # a + a is no identity: left
     "sum of a duplicated input, the producer returned": (_dup("arith.addf %a, %b", "%c, %p", 2), "leaves"),
 }

@@ -444,6 +444,8 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
     consts = scalar_constants(text) if text is not None else None
     fc = fold_payload(consumer, consts) if consumer.kind == "linalg.generic" else None
     fp = fold_payload(producer, consts) if producer.kind == "linalg.generic" else None
+    p_ident = fp is not None and (is_identity_copy(producer, fp) or _identity_once_unused_dropped(producer, fp,
+                                                                                                   unused_results))
     merged = _merged_duplicate_inputs(consumer)
     fcm = fc if merged is consumer else fold_payload(merged, consts)
     ident = fcm is not None and is_identity_copy(consumer, fcm)  # (duplicate inputs merged first: max(%a, %a))
@@ -451,16 +453,25 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
               "indexing map the same, its payload yields its input): EraseIdentityLinalgOp erases it")
     if (fc is not None and not fc.uncertain and operand.is_input and operand_index < len(consumer.block_args)
             and consumer.block_args[operand_index] not in fc.live and _droppable(consumer, operand_index)):
-        if ident:
+        fused_first = None  # another operand reading the producer through which the pass fuses it first
+        for j, o in enumerate(consumer.operands):
+            if ident and not p_ident and fused_first is None and j != operand_index and o.is_input \
+                    and o.value in producer.results:
+                dj = _pass_decision_as_written(producer, consumer, j, uses, unused_results)
+                fused_first = j if dj.fuses and dj.decided_by != "canonicalization" else None
+        if ident and fused_first is None:
             return PassDecision(False, "EraseIdentityLinalgOp", f"the consumer's payload, folded, never reads "
                                 f"{operand.value}; {erased}, its uses read the value it yields", uses)
+        if ident:  # FuseElementwiseOps is tried first, through the operand that is read
+            return PassDecision(True, "control function",
+                                f"the consumer's payload, folded, never reads {operand.value}, and the pass fuses "
+                                f"{producer.name} through operand {fused_first} first (the consumer, an identity "
+                                "copy, is not erased before): the fused op no longer reads the producer", uses)
         return PassDecision(True, "canonicalization",
                             f"the consumer's payload{', folded,' if _payload_reads(consumer, operand_index) else ''} "
                             f"never reads {operand.value}: linalg.generic's canonicalization "
                             "(DeduplicateAndRemoveDeadOperandsAndResults), which the pass runs, drops the input", uses)
     first = ""
-    p_ident = fp is not None and (is_identity_copy(producer, fp) or _identity_once_unused_dropped(producer, fp,
-                                                                                                   unused_results))
     if p_ident:
         fed = [(q, k) for k, i in enumerate(producer.inputs) for q in upstream
                if q is not producer and i.value in q.results and producer.sees(q)]
