@@ -129,3 +129,17 @@ def test_a_consumer_that_is_an_identity_once_its_duplicate_inputs_are_merged(cas
         d = entry["mlir"]["pass"]
         model = ("rewrites" if d["fuses"] else "erased" if d["decided_by"] == "EraseIdentityLinalgOp" else "leaves")
         assert model == expected, d
+
+
+def test_an_identity_consumer_of_an_identity_producer_is_erased_too() -> None:
+    # both payloads fold to their input (max(a, a)): the pass erases the producer, then the consumer, which reads
+    # %x instead and is an identity copy of it; fuse said 'rewrites the pair (the consumer reads its input)'
+    text = ("#id = affine_map<(d0) -> (d0)>\nfunc.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %e = tensor.empty() : tensor<4xf32>\n" + _reader("%p", "%x", "arith.maximumf %a, %a")
+            + _reader("%c", "%p", "arith.maximumf %a, %a") + "  return %c : tensor<4xf32>\n}\n")
+    if find_iree_opt() is not None:
+        assert _fate(text) == "erased"
+    code, out, err = run("fuse", "-", "--producer", "%p", "--consumer", "%c", "--json", stdin=text)
+    assert code in (0, 1, 2), err
+    d = json.loads(out)["mlir"]["pass"]
+    assert d["fuses"] is False and d["decided_by"] == "EraseIdentityLinalgOp", d

@@ -487,6 +487,10 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
                 break
     if p_ident and not first:
         dead = "" if is_identity_copy(producer, fp) else " once the results nothing uses are erased"
+        if ident:  # the consumer, reading the producer's input instead, is an identity copy too: erased as well
+            return PassDecision(False, "EraseIdentityLinalgOp",
+                                f"{producer.name} is an identity copy{dead}, erased when the pass visits it; {erased}, "
+                                "its uses read the value it yields", uses)
         return PassDecision(True, "EraseIdentityLinalgOp",
                             f"{producer.name} is an identity copy{dead} (every indexing map the same, its payload "
                             "yields its input): EraseIdentityLinalgOp erases it when the pass visits it, and the "
