@@ -60,6 +60,23 @@ def test_no_fork_while_another_thread_runs() -> None:
         thread.join()
 
 
+def test_no_fork_with_a_threaded_runtime_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jax (XLA's thread pools, invisible to ``threading``) loaded: the pool spawns, and so does the engine
+    worker; without it and with one thread both may fork."""
+    import sys
+    import types
+
+    from verified_indexing.engines import deadline
+
+    for name in deadline._THREADED_RUNTIMES:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    if threading.active_count() == 1 and deadline._WORKER.proc is None and sys.platform == "linux":
+        assert start_method() == "fork" and deadline._may_fork()
+    monkeypatch.setitem(sys.modules, "jax", types.ModuleType("jax"))
+    assert start_method() == "spawn"
+    assert not deadline._may_fork()
+
+
 def _maps() -> list[str]:
     out = []
     for k in range(36):

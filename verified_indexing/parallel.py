@@ -70,7 +70,9 @@ def start_method() -> str:
     A forked worker starts with every module this process imported (no interpreter start, no second import
     of islpy, z3 and the package: about 0.3 s a worker here). It is safe only in a process with one thread (a
     fork copies locks other threads may hold: z3's context prefetcher, a progress bar's monitor) and with no
-    engine worker running (the child would share its pipes: :mod:`verified_indexing.engines.deadline`);
+    engine worker running (the child would share its pipes: :mod:`verified_indexing.engines.deadline`) and no
+    runtime with native thread pools Python does not count loaded (jax's XLA, TVM, Ray: the same list the
+    engine worker's fork checks);
     isl contexts and the proof cache's connection are per process already (they check the pid). Elsewhere
     (threads, macOS, Windows) a ``spawn`` pool: a fresh interpreter per worker."""
     import threading
@@ -80,6 +82,8 @@ def start_method() -> str:
     if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
         return "spawn"
     if threading.active_count() > 1 or deadline._WORKER.proc is not None:
+        return "spawn"
+    if any(name in sys.modules for name in deadline._THREADED_RUNTIMES):  # native thread pools (XLA's, TVM's)
         return "spawn"
     return "fork"
 
