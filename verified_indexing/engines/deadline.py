@@ -438,32 +438,24 @@ class _Worker:
 
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
-        if _may_fork():
-            try:
-                self.proc = _fork_server(to_child_r, to_parent_w, (to_child_w, to_parent_r))
-            finally:
-                os.close(to_child_r)
-                os.close(to_parent_w)
-            self.outbox = Connection(to_child_w, readable=False)
-            self.inbox = Connection(to_parent_r, writable=False)
-            self.ready = False
-            self.started += 1
-            return
-        code = (
-            "from verified_indexing.engines.deadline import _serve; "
-            f"_serve({to_child_r}, {to_parent_w}, {tuple(_PRELOAD)!r})"
-        )
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", code],
-                pass_fds=(to_child_r, to_parent_w),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=env,
-                close_fds=True,
-            )
+            if _may_fork():
+                self.proc = _fork_server(to_child_r, to_parent_w, (to_child_w, to_parent_r))
+            else:
+                code = (
+                    "from verified_indexing.engines.deadline import _serve; "
+                    f"_serve({to_child_r}, {to_parent_w}, {tuple(_PRELOAD)!r})"
+                )
+                env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-c", code],
+                    pass_fds=(to_child_r, to_parent_w),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                    close_fds=True,
+                )
         finally:
             os.close(to_child_r)
             os.close(to_parent_w)
