@@ -143,3 +143,37 @@ def test_an_identity_consumer_of_an_identity_producer_is_erased_too() -> None:
     assert code in (0, 1, 2), err
     d = json.loads(out)["mlir"]["pass"]
     assert d["fuses"] is False and d["decided_by"] == "EraseIdentityLinalgOp", d
+
+
+@needs_iree
+def test_an_init_the_folded_payload_no_longer_reads_is_replaced() -> None:
+    # the consumer's outs(%p) is read only by %o * 0 (i32: folded to 0): the init is then unread, and
+    # RemoveOutsDependency replaces it by a fresh tensor.empty; fuse said 'leaves' (areElementwiseOpsFusable: an
+    # outs operand) for that operand
+    t = "tensor<4xi32>"
+    text = f"""#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: {t}, %y: {t}) -> ({t}, {t}) {{
+  %e = tensor.empty() : {t}
+  %zero = arith.constant 0 : i32
+  %p = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel"]}}
+      ins(%x : {t}) outs(%e : {t}) {{
+  ^bb0(%a: i32, %o: i32):
+    %m = arith.muli %a, %a : i32
+    linalg.yield %m : i32
+  }} -> {t} loc("p")
+  %c = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel"]}}
+      ins(%y : {t}) outs(%p : {t}) {{
+  ^bb0(%a: i32, %o: i32):
+    %z = arith.muli %o, %zero : i32
+    %m = arith.addi %a, %z : i32
+    %n = arith.muli %m, %a : i32
+    linalg.yield %n : i32
+  }} -> {t} loc("c")
+  return %c, %p : {t}, {t}
+}}
+"""
+    assert _fate(text) == "rewrites"  # the pass: %c no longer reads %p
+    code, out, err = run("fuse", "-", "--producer", "%p", "--consumer", "%c", "--json", stdin=text)
+    assert code in (0, 1, 2), err
+    d = json.loads(out)["mlir"]["pass"]
+    assert d["fuses"] is True and d["decided_by"] == "RemoveOutsDependency", d

@@ -444,6 +444,13 @@ def pass_decision(producer: GenericOp, consumer: GenericOp, operand_index: int, 
     consts = scalar_constants(text) if text is not None else None
     fc = fold_payload(consumer, consts) if consumer.kind == "linalg.generic" else None
     fp = fold_payload(producer, consts) if producer.kind == "linalg.generic" else None
+    if (not operand.is_input and fc is not None and not fc.uncertain and operand_index < len(consumer.block_args)
+            and consumer.block_args[operand_index] not in fc.live and operand.type.kind == "tensor"
+            and operand.type.is_static and consumer.kind == "linalg.generic"):
+        return PassDecision(True, "RemoveOutsDependency",
+                            f"the consumer's payload, folded, does not read its init {operand.value}: the pass's "
+                            "RemoveOutsDependency replaces it by a fresh tensor.empty (static shape), so the "
+                            "consumer no longer reads the producer", uses)
     p_ident = fp is not None and (is_identity_copy(producer, fp) or _identity_once_unused_dropped(producer, fp,
                                                                                                    unused_results))
     merged = _merged_duplicate_inputs(consumer)
