@@ -177,3 +177,44 @@ func.func @f(%x: {t}, %y: {t}) -> ({t}, {t}) {{
     assert code in (0, 1, 2), err
     d = json.loads(out)["mlir"]["pass"]
     assert d["fuses"] is True and d["decided_by"] == "RemoveOutsDependency", d
+
+
+OUTS_FOLDED = """#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: tensor<4xi32>, %y: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
+  %e = tensor.empty() : tensor<4xi32>
+  %zero = arith.constant 0 : i32
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xi32>) outs(%e : tensor<4xi32>) {
+  ^bb0(%a: i32, %o: i32):
+    %m = arith.muli %a, %a : i32
+    linalg.yield %m : i32
+  } -> tensor<4xi32> loc("p")
+  %c = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %y : tensor<4xi32>, tensor<4xi32>) outs(%e : tensor<4xi32>) {
+  ^bb0(%a: i32, %b: i32, %o: i32):
+    %m = arith.addi %a, %b : i32
+    linalg.yield %m : i32
+  } -> tensor<4xi32> loc("c")
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%y : tensor<4xi32>) outs(%p : tensor<4xi32>) {
+  ^bb0(%a: i32, %o: i32):
+    %z = arith.muli %o, %zero : i32
+    %m = arith.addi %a, %z : i32
+    %n = arith.muli %m, %a : i32
+    linalg.yield %n : i32
+  } -> tensor<4xi32> loc("r")
+  return %c, %r : tensor<4xi32>, tensor<4xi32>
+}
+"""
+
+
+@needs_iree
+def test_another_reader_s_init_read_only_in_a_folded_op_is_no_use() -> None:
+    # %r's outs(%p) is read only by %o * 0 (folded): RemoveOutsDependency replaces it, so %p has one use (%c) and
+    # the pass fuses it into %c; fuse said 'leaves (control function: %p has 2 uses)'
+    text = OUTS_FOLDED
+    assert _fate(text) == "rewrites"
+    code, out, err = run("fuse", "-", "--producer", "%p", "--consumer", "%c", "--json", stdin=text)
+    assert code in (0, 1, 2), err
+    d = json.loads(out)["mlir"]["pass"]
+    assert d["fuses"] is True and d["producer_uses"] == 1, d

@@ -753,8 +753,21 @@ def producer_uses(text: str, producer: GenericOp, ops: Sequence[GenericOp] = ())
         for used in groups.values():
             n -= len(used) - (1 if any(used) else 0)
         n -= sum(1 for j, o in enumerate(op.outputs)
-                 if o.value in producer.results and op.sees(producer) and _outs_replaced(op, j))
+                 if o.value in producer.results and op.sees(producer)
+                 and (_outs_replaced(op, j) or _outs_replaced_folded(op, j, text)))
     return n
+
+
+def _outs_replaced_folded(op: GenericOp, j: int, text: str) -> bool:
+    """:func:`_outs_replaced` once the pass has folded the payload (the scalar constants of ``text`` read): an
+    init read only by an op folded away (``%o * 0`` in an integer type) is unread, and replaced."""
+    from verified_indexing.legality.linalg_fold import fold_payload, scalar_constants
+
+    o, k = op.outputs[j], len(op.inputs) + j
+    if op.kind != "linalg.generic" or o.type.kind != "tensor" or not o.type.is_static or k >= len(op.block_args):
+        return False
+    fp = fold_payload(op, scalar_constants(text))
+    return fp is not None and not fp.uncertain and op.block_args[k] not in fp.live
 
 
 def _outs_replaced(op: GenericOp, j: int) -> bool:
