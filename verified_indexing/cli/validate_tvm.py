@@ -87,8 +87,11 @@ def run_validate_tvm(args: argparse.Namespace) -> int:
 
     func = parse_tvm_source(text, source)
     from verified_indexing.cli.validate_mlir import ENGINE_CAP_S
+    from verified_indexing.engines.deadline import remaining
 
-    timeout = args.timeout if math.isfinite(args.timeout) else ENGINE_CAP_S
+    # what is left of the command's budget (reading the file, TVM's import and the parse took their share: the
+    # command as a whole stops at --timeout, not --timeout after TVM was loaded)
+    timeout = max(remaining(args.timeout if math.isfinite(args.timeout) else ENGINE_CAP_S), 0.001)
     r = validate_primitive(func, name, block, reduction=reduction, timeout=timeout)
     if args.json:
         print_json(r.to_json())

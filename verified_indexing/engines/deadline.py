@@ -171,10 +171,12 @@ def hard_deadline(grace: float) -> Iterator[None]:
     def expire(signum: int, frame: Any) -> None:
         # Never raise inside a native library's Python wrapper (z3's: an exception between one of its C
         # calls and the matching reference count leaves a dangling reference, and the process can crash
-        # later, as it did once under load: SIGSEGV); try again a little later, for two seconds at most.
-        if deferred[0] < 40 and _in_wrapper(frame):
+        # later, as it did once under load: SIGSEGV); try again a little later, for two seconds at most: every
+        # 5 ms (code building a large z3 term is inside the wrapper most of the time, between its calls only
+        # briefly: tries 50 ms apart kept landing inside and ran the whole two seconds)
+        if deferred[0] < 400 and _in_wrapper(frame):
             deferred[0] += 1
-            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            signal.setitimer(signal.ITIMER_REAL, 0.005)
             return
         raise BudgetExpired("the time budget ran out")
 
