@@ -75,17 +75,11 @@ def start_method() -> str:
     engine worker's fork checks);
     isl contexts and the proof cache's connection are per process already (they check the pid). Elsewhere
     (threads, macOS, Windows) a ``spawn`` pool: a fresh interpreter per worker."""
-    import threading
-
     from verified_indexing.engines import deadline
 
-    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+    if "fork" not in multiprocessing.get_all_start_methods() or deadline._WORKER.proc is not None:
         return "spawn"
-    if threading.active_count() > 1 or deadline._WORKER.proc is not None:
-        return "spawn"
-    if any(name in sys.modules for name in deadline._THREADED_RUNTIMES):  # native thread pools (XLA's, TVM's)
-        return "spawn"
-    return "fork"
+    return "fork" if deadline.fork_is_safe() else "spawn"
 
 
 def chunk_size(items: int, jobs: int) -> int:

@@ -350,15 +350,20 @@ _THREADED_RUNTIMES = ("jax", "jaxlib", "tvm", "ray", "torch", "tensorflow")
 """Modules whose import starts native thread pools that Python's ``threading`` does not count."""
 
 
-def _may_fork() -> bool:
-    """Whether the worker may be a fork of this process: Linux, ``os.fork`` present, one Python thread
-    (a fork copies the locks other threads may hold) and no runtime with native thread pools loaded
-    (XLA's, TVM's, Ray's). ``VERIFIED_INDEXING_WORKER=spawn`` forces a fresh interpreter."""
-    if os.environ.get("VERIFIED_INDEXING_WORKER") == "spawn":
-        return False
+def fork_is_safe() -> bool:
+    """Whether this process may fork a child that runs Python: Linux, ``os.fork`` present, one Python
+    thread (a fork copies the locks other threads may hold) and no runtime with native thread pools
+    loaded (XLA's, TVM's, Ray's). The engine worker and the process pool (:mod:`verified_indexing.parallel`)
+    both ask."""
     if sys.platform != "linux" or not hasattr(os, "fork") or threading.active_count() > 1:
         return False
     return not any(name in sys.modules for name in _THREADED_RUNTIMES)
+
+
+def _may_fork() -> bool:
+    """Whether the worker may be a fork of this process (:func:`fork_is_safe`);
+    ``VERIFIED_INDEXING_WORKER=spawn`` forces a fresh interpreter."""
+    return os.environ.get("VERIFIED_INDEXING_WORKER") != "spawn" and fork_is_safe()
 
 
 class _Forked:
@@ -394,7 +399,7 @@ class _Forked:
         return self.returncode
 
 
-def _fork_server(rfd: int, wfd: int, parent_ends: tuple[int, ...]) -> _Forked:
+def _fork_server(rfd: int, wfd: int) -> _Forked:
     """Fork this process into a worker serving on ``rfd``/``wfd`` (it has every module this process
     imported: milliseconds instead of an interpreter's start). The child keeps only its two pipe ends
     (standard streams on ``/dev/null``: it never holds the caller's output open), runs :func:`_serve`
@@ -413,8 +418,7 @@ def _fork_server(rfd: int, wfd: int, parent_ends: tuple[int, ...]) -> _Forked:
         for fd in keep[3:]:
             os.closerange(low, fd)
             low = fd + 1
-        os.closerange(low, 1 << 16)
-        del parent_ends  # closed by the ranges above
+        os.closerange(low, 1 << 16)  # (the parent's ends of the two pipes among them)
         _serve(rfd, wfd, tuple(_PRELOAD))
     finally:
         os._exit(0)
@@ -442,7 +446,7 @@ class _Worker:
         to_parent_r, to_parent_w = os.pipe()
         try:
             if _may_fork():
-                self.proc = _fork_server(to_child_r, to_parent_w, (to_child_w, to_parent_r))
+                self.proc = _fork_server(to_child_r, to_parent_w)
             else:
                 code = (
                     "from verified_indexing.engines.deadline import _serve; "
